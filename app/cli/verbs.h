@@ -1,0 +1,25 @@
+// The hearth-cli verbs (contract: docs/cli.md). Each verb lives in its own
+// file, app/cli/verb_<name>.cpp, and is listed once in verbs.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hearth::cli {
+
+// Exit codes shared by every verb.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 1,     // bad flags or arguments
+  kExitBadInput = 2,  // a malformed file, a wrong checksum, an unusable model, ...
+};
+
+struct VerbEntry {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const std::vector<VerbEntry>& all_verbs();
+
+}  // namespace hearth::cli

@@ -1,0 +1,25 @@
+# Every dependency comes from a Debian 12 package (see packaging/install-deps.sh);
+# nothing is downloaded at configure or build time.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Vulkan REQUIRED)
+find_program(HEARTH_GLSLC glslc REQUIRED)
+find_package(SQLite3 REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
+
+if(HEARTH_BUILD_APP)
+  find_package(spdlog REQUIRED)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Quick QuickControls2 Network Svg Test QuickTest)
+  qt_standard_project_setup()
+endif()
+
+if(HEARTH_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(HEARTH_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, running and testing Hearth needs.
+# Idempotent: packages already present are left alone and nothing is fetched.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git
+  clang libclang-rt-14-dev
+  # Qt 6 (GUI, QML, tests)
+  qt6-base-dev qt6-base-dev-tools qt6-declarative-dev qt6-declarative-dev-tools qt6-svg-dev
+  qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
+  qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtqml
+  qml6-module-qtqml-workerscript qml6-module-qtqml-models qml6-module-qttest
+  qml6-module-qtquick-dialogs qml6-module-qt-labs-settings qml6-module-qtcore
+  qml6-module-qt-labs-folderlistmodel qml6-module-qtquick-shapes
+  # Vulkan: headers, loader, shader compiler, software device for tests
+  libvulkan-dev glslc glslang-tools spirv-tools mesa-vulkan-drivers vulkan-tools
+  # libraries
+  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
+  libpcre2-dev libcpuinfo-dev libxxhash-dev nlohmann-json3-dev libssl-dev
+  # headless display for screenshots, image tools for test artefacts
+  xvfb xauth imagemagick
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
