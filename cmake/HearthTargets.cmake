@@ -2,7 +2,7 @@
 
 add_library(hearth_warnings INTERFACE)
 target_compile_options(hearth_warnings INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor -Wcast-align
+  -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local> -Wnon-virtual-dtor -Wcast-align
   -Woverloaded-virtual -Wimplicit-fallthrough)
 if(HEARTH_WERROR)
   target_compile_options(hearth_warnings INTERFACE -Werror)
