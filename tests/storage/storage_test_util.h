@@ -18,8 +18,9 @@ namespace hearth::storage::testing {
 // A fresh folder under the system temp directory, removed with its contents.
 class TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hearth-storage-XXXXXX").string();
+  TempDir() : TempDir(std::filesystem::temp_directory_path()) {}
+  explicit TempDir(const std::filesystem::path& parent) {
+    std::string pattern = (parent / "hearth-storage-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) std::abort();
     path_ = pattern;
   }
