@@ -19,8 +19,12 @@
 namespace hearth::quant::detail {
 namespace avx512 {
 #include "dot_x86_256.inc"
+#include "dot_avx512_wide.inc"
 }  // namespace avx512
 
-void fill_avx512(KernelTable& t) { avx512::fill_avx512_256(t); }
+void fill_avx512(KernelTable& t) {
+  avx512::fill_avx512_256(t);
+  avx512::fill_avx512_wide(t);
+}
 
 }  // namespace hearth::quant::detail
