@@ -34,6 +34,11 @@ Result<Tokenizer> Tokenizer::create(Vocabulary vocab, const Logger& logger) {
   return Tokenizer(std::move(impl));
 }
 
+void Tokenizer::clear_cache() const {
+  std::lock_guard lock(impl_->cache_mutex);
+  impl_->word_cache.clear();
+}
+
 void Tokenizer::Impl::encode_bpe_word(std::string_view word, std::vector<TokenId>& out) const {
   {
     std::lock_guard lock(cache_mutex);

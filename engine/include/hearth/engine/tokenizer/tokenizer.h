@@ -53,6 +53,9 @@ class Tokenizer {
   std::vector<TokenId> tokenize(std::string_view text, AddSpecial add_special = AddSpecial::AsVocab,
                                 ParseSpecial parse_special = ParseSpecial::No) const;
 
+  // Drops the cached BPE words (memory, or cold-cache measurements).
+  void clear_cache() const;
+
   // The bytes one token stands for (may be a partial UTF-8 sequence).
   // `lstrip` removes up to that many leading spaces (the reference uses it
   // to drop the SentencePiece space prefix of the first token).
