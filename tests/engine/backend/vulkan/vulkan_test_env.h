@@ -11,6 +11,7 @@
 #include <hearth/engine/backend/vulkan/kernels.h>
 #include <hearth/engine/backend/vulkan/pipeline.h>
 #include <hearth/engine/backend/vulkan/transfer.h>
+#include <hearth/engine/quant/fp16.h>
 
 #include <cstring>
 #include <memory>
@@ -99,46 +100,8 @@ struct Gpu {
   }
 };
 
-// IEEE half <-> float for building test data (round to nearest even).
-inline uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = x & 0x7FFFFFu;
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-inline float from_half(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1F;
-  const uint32_t mant = h & 0x3FFu;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    f = mant ? NAN : INFINITY;
-  } else {
-    f = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
-  }
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits |= sign;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// IEEE half <-> float for building test data (hearth_quant's conversions).
+inline uint16_t to_half(float f) { return quant::fp32_to_fp16(f); }
+inline float from_half(uint16_t h) { return quant::fp16_to_fp32(h); }
 
 }  // namespace hearth::vulkan::testing

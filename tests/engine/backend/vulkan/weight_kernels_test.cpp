@@ -18,7 +18,10 @@ struct Weights {
   std::vector<float> values;
 };
 
-Weights make_weights(DType type, uint32_t rows, uint32_t cols, std::mt19937& rng) {
+enum class WeightSource { RandomBlocks, Quantized };
+
+Weights make_weights(DType type, uint32_t rows, uint32_t cols, std::mt19937& rng,
+                     WeightSource source = WeightSource::RandomBlocks) {
   Weights w;
   const size_t n = size_t{rows} * cols;
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -52,7 +55,8 @@ Weights make_weights(DType type, uint32_t rows, uint32_t cols, std::mt19937& rng
       break;
     }
     default:
-      w.bytes = testing::random_blocks(type, rows, cols, rng);
+      w.bytes = source == WeightSource::Quantized ? testing::quantized_rows(type, rows, cols, rng)
+                                                  : testing::random_blocks(type, rows, cols, rng);
       w.values = testing::dequant_rows(type, w.bytes, rows, cols);
   }
   return w;
@@ -80,7 +84,9 @@ TEST_P(WeightKernels, MatvecMatchesReference) {
   // Odd row count; for 32-value blocks enough columns that invocations stride.
   for (const uint32_t blocks : {3u, k_quant ? 9u : 67u}) {
     const uint32_t rows = 37, cols = test_cols(type, blocks);
-    const Weights w = make_weights(type, rows, cols, rng_);
+    // Random bit patterns for the small shape, quantized floats for the larger.
+    const Weights w = make_weights(type, rows, cols, rng_,
+                                   blocks == 3 ? WeightSource::RandomBlocks : WeightSource::Quantized);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> x(cols);
     for (auto& v : x) v = dist(rng_);
