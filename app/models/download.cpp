@@ -375,7 +375,7 @@ void Download::on_finished() {
         // No usable HTTP answer at all: a refused or dropped connection.
         const QString why = reply_->errorString();
         drop_reply();
-        fail(DownloadError::Network, QStringLiteral("'%1': %2").arg(request_.url.toString(), why));
+        retry_or_fail(why);
       }
       return;
     }
@@ -394,8 +394,10 @@ void Download::on_finished() {
     restart_from_zero(QStringLiteral("the server sent more bytes than announced"));
     return;
   }
-  const QString where = total_ ? QStringLiteral("%1 of %2").arg(bytes_text(part_.size()), bytes_text(*total_))
-                               : bytes_text(part_.size());
+  retry_or_fail(net_error == QNetworkReply::NoError ? QStringLiteral("connection closed early") : why);
+}
+
+void Download::retry_or_fail(const QString& why) {
   if (retries_left_ > 0) {
     --retries_left_;
     QTimer::singleShot(request_.retry_delay_ms, this, [this] {
@@ -403,10 +405,12 @@ void Download::on_finished() {
     });
     return;
   }
+  const uint64_t have = part_.is_open() ? part_.size() : on_disk_;
+  const QString where =
+      total_ ? QStringLiteral("%1 of %2").arg(bytes_text(have), bytes_text(*total_)) : bytes_text(have);
   fail(DownloadError::Network,
        QStringLiteral("download of '%1' interrupted after %2 (%3); the partial file is kept for resuming")
-           .arg(request_.url.toString(), where,
-                net_error == QNetworkReply::NoError ? QStringLiteral("connection closed early") : why));
+           .arg(request_.url.toString(), where, why));
 }
 
 void Download::finish_download() {

@@ -98,6 +98,7 @@ class Download : public QObject {
   void drop_reply();
   void on_ready_read();
   void on_finished();
+  void retry_or_fail(const QString& why);
   bool decide_on_headers();
   bool check_space(uint64_t total);
   void restart_from_zero(const QString& reason);
