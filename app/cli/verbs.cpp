@@ -5,6 +5,8 @@ namespace hearth::cli {
 // One line per verb, in the order `hearth-cli --help` lists them.
 const std::vector<VerbEntry>& all_verbs() {
   static const std::vector<VerbEntry> verbs = {
+      {"logits", "evaluate token ids and write every position's logits", run_logits},
+      {"generate", "complete a prompt, streaming", run_generate},
   };
   return verbs;
 }

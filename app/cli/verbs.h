@@ -22,4 +22,7 @@ struct VerbEntry {
 
 const std::vector<VerbEntry>& all_verbs();
 
+int run_logits(const std::vector<std::string>& args);
+int run_generate(const std::vector<std::string>& args);
+
 }  // namespace hearth::cli
