@@ -95,9 +95,9 @@ class CpuBackend final : public Backend {
   bool supports(Op op, DType type) const override {
     switch (op) {
       case Op::MatMul:
-      case Op::GetRows: return cpu::weight_row_ops(type) != nullptr;
+      case Op::GetRows: return cpu::has_row_ops(type);
       case Op::KvStore:
-      case Op::Attention: return type == DType::F16 || type == DType::F32;
+      case Op::Attention: return type == DType::F16 || type == DType::F32 || type == DType::Q8_0;
       default: return type == DType::F32;
     }
   }

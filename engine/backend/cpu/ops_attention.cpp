@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "ops.h"
+#include <hearth/engine/quant/fp16.h>
+#include <hearth/engine/quant/reference.h>
+
 #include "weight_rows.h"
 
 namespace hearth::backend::cpu {
@@ -24,15 +27,16 @@ void store_row(const float* x, uint8_t* dst, const KvView& kv) {
     case DType::F32: std::memcpy(dst, x, static_cast<size_t>(kv.head_dim) * 4); break;
     case DType::F16: {
       auto* h = reinterpret_cast<uint16_t*>(dst);
-      for (int32_t i = 0; i < kv.head_dim; ++i) h[i] = f32_to_f16(x[i]);
+      for (int32_t i = 0; i < kv.head_dim; ++i) h[i] = quant::fp32_to_fp16(x[i]);
       break;
     }
+    case DType::Q8_0: quant::quantize_row_q8_0(x, dst, kv.head_dim); break;
     default: break;  // rejected by supports()
   }
 }
 
 void load_row(const uint8_t* src, float* out, const KvView& kv) {
-  weight_row_ops(kv.type)->to_f32(src, out, kv.head_dim);
+  row_to_f32(kv.type, src, out, kv.head_dim);
 }
 
 }  // namespace

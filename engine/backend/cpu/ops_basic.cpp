@@ -20,13 +20,13 @@ float* f32(const Tensor* t) { return static_cast<float*>(t->data); }
 void op_get_rows(const Node& n, ThreadPool& pool) {
   const Tensor* w = n.src[0];
   const int32_t* ids = static_cast<const int32_t*>(n.src[1]->data);
-  const WeightRowOps* ops = weight_row_ops(w->type);
+  const DType wt = w->type;
   const size_t rb = w->row_bytes();
   const int64_t cols = w->ne[0];
   pool.parallel_for(n.dst->ne[1], kRowGrain, [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) {
       const auto* row = static_cast<const uint8_t*>(w->data) + static_cast<size_t>(ids[t]) * rb;
-      ops->to_f32(row, f32(n.dst) + t * cols, cols);
+      row_to_f32(wt, row, f32(n.dst) + t * cols, cols);
     }
   });
 }

@@ -14,7 +14,7 @@ void op_matmul(const Node& n, ThreadPool& pool) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];
   const Tensor* bias = n.src[2];
-  const WeightRowOps* ops = weight_row_ops(w->type);
+  const DType wt = w->type;
   const int64_t rows = w->ne[1];
   const int64_t cols = w->ne[0];
   const int64_t n_tok = x->ne[1];
@@ -26,11 +26,11 @@ void op_matmul(const Node& n, ThreadPool& pool) {
   const int64_t grain = n_tok == 1 ? 16 : 4;
   pool.parallel_for(rows, grain, [&](int64_t b, int64_t e, int) {
     if (n_tok == 1) {
-      for (int64_t r = b; r < e; ++r) y[r] = ops->dot_f32(wdata + r * rb, xd, cols) + (bd ? bd[r] : 0.0f);
+      for (int64_t r = b; r < e; ++r) y[r] = row_dot_f32(wt, wdata + r * rb, xd, cols) + (bd ? bd[r] : 0.0f);
       return;
     }
     std::vector<float> tile(static_cast<size_t>((e - b) * cols));
-    for (int64_t r = b; r < e; ++r) ops->to_f32(wdata + r * rb, tile.data() + (r - b) * cols, cols);
+    for (int64_t r = b; r < e; ++r) row_to_f32(wt, wdata + r * rb, tile.data() + (r - b) * cols, cols);
     for (int64_t t = 0; t < n_tok; ++t) {
       const float* xr = xd + t * cols;
       for (int64_t r = b; r < e; ++r) {

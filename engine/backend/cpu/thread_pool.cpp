@@ -1,8 +1,25 @@
 #include "thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 
 namespace hearth::backend::cpu {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// How long an idle worker spins before sleeping: long enough to bridge the
+// gap between the ops of one token, short enough not to burn a core between
+// requests.
+constexpr auto kSpinTime = std::chrono::milliseconds(2);
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   const int n = std::max(1, threads);
@@ -13,44 +30,51 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
+    generation_.fetch_add(1);
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::run_chunks(int thread) {
+void ThreadPool::run_chunks(int thread, uint64_t generation) {
   for (;;) {
-    const int64_t begin = next_.fetch_add(grain_, std::memory_order_relaxed);
-    if (begin >= n_) break;
-    (*fn_)(begin, std::min(n_, begin + grain_), thread);
+    const uint64_t claim = next_.fetch_add(1, std::memory_order_acq_rel);
+    if ((claim >> 32) != (generation & 0xffffffffu)) return;  // a later job, or one already finished
+    const auto chunk = static_cast<int64_t>(claim & 0xffffffffu);
+    // Read the job under the seqlock; a claim with our generation tag and a
+    // chunk index below the count keeps the caller from rewriting it.
+    const uint64_t seq = job_seq_.load(std::memory_order_acquire);
+    const RangeFn* fn = fn_.load(std::memory_order_relaxed);
+    const int64_t n = n_.load(std::memory_order_relaxed);
+    const int64_t grain = grain_.load(std::memory_order_relaxed);
+    const int64_t chunks = chunks_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq != 2 * generation || job_seq_.load(std::memory_order_relaxed) != seq || chunk >= chunks) return;
+    const int64_t begin = chunk * grain;
+    (*fn)(begin, std::min(n, begin + grain), thread);
+    done_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
 
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      // Spin briefly before sleeping: ops arrive microseconds apart during a
-      // forward pass, and a futex wake costs more than that.
-      lock.unlock();
-      for (int spin = 0; spin < 20000; ++spin) {
-        if (__atomic_load_n(&generation_, __ATOMIC_ACQUIRE) != seen) break;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+    auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+    uint32_t spins = 0;
+    while (generation_.load(std::memory_order_acquire) == seen) {
+      cpu_relax();
+      if (++spins % 1024 == 0 && std::chrono::steady_clock::now() > deadline) {
+        std::unique_lock lock(mutex_);
+        sleepers_.fetch_add(1);
+        wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        sleepers_.fetch_sub(1);
+        break;
       }
-      lock.lock();
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
     }
-    run_chunks(index);
-    {
-      std::lock_guard lock(mutex_);
-      if (--active_ == 0) done_.notify_one();
-    }
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load()) return;
+    run_chunks(index, seen);
   }
 }
 
@@ -61,20 +85,35 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
     fn(0, n, 0);
     return;
   }
+  const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  const int64_t chunks = (n + grain - 1) / grain;
+  job_seq_.store(2 * gen - 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  fn_.store(&fn, std::memory_order_relaxed);
+  n_.store(n, std::memory_order_relaxed);
+  grain_.store(grain, std::memory_order_relaxed);
+  chunks_.store(chunks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  job_seq_.store(2 * gen, std::memory_order_release);
+  next_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
   {
+    // The lock orders the bump against a worker deciding to sleep, so no
+    // wake-up is lost.
     std::lock_guard lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    grain_ = grain;
-    next_.store(0, std::memory_order_relaxed);
-    active_ = static_cast<int>(workers_.size());
-    __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
+    generation_.store(gen, std::memory_order_release);
   }
-  wake_.notify_all();
-  run_chunks(0);
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return active_ == 0; });
-  fn_ = nullptr;
+  if (sleepers_.load() > 0) wake_.notify_all();
+  run_chunks(0, gen);
+  // Wait only for chunks other threads are still running; a worker that has
+  // not woken up yet holds nothing. Yield after a short spin in case the
+  // worker was preempted (laptops run other programs).
+  for (uint32_t spins = 0; done_.load(std::memory_order_acquire) != chunks; ++spins) {
+    if (spins < 4096) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
 }
 
 }  // namespace hearth::backend::cpu

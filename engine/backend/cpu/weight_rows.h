@@ -1,6 +1,6 @@
 // Row-level access to weights of every supported type: the seam between the
-// CPU backend and the block formats. Plain float types are handled here; the
-// block formats come from hearth_quant's kernel table.
+// CPU backend and the block formats of hearth_quant (reference conversions
+// here; the SIMD kernel table is used by the matrix products).
 #pragma once
 
 #include <hearth/engine/quant/types.h>
@@ -9,17 +9,11 @@
 
 namespace hearth::backend::cpu {
 
-struct WeightRowOps {
-  // Writes the `n` values of one row as floats.
-  void (*to_f32)(const void* row, float* out, int64_t n) = nullptr;
-  // Dot product of one row with `n` floats.
-  float (*dot_f32)(const void* row, const float* x, int64_t n) = nullptr;
-};
-
-// nullptr when the type has no CPU kernels.
-const WeightRowOps* weight_row_ops(DType type);
-
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_f16(float f);
+// Whether rows of `type` can be converted to floats.
+bool has_row_ops(DType type);
+// Writes the `n` values of one row as floats.
+void row_to_f32(DType type, const void* row, float* out, int64_t n);
+// Dot product of one row with `n` floats (reference path: convert, multiply).
+float row_dot_f32(DType type, const void* row, const float* x, int64_t n);
 
 }  // namespace hearth::backend::cpu
