@@ -79,13 +79,16 @@ class ScratchPool {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const CpuBackendOptions& options)
-      : pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+      : pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+        kernels_(quant::select_kernels(quant::detect_cpu_features(), options.kernels == KernelChoice::Reference
+                                                                          ? quant::KernelLevel::Scalar
+                                                                          : quant::KernelLevel::Avx512)) {}
 
   const char* name() const override { return "cpu"; }
 
   DeviceInfo device() const override {
     DeviceInfo info;
-    info.name = fmt::format("CPU ({} threads)", pool_.size());
+    info.name = fmt::format("CPU ({} threads, {} kernels)", pool_.size(), quant::to_string(kernels_.level));
     info.kind = DeviceKind::Cpu;
     info.memory_free = mem_available_bytes();
     info.memory_total = info.memory_free;
@@ -145,7 +148,7 @@ class CpuBackend final : public Backend {
     switch (n.op) {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
-      case Op::MatMul: op_matmul(n, pool_); break;
+      case Op::MatMul: op_matmul(n, pool_, kernels_, act_buf_); break;
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
       case Op::Rope: op_rope(n, pool_); break;
@@ -160,6 +163,8 @@ class CpuBackend final : public Backend {
   }
 
   mutable cpu::ThreadPool pool_;
+  quant::KernelTable kernels_;
+  std::vector<uint8_t> act_buf_;  // activations converted for the dot products
   ScratchPool scratch_;
 };
 

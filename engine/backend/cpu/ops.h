@@ -3,6 +3,10 @@
 #pragma once
 
 #include <hearth/engine/backend/graph.h>
+#include <hearth/engine/quant/kernels.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "thread_pool.h"
 
@@ -20,7 +24,7 @@ void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
 void op_kv_store(const Node& n, ThreadPool& pool);
 void op_attention(const Node& n, ThreadPool& pool);
-void op_matmul(const Node& n, ThreadPool& pool);
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.
 void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);
