@@ -117,6 +117,7 @@ ApplicationWindow {
             Banner {
                 text: window.model.errorMessage
                 tone: "danger"
+                dismissable: false
             }
             Banner {
                 text: window.chat.lastError
