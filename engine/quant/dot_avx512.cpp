@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
@@ -20,11 +21,13 @@ namespace hearth::quant::detail {
 namespace avx512 {
 #include "dot_x86_256.inc"
 #include "dot_avx512_wide.inc"
+#include "dot_avx512_packed.inc"
 }  // namespace avx512
 
 void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_256(t);
   avx512::fill_avx512_wide(t);
+  avx512::fill_avx512_packed(t);
 }
 
 }  // namespace hearth::quant::detail

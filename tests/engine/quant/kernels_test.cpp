@@ -121,15 +121,16 @@ TEST_P(LevelTest, VecDotMatchesScalar) {
 }
 
 // Tiles of odd shapes, written token-major with a padded output stride.
+// 16 rows or more with 4 columns or more take the repacked AVX-512 path.
 TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   for (DType type : kWeightTypes) {
     const TypeKernels& k = table_.get(type);
     const TypeKernels& ref = scalar_.get(type);
     const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
-    const int64_t rows = 7, cols = 9;
+    const int64_t rows = 37, cols = 9;
     const Matrix w = random_rows(type, rows, n, 5);
     const Matrix a = random_rows(k.act_type, cols, n, 6);
-    for (int64_t nr : {int64_t{1}, int64_t{2}, rows}) {
+    for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{16}, rows}) {
       for (int64_t nc : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{5}, cols}) {
         const size_t out_stride = static_cast<size_t>(nr) + 3;
         std::vector<float> out(out_stride * static_cast<size_t>(nc), -1.0f);
