@@ -22,12 +22,14 @@ namespace avx512 {
 #include "dot_x86_256.inc"
 #include "dot_avx512_wide.inc"
 #include "dot_avx512_packed.inc"
+#include "dot_avx512_decode.inc"
 }  // namespace avx512
 
 void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_256(t);
   avx512::fill_avx512_wide(t);
   avx512::fill_avx512_packed(t);
+  avx512::fill_avx512_decode(t);
 }
 
 }  // namespace hearth::quant::detail
