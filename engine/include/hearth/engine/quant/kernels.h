@@ -75,6 +75,9 @@ struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
   GemmFn gemm = nullptr;
+  // Float row -> this weight format: the same bytes as quantize_row() in
+  // reference.h, faster where a SIMD search exists (Q2_K, Q4_K, Q5_K).
+  QuantizeFn quantize = nullptr;
   KernelLevel level = KernelLevel::Scalar;  // level of the vec_dot actually used
 };
 
