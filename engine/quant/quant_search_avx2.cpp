@@ -154,7 +154,76 @@ float make_qkx2_quants_avx2(int n, int nmax, const float* x, const float* weight
   return scale;
 }
 
+// make_qx_quants for rmse_type 1 (x^2 weights, as Q6_K uses): the 18 extra
+// candidate scales are independent of each other, so their sums are computed
+// 8 lanes at a time in the scalar order; the choice then runs in order.
+float make_qx_quants_avx2(int n, int nmax, const float* x, int8_t* L, int rmse_type) {
+  if (rmse_type != 1 || n > 32) return make_qx_quants(n, nmax, x, L, rmse_type);
+  float max = 0, amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < kGroupMaxEps) {
+    std::memset(L, 0, static_cast<size_t>(n));
+    return 0.f;
+  }
+  const auto level = [&](float s, int i) { return std::clamp(nearest_int(s * x[i]), -nmax, nmax - 1); };
+  float iscale = -static_cast<float>(nmax) / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = level(iscale, i);
+    L[i] = static_cast<int8_t>(l + nmax);
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * static_cast<float>(l);
+    suml2 += w * static_cast<float>(l * l);
+  }
+  float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  // Candidates is = -9..-1, 1..9 in the scalar order.
+  constexpr int kCand = 18;
+  alignas(32) float cand_iscale[24];
+  for (int k = 0; k < 24; ++k) {
+    const int c = std::min(k, kCand - 1);
+    const int is = c < 9 ? c - 9 : c - 8;
+    cand_iscale[k] = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
+  }
+  alignas(32) float s_lx[24], s_l2[24];
+  const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+  for (int v = 0; v < 3; ++v) {
+    const __m256 is_v = _mm256_load_ps(cand_iscale + 8 * v);
+    __m256 slx = _mm256_setzero_ps(), sl2 = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+      const __m256 xi = _mm256_set1_ps(x[i]);
+      const __m256i l = _mm256_min_epi32(_mm256_max_epi32(nearest_int8x(_mm256_mul_ps(is_v, xi)), lo), hi);
+      const __m256 fl = _mm256_cvtepi32_ps(l);
+      const __m256 w = _mm256_set1_ps(x[i] * x[i]);
+      slx = _mm256_add_ps(slx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
+      sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(w, _mm256_cvtepi32_ps(_mm256_mullo_epi32(l, l))));
+    }
+    _mm256_store_ps(s_lx + 8 * v, slx);
+    _mm256_store_ps(s_l2 + 8 * v, sl2);
+  }
+  int winner = -1;
+  for (int k = 0; k < kCand; ++k) {
+    if (s_l2[k] > 0 && s_lx[k] * s_lx[k] > best * s_l2[k]) {
+      scale = s_lx[k] / s_l2[k];
+      best = scale * s_lx[k];
+      winner = k;
+    }
+  }
+  if (winner >= 0) {
+    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(nmax + level(cand_iscale[winner], i));
+  }
+  return scale;
+}
+
 namespace {
+
+void quantize_q6_k_fast(const float* x, void* dst, int64_t n) { quantize_q6_k_with(x, dst, n, make_qx_quants_avx2); }
 
 void quantize_q2_k_fast(const float* x, void* dst, int64_t n) { quantize_q2_k_with(x, dst, n, make_qkx2_quants_avx2); }
 void quantize_q4_k_fast(const float* x, void* dst, int64_t n) { quantize_q4_k_with(x, dst, n, make_qkx2_quants_avx2); }
@@ -166,6 +235,7 @@ void fill_quantizers_avx2(KernelTable& t) {
   t.by_type[static_cast<size_t>(DType::Q2_K)].quantize = quantize_q2_k_fast;
   t.by_type[static_cast<size_t>(DType::Q4_K)].quantize = quantize_q4_k_fast;
   t.by_type[static_cast<size_t>(DType::Q5_K)].quantize = quantize_q5_k_fast;
+  t.by_type[static_cast<size_t>(DType::Q6_K)].quantize = quantize_q6_k_fast;
 }
 
 }  // namespace hearth::quant::detail

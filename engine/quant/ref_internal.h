@@ -37,6 +37,8 @@ float make_qkx2_quants_avx2(int n, int nmax, const float* x, const float* weight
                             float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
                             bool use_mad);
 using Qkx2Fn = decltype(&make_qkx2_quants);
+float make_qx_quants_avx2(int n, int nmax, const float* x, int8_t* L, int rmse_type);
+using QxFn = decltype(&make_qx_quants);
 // IQ4 quantization of one super-block (shared by IQ4_NL with one 32-value
 // block and IQ4_XS with 8 sub-blocks). Writes d, the packed nibbles and, for
 // IQ4_XS, the six-bit sub-block scales.
@@ -72,6 +74,7 @@ void quantize_q2_k(const float* x, void* dst, int64_t n);
 void quantize_q2_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
 void quantize_q4_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
 void quantize_q5_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
+void quantize_q6_k_with(const float* x, void* dst, int64_t n, QxFn search);
 void quantize_q3_k(const float* x, void* dst, int64_t n);
 void quantize_q4_k(const float* x, void* dst, int64_t n);
 void quantize_q5_k(const float* x, void* dst, int64_t n);

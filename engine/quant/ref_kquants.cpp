@@ -326,14 +326,16 @@ void dequantize_q6_k(const void* src, float* y, int64_t n) {
   }
 }
 
-void quantize_q6_k(const float* x, void* dst, int64_t n) {
+void quantize_q6_k(const float* x, void* dst, int64_t n) { quantize_q6_k_with(x, dst, n, make_qx_quants); }
+
+void quantize_q6_k_with(const float* x, void* dst, int64_t n, QxFn search) {
   auto* b = static_cast<BlockQ6_K*>(dst);
   int8_t L[kQK_K];
   float scales[kQK_K / 16];
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < kQK_K / 16; ++ib) {
-      scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1);
+      scales[ib] = search(16, 32, x + 16 * ib, L + 16 * ib, 1);
       const float abs_scale = std::fabs(scales[ib]);
       if (abs_scale > max_abs_scale) {
         max_abs_scale = abs_scale;
