@@ -67,16 +67,16 @@ float make_qkx2_quants_avx2(int n, int nmax, const float* x, const float* weight
   }
 
   // The scalar loop updates `min` whenever a candidate wins, and later
-  // candidates use the new min. So: evaluate all remaining candidates with
-  // the current min, accept the first one that improves, and re-evaluate
-  // the rest with the updated min. Winners are few, so this stays cheap.
+  // candidates use the new min. So: evaluate the next 8 candidates with the
+  // current min, accept the first one that improves, and continue after it
+  // with the updated min (or after the 8 when none improves).
   const __m256i vmax = _mm256_set1_epi32(nmax);
   const __m256 sign_mask = _mm256_set1_ps(-0.0f);
   int best = -1;
   float best_iscale = 0, best_eval_min = 0;
   for (int first = 0; first < ncand;) {
-    const int count = ncand - first;
-    const int nvec = (count + 7) / 8;
+    const int count = std::min(8, ncand - first);
+    const int nvec = 1;
     alignas(32) float iscale[kMaxCandidates];
     for (int k = 0; k < kMaxCandidates; ++k) {
       const int is = first + std::min(k, count - 1);  // spare lanes repeat the last candidate
@@ -135,7 +135,10 @@ float make_qkx2_quants_avx2(int n, int nmax, const float* x, const float* weight
     for (int k = 0; k < count && winner < 0; ++k) {
       if (valid[k] && mad[k] < best_mad) winner = k;
     }
-    if (winner < 0) break;
+    if (winner < 0) {
+      first += count;
+      continue;
+    }
     best = first + winner;
     best_iscale = iscale[winner];
     best_eval_min = min;
