@@ -114,9 +114,9 @@ void BM_Gemm(benchmark::State& state, DType type, KernelLevel level) {
   state.SetLabel(std::string(to_string(k.level)));
 }
 
-// Quantization from F16 input: F16 -> F32 -> type (one thread), with the
-// kernel table's quantizer (SIMD scale search where present). Bytes counted
-// are F16 input bytes.
+// Quantization from F16 input: F16 -> F32 -> type, with the kernel table's
+// quantizer (SIMD scale search where present), each thread on its own rows.
+// Bytes counted are F16 input bytes. Q4_K_M is mostly Q4_K with some Q6_K.
 void BM_QuantizeFromF16(benchmark::State& state, DType type) {
   const KernelTable kt = select_kernels(detect_cpu_features());
   const QuantizeFn quantize = kt.get(type).quantize;
@@ -153,7 +153,8 @@ void register_all() {
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
     benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
-                                 BM_QuantizeFromF16, t);
+                                 BM_QuantizeFromF16, t)
+        ->Threads(1)->Threads(2)->UseRealTime();
   }
 }
 
