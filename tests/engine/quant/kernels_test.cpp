@@ -156,6 +156,15 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   std::normal_distribution<float> dist(0.0f, 3.0f);
   std::vector<float> x(1024);
   for (auto& v : x) v = dist(rng);
+  // Exact rounding ties: with 127 as the block maximum d = 1, so k + 0.5
+  // values must round away from zero (Q8_0) or to even (Q8_K: scale -1).
+  for (int j = 0; j < 32; ++j) x[static_cast<size_t>(j)] = static_cast<float>(j) - 15.5f;
+  x[0] = 127.0f;
+  for (int j = 256; j < 512; ++j) x[static_cast<size_t>(j)] = static_cast<float>(j % 64) - 31.5f;
+  x[300] = -127.0f;
+  for (int j = 512; j < 768; ++j) x[static_cast<size_t>(j)] = 0.0f;  // an all-zero block
+  x[900] = -50.0f;  // equal magnitudes: the first one sets the sign
+  x[901] = 50.0f;
   for (DType act : {DType::Q8_0, DType::Q8_K}) {
     std::vector<uint8_t> got(*row_bytes(act, 1024)), want(got.size());
     table_.quantize_activation(act, x.data(), got.data(), 1024);
