@@ -263,7 +263,7 @@ Result<Value> f_items(Interpreter& in, const Value& v, Args&, KwArgs&) {
   if (v.is_undefined()) return Value::array({});
   if (!v.is_object()) return template_error("Can only get item pairs from a mapping.");
   std::vector<Value> out;
-  for (const auto& [key, item] : v.as_object().items()) out.push_back(Value::array({Value::string(key), item}));
+  for (const auto& [key, item] : v.as_object().items()) out.push_back(Value::tuple({Value::string(key), item}));
   Value list = Value::array(std::move(out));
   HEARTH_CHECK(in.check_collection(list.as_array().size(), list.depth()));
   return list;
@@ -278,7 +278,7 @@ Result<Value> f_dictsort(Interpreter& in, const Value& v, Args& args, KwArgs& kw
   for (const auto& [key, item] : v.as_object().items()) {
     Value sort_key = by == "value" ? item : Value::string(key);
     if (!case_sensitive && sort_key.is_string()) sort_key = Value::string(lower_text(sort_key.as_string()));
-    pairs.emplace_back(sort_key, Value::array({Value::string(key), item}));
+    pairs.emplace_back(sort_key, Value::tuple({Value::string(key), item}));
   }
   Status failure;
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {

@@ -102,7 +102,7 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
         HEARTH_TRY(Value v, eval(*e, frame));
         items.push_back(std::move(v));
       }
-      Value list = Value::array(std::move(items));
+      Value list = expr.kind == ExprKind::Tuple ? Value::tuple(std::move(items)) : Value::array(std::move(items));
       HEARTH_CHECK(check_collection(list.as_array().size(), list.depth()));
       return list;
     }

@@ -350,7 +350,7 @@ Result<Value> Interpreter::call_macro(const CallableData& fn, Args args, KwArgs 
       scope->vars[p.name] = Value::undefined(fmt::format("parameter '{}' was not provided", p.name));
     }
   }
-  scope->vars["varargs"] = Value::array(std::move(varargs));
+  scope->vars["varargs"] = Value::tuple(std::move(varargs));
   scope->vars["kwargs"] = Value::object(std::move(extra));
   if (!fn.caller.is_undefined()) scope->vars["caller"] = fn.caller;
   std::string text;

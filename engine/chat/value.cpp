@@ -55,6 +55,12 @@ Value Value::array(std::vector<Value> items) {
   return Value(Storage(ArrPtr(std::move(data))));
 }
 
+Value Value::tuple(std::vector<Value> items) {
+  Value v = array(std::move(items));
+  std::const_pointer_cast<ArrayData>(std::get<ArrPtr>(v.storage_))->tuple = true;
+  return v;
+}
+
 Value Value::object(ObjectData data) {
   return Value(Storage(std::make_shared<const ObjectData>(std::move(data))));
 }

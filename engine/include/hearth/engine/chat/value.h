@@ -39,6 +39,7 @@ const char* to_string(ValueKind kind);
 struct ArrayData {
   std::vector<Value> items;
   uint32_t depth = 1;  // nesting depth of containers, this one included
+  bool tuple = false;  // prints as (a, b) and differs from a list in ==, as in Python
 };
 
 class ObjectData {
@@ -74,6 +75,7 @@ class Value {
   static Value number(double d) { return Value(Storage(d)); }
   static Value string(std::string s);
   static Value array(std::vector<Value> items);
+  static Value tuple(std::vector<Value> items);
   static Value object(ObjectData data);
   static Value make_namespace(std::shared_ptr<NamespaceData> ns);
   static Value callable(std::shared_ptr<const CallableData> fn);
@@ -98,6 +100,7 @@ class Value {
   double to_double() const;
   const std::string& as_string() const { return *std::get<StrPtr>(storage_); }
   const std::vector<Value>& as_array() const { return std::get<ArrPtr>(storage_)->items; }
+  bool is_tuple() const { return is_array() && std::get<ArrPtr>(storage_)->tuple; }
   const ObjectData& as_object() const { return *std::get<ObjPtr>(storage_); }
   NamespaceData& as_namespace() const { return *std::get<NsPtr>(storage_); }
   const std::shared_ptr<NamespaceData>& namespace_ptr() const { return std::get<NsPtr>(storage_); }
