@@ -64,8 +64,7 @@ Result<std::vector<size_t>> slice_indices(int64_t n, const Value& start_v, const
 
 Value Interpreter::lookup(const std::string& name, const Frame& frame) const {
   for (const Frame* f = &frame; f; f = f->parent.get()) {
-    auto it = f->vars.find(name);
-    if (it != f->vars.end()) return it->second;
+    if (const Value* v = f->find(name)) return *v;
   }
   Value global = find_global(name);
   if (!global.is_undefined()) return global;

@@ -21,9 +21,23 @@ struct NamespaceData {
 };
 
 // One variable scope. Loops and macro calls open a child scope; "if" does not.
+// Scopes hold a handful of names, so a flat list beats a hash map here.
 struct Frame {
-  std::unordered_map<std::string, Value> vars;
+  std::vector<std::pair<std::string, Value>> vars;
   std::shared_ptr<Frame> parent;
+
+  const Value* find(std::string_view name) const {
+    for (const auto& [key, value] : vars) {
+      if (key == name) return &value;
+    }
+    return nullptr;
+  }
+  void set(std::string_view name, Value value) {
+    for (auto& [key, existing] : vars) {
+      if (key == name) { existing = std::move(value); return; }
+    }
+    vars.emplace_back(std::string(name), std::move(value));
+  }
 };
 
 class Interpreter;

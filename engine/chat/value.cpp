@@ -22,19 +22,33 @@ const char* to_string(ValueKind kind) {
   return "value";
 }
 
+// Small objects (chat messages, loop info) are scanned linearly; the hash
+// index is only built once an object grows past kIndexThreshold entries.
+constexpr size_t kIndexThreshold = 16;
+
 const Value* ObjectData::find(std::string_view key) const {
+  if (index_.empty()) {
+    for (const auto& entry : items_) {
+      if (entry.first == key) return &entry.second;
+    }
+    return nullptr;
+  }
   auto it = index_.find(std::string(key));
   return it == index_.end() ? nullptr : &items_[it->second].second;
 }
 
 void ObjectData::set(std::string key, Value value) {
   depth = std::max(depth, value.depth() + 1);
-  auto it = index_.find(key);
-  if (it != index_.end()) {
-    items_[it->second].second = std::move(value);
+  if (const Value* existing = find(key)) {
+    *const_cast<Value*>(existing) = std::move(value);
     return;
   }
-  index_.emplace(key, items_.size());
+  if (!index_.empty()) {
+    index_.emplace(key, items_.size());
+  } else if (items_.size() + 1 > kIndexThreshold) {
+    for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, i);
+    index_.emplace(key, items_.size());
+  }
   items_.emplace_back(std::move(key), std::move(value));
 }
 
