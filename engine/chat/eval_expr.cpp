@@ -459,6 +459,13 @@ Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, cons
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
+      if (a.is_safe() || b.is_safe()) {
+        // Markup + str escapes the plain side, as the reference does.
+        std::string left = a.is_safe() ? a.as_string() : html_escape(a.as_string());
+        std::string right = b.is_safe() ? b.as_string() : html_escape(b.as_string());
+        HEARTH_CHECK(check_string(left.size() + right.size()));
+        return Value::safe_string(left + right);
+      }
       HEARTH_CHECK(check_string(a.as_string().size() + b.as_string().size()));
       return Value::string(a.as_string() + b.as_string());
     }

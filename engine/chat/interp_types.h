@@ -127,6 +127,9 @@ Value find_method(const Value& self, const std::string& name);
 // A global function (range, namespace, raise_exception, strftime_now, dict, ...).
 Value find_global(const std::string& name);
 
+// The reference's markupsafe escaping of & < > " '.
+std::string html_escape(std::string_view s);
+
 // Argument helpers for builtins: positional index or keyword name.
 const Value* arg_at(const Args& args, const KwArgs& kwargs, size_t index, std::string_view name);
 

@@ -70,7 +70,7 @@ Status Parser::parse_body(Body& body, std::initializer_list<std::string_view> te
     switch (t.type) {
       case TokenType::End:
         if (terminators.size() != 0) {
-          return fail(fmt::format("unexpected end of template, expected '{}'", *terminators.begin()));
+          return fail(fmt::format("unexpected end of template, expected '{}'", *(terminators.end() - 1)));
         }
         return {};
       case TokenType::Text: {

@@ -60,6 +60,12 @@ Value Value::string(std::string s) {
   return Value(Storage(std::make_shared<const std::string>(std::move(s))));
 }
 
+Value Value::safe_string(std::string s) {
+  Value v = string(std::move(s));
+  v.safe_ = true;
+  return v;
+}
+
 Value Value::array(std::vector<Value> items) {
   auto data = std::make_shared<ArrayData>();
   uint32_t depth = 0;

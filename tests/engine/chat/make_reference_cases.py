@@ -3,7 +3,11 @@
 the reference (Jinja2, configured as Hugging Face's apply_chat_template
 configures it: sandboxed, trim_blocks, lstrip_blocks, loopcontrols, tojson
 keeping non-ASCII). The C++ unit tests compare Hearth's interpreter with these
-outputs. Run with Jinja2 3.1 installed: python3 make_reference_cases.py OUT"""
+outputs. It also writes tool_cases.json: the fixture templates that take tools,
+rendered with tool definitions, tool calls and tool results.
+Run with Jinja2 3.1 installed: python3 make_reference_cases.py DATA_DIR"""
+import glob
+import os
 import json
 import sys
 
@@ -84,6 +88,7 @@ TEMPLATES = [
     "{{ -3 | abs }} {{ 2.567 | round(1) }} {{ 2.5 | round }} {{ 3.5 | round }} {{ 2.567 | round(1, 'floor') }} {{ 2.561 | round(2, 'ceil') }}",
     "{{ [3, 1, 2] | sort }} {{ [3, 1, 2] | sort(reverse=true) }} {{ ['b', 'A', 'c'] | sort }} {{ msgs | sort(attribute='role') | map(attribute='role') | join(',') }} {{ [1, 2, 3] | sum }} {{ [1, 1, 2] | unique | list }} {{ x | min }} {{ x | max }}",
     "{{ '<a href=\"x\">&\\'' | escape }} {{ '<b>' | e }} {{ '<b>' | safe }}",
+    "{{ 'a' | safe + '<b>' }} {{ '<x>' + 'y' | safe }} {{ ('<' | e) + '>' }} {{ '<' | e | e }} {{ 'q' | safe + {'k': '\"'} | tojson }}",
     "{{ '%s-%d' | format('a', 3) }} {{ '%.2f%%' | format(1.5) }}",
     # tests
     "{{ 'abc' is string }} {{ 1 is number }} {{ d is mapping }} {{ 'a' is iterable }} {{ 1 is iterable }} {{ n is none }} {{ 3 is odd }} {{ 4 is even }} {{ x is sequence }} {{ true is boolean }} {{ 1 is integer }} {{ 1.0 is float }} {{ true is number }} {{ n is not none }}",
@@ -126,7 +131,45 @@ TEMPLATES = [
 ]
 
 
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather in a city",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "City name, e.g. Zürich"},
+            "unit": {"type": "string", "enum": ["c", "f"], "description": "Unit"}},
+            "required": ["city"]}}},
+]
+TOOL_MESSAGES = [
+    {"role": "system", "content": "You can call tools."},
+    {"role": "user", "content": "Weather in Zürich?"},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call12345", "type": "function",
+         "function": {"name": "get_weather", "arguments": {"city": "Zürich", "unit": "c"}}}]},
+    {"role": "tool", "tool_call_id": "call12345", "content": "{\"temp\": 21.5}"},
+]
+
+
+def tool_cases(data_dir):
+    cases = []
+    for path in sorted(glob.glob(os.path.join(data_dir, "templates", "*.json"))):
+        fixture = json.load(open(path, encoding="utf-8"))
+        if "tools" not in fixture["template"]:
+            continue
+        for messages in (TOOL_MESSAGES, TOOL_MESSAGES[:2]):
+            case = {"template_file": os.path.basename(path), "messages": messages, "tools": TOOLS,
+                    "add_generation_prompt": True}
+            try:
+                case["output"] = env.from_string(fixture["template"]).render(
+                    messages=messages, tools=TOOLS, add_generation_prompt=True,
+                    bos_token=fixture["bos_token"], eos_token=fixture["eos_token"])
+            except Exception as exc:
+                case["error"] = f"{type(exc).__name__}: {exc}"
+            cases.append(case)
+    return cases
+
+
 def main():
+    data_dir = sys.argv[1]
     out = []
     for source in TEMPLATES:
         case = {"template": source}
@@ -135,8 +178,11 @@ def main():
         except Exception as exc:  # the reference's message, for information only
             case["error"] = f"{type(exc).__name__}: {exc}"
         out.append(case)
-    with open(sys.argv[1], "w", encoding="utf-8") as f:
+    with open(os.path.join(data_dir, "jinja", "reference_cases.json"), "w", encoding="utf-8") as f:
         json.dump({"context": CONTEXT, "cases": out}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    with open(os.path.join(data_dir, "jinja", "tool_cases.json"), "w", encoding="utf-8") as f:
+        json.dump({"cases": tool_cases(data_dir)}, f, ensure_ascii=False, indent=1)
         f.write("\n")
 
 

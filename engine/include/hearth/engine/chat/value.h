@@ -74,6 +74,9 @@ class Value {
   static Value integer(int64_t i) { return Value(Storage(i)); }
   static Value number(double d) { return Value(Storage(d)); }
   static Value string(std::string s);
+  // A string marked safe (the reference's Markup, made by |safe and |escape):
+  // adding a plain string to it HTML-escapes the plain one.
+  static Value safe_string(std::string s);
   static Value array(std::vector<Value> items);
   static Value tuple(std::vector<Value> items);
   static Value object(ObjectData data);
@@ -106,6 +109,7 @@ class Value {
   const std::shared_ptr<NamespaceData>& namespace_ptr() const { return std::get<NsPtr>(storage_); }
   const CallableData& as_callable() const { return *std::get<FnPtr>(storage_); }
   const std::string* undefined_hint() const;
+  bool is_safe() const { return safe_; }
 
   // Container nesting depth: 0 for scalars, 1 for a flat list, ...
   uint32_t depth() const;
@@ -123,6 +127,7 @@ class Value {
                                ObjPtr, NsPtr, FnPtr>;
   explicit Value(Storage s) : storage_(std::move(s)) {}
   Storage storage_;
+  bool safe_ = false;  // strings only
 };
 
 // Builds an object from key/value pairs in order (later duplicates replace earlier ones).
