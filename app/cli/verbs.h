@@ -22,4 +22,6 @@ struct VerbEntry {
 
 const std::vector<VerbEntry>& all_verbs();
 
+int run_template(const std::vector<std::string>& args);
+
 }  // namespace hearth::cli
