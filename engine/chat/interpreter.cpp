@@ -265,7 +265,8 @@ Result<Flow> Interpreter::exec_for(const Stmt& stmt, const std::shared_ptr<Frame
   if (stmt.cond) {  // "for x in xs if cond": filter first, so loop.* counts kept items
     std::vector<Value> kept;
     for (const auto& item : *source) {
-      HEARTH_CHECK(count_iteration());
+      auto counted = count_iteration();
+      if (!counted.ok()) return at_line(counted.take_error(), stmt.line);
       auto scope = std::make_shared<Frame>();
       scope->parent = frame;
       HEARTH_CHECK(assign(stmt.target, item, *scope, stmt.line));
