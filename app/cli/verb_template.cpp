@@ -11,6 +11,7 @@
 
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/chat/json.h>
+#include <hearth/engine/gguf/reader.h>
 
 #include "args.h"
 #include "verbs.h"
@@ -86,6 +87,40 @@ Result<std::vector<chat::ChatMessage>> to_messages(const chat::Value& list, cons
   return out;
 }
 
+struct ModelTemplate {
+  std::string source;
+  std::string bos;
+  std::string eos;
+};
+
+// The model's own template (tokenizer.chat_template), or the built-in one its
+// vocabulary points to, and the texts of its BOS and EOS tokens.
+Result<ModelTemplate> template_from_model(const std::string& path) {
+  HEARTH_TRY(gguf::GgufFile file, gguf::GgufFile::open(path));
+  HEARTH_TRY(std::vector<std::string> tokens, file.get_string_array("tokenizer.ggml.tokens"));
+  ModelTemplate out;
+  auto token_text = [&](std::string_view key) -> Result<std::string> {
+    HEARTH_TRY(std::optional<uint64_t> id, file.find_uint(key));
+    if (!id) return std::string();
+    if (*id >= tokens.size()) {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: {} = {} is outside the vocabulary of {} tokens", path, key, *id, tokens.size()));
+    }
+    return tokens[*id];
+  };
+  HEARTH_TRY(out.bos, token_text("tokenizer.ggml.bos_token_id"));
+  HEARTH_TRY(out.eos, token_text("tokenizer.ggml.eos_token_id"));
+  if (auto source = file.chat_template()) {
+    out.source = std::move(*source);
+  } else {
+    const chat::BuiltinTemplate kind = chat::choose_builtin_template(tokens);
+    std::fprintf(stderr, "hearth-cli template: %s has no chat template; using the built-in %s template\n",
+                 path.c_str(), chat::to_string(kind));
+    out.source = std::string(chat::builtin_template_source(kind));
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_template(const std::vector<std::string>& argv) {
@@ -103,15 +138,22 @@ int run_template(const std::vector<std::string>& argv) {
     return usage_error("give exactly one of --model and --template-file");
   }
   if (!messages_file) return usage_error("--messages is required");
-  if (model) {
-    return usage_error("--model is not available in this build yet (the GGUF reader is not linked); "
-                       "use --template-file");
-  }
 
   std::string source;
-  if (!read_file(*template_file, source)) return bad_input(*template_file + ": cannot read the file");
+  std::string bos;
+  std::string eos;
+  const std::string& template_origin = model ? *model : *template_file;
+  if (model) {
+    auto from_model = template_from_model(*model);
+    if (!from_model.ok()) return bad_input(from_model.error().message);
+    source = std::move(from_model->source);
+    bos = std::move(from_model->bos);
+    eos = std::move(from_model->eos);
+  } else if (!read_file(*template_file, source)) {
+    return bad_input(*template_file + ": cannot read the file");
+  }
   auto chat_template = chat::ChatTemplate::from_source(source);
-  if (!chat_template.ok()) return bad_input(*template_file + ": " + chat_template.error().message);
+  if (!chat_template.ok()) return bad_input(template_origin + ": " + chat_template.error().message);
 
   std::string messages_text;
   if (!read_file(*messages_file, messages_text)) return bad_input(*messages_file + ": cannot read the file");
@@ -123,8 +165,8 @@ int run_template(const std::vector<std::string>& argv) {
   chat::RenderOptions options;
   options.generation_prompt =
       parsed->has("add-generation-prompt") ? chat::GenerationPrompt::Add : chat::GenerationPrompt::Omit;
-  options.bos_token = parsed->get_or("bos", "");
-  options.eos_token = parsed->get_or("eos", "");
+  options.bos_token = parsed->get_or("bos", bos);  // the flags override the model's tokens
+  options.eos_token = parsed->get_or("eos", eos);
   if (const auto tools_file = parsed->get("tools")) {
     std::string tools_text;
     if (!read_file(*tools_file, tools_text)) return bad_input(*tools_file + ": cannot read the file");
@@ -134,7 +176,7 @@ int run_template(const std::vector<std::string>& argv) {
   }
 
   auto rendered = chat::render_chat(*chat_template, *messages, options);
-  if (!rendered.ok()) return bad_input(*template_file + ": " + rendered.error().message);
+  if (!rendered.ok()) return bad_input(template_origin + ": " + rendered.error().message);
   std::fwrite(rendered->data(), 1, rendered->size(), stdout);
   return kExitOk;
 }

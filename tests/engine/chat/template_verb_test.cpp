@@ -65,6 +65,47 @@ TEST_F(TemplateVerb, PrintsTheReferenceRenderingExactly) {
   }
 }
 
+// --model: the template stored in the GGUF file and BOS/EOS texts from its
+// vocabulary, against the reference's renderings of those same templates
+// (tests/data/jinja/gguf_template_cases.json).
+TEST_F(TemplateVerb, ModelTemplatesMatchReference) {
+  const auto data =
+      nlohmann::json::parse(read_file(std::string(HEARTH_TEST_DATA_DIR) + "/jinja/gguf_template_cases.json"));
+  ASSERT_GE(data.at("cases").size(), 40u);
+  for (const auto& c : data.at("cases")) {
+    const std::string model = std::string(HEARTH_TEST_DATA_DIR) + "/" + c.at("gguf").get<std::string>();
+    SCOPED_TRACE(model + " with " + std::to_string(c.at("messages").size()) + " messages");
+    write_file(dir_ / "m.json", c.at("messages").dump());
+    std::vector<std::string> args = {"--model", model, "--messages", (dir_ / "m.json").string()};
+    if (c.at("add_generation_prompt").get<bool>()) args.push_back("--add-generation-prompt");
+    if (c.contains("tools")) {
+      write_file(dir_ / "tools.json", c.at("tools").dump());
+      args.push_back("--tools");
+      args.push_back((dir_ / "tools.json").string());
+    }
+    std::string out;
+    if (c.contains("error")) {
+      EXPECT_EQ(run(args, out), kExitBadInput);
+      continue;
+    }
+    ASSERT_EQ(run(args, out), kExitOk);
+    EXPECT_EQ(out, c.at("output").get<std::string>());
+  }
+}
+
+// A model without a template gets the built-in format its vocabulary points
+// to: the Llama 2 SentencePiece vocabulary, Meta's [INST] format.
+TEST_F(TemplateVerb, ModelWithoutTemplateUsesBuiltin) {
+  write_file(dir_ / "m.json", R"([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi"},
+                                  {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}])");
+  std::string out;
+  ASSERT_EQ(run({"--model", std::string(HEARTH_TEST_DATA_DIR) + "/vocab/ggml-vocab-llama-spm.gguf", "--messages",
+                 (dir_ / "m.json").string()},
+                out),
+            kExitOk);
+  EXPECT_EQ(out, "<s>[INST] <<SYS>>\nBe kind.\n<</SYS>>\n\nHi [/INST] Hello! </s><s>[INST] Bye [/INST]");
+}
+
 TEST_F(TemplateVerb, BadInputAndUsageExitCodes) {
   write_file(dir_ / "t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
   write_file(dir_ / "broken.jinja", "{% for m in messages %}");
@@ -78,6 +119,8 @@ TEST_F(TemplateVerb, BadInputAndUsageExitCodes) {
   EXPECT_EQ(run({"--messages", m}, out), kExitUsage);
   EXPECT_EQ(run({"--template-file", t}, out), kExitUsage);
   EXPECT_EQ(run({"--template-file", t, "--model", "x.gguf", "--messages", m}, out), kExitUsage);
+  EXPECT_EQ(run({"--model", (dir_ / "missing.gguf").string(), "--messages", m}, out), kExitBadInput);
+  EXPECT_EQ(run({"--model", t, "--messages", m}, out), kExitBadInput);  // not a GGUF file
   EXPECT_EQ(run({"--template-file", t, "--messages", m, "--bogus"}, out), kExitUsage);
   EXPECT_EQ(run({"--template-file", (dir_ / "missing.jinja").string(), "--messages", m}, out), kExitBadInput);
   EXPECT_EQ(run({"--template-file", (dir_ / "broken.jinja").string(), "--messages", m}, out), kExitBadInput);

@@ -113,6 +113,7 @@ class GgufFile {
  private:
   struct Impl;
   explicit GgufFile(std::unique_ptr<Impl> impl);
+  static Result<GgufFile> finish_open(std::unique_ptr<Impl> impl, const ReaderLimits& limits);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,101 @@
+// Row dot products and matrix tiles over quantized weights, picked once at
+// start-up for the CPU at hand.
+//
+// Usage (decode, one token):
+//   const KernelTable kt = select_kernels(detect_cpu_features());
+//   const TypeKernels& k = kt.get(weight_type);            // check kt.supports() first
+//   act = row of row_bytes(k.act_type, n) bytes;
+//   kt.quantize_activation(k.act_type, x, act, n);          // once per token
+//   for each row r: y[r] = k.vec_dot(n, w + r * w_row_bytes, act);
+// For prompt processing quantize every token's activation row, then call
+// k.gemm on tiles of weight rows x activation rows (threads split the tiles).
+//
+// A KernelTable is a plain value with no global state; tests build one per
+// level to check every SIMD kernel against the scalar one.
+#pragma once
+
+#include <hearth/engine/quant/types.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace hearth::quant {
+
+// Instruction-set levels, lowest first. Each level includes the ones below it.
+enum class KernelLevel : uint8_t {
+  Scalar,   // portable C++, the test oracle
+  Avx2,     // AVX2 + FMA + F16C
+  AvxVnni,  // Avx2 plus 256-bit VNNI (vpdpbusd, VEX encoding)
+  Avx512,   // AVX-512 F/BW/VL/DQ + VNNI: 512-bit kernels where they help
+};
+
+std::string_view to_string(KernelLevel level);
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx_vnni = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512_vnni = false;
+  bool avx512_bf16 = false;
+};
+
+// Asks the CPU (through cpuinfo). All false when detection fails.
+CpuFeatures detect_cpu_features();
+// The highest level the features allow.
+KernelLevel best_level(const CpuFeatures& features);
+// Every level the features allow, lowest first (always includes Scalar).
+std::vector<KernelLevel> supported_levels(const CpuFeatures& features);
+
+// Dot product of one weight row (n values of the weight type) with one
+// activation row (n values of TypeKernels::act_type). n is a multiple of the
+// weight type's block size.
+using VecDotFn = float (*)(int64_t n, const void* w, const void* a);
+
+// A tile of a matrix product: for r < rows and c < cols,
+//   out[c * out_stride + r] = dot(w + r * w_stride, a + c * a_stride)
+// (strides in bytes for w and a, in floats for out). Output is token-major
+// (c = token, r = output feature) as a layer's activations are laid out.
+// Faster than rows * cols vec_dot calls because weight blocks are unpacked
+// once per group of activation rows.
+using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,
+                        size_t a_stride, int64_t cols, float* out, size_t out_stride);
+
+// Converts n floats to an activation row (Q8_0, Q8_K or F32 copy).
+using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
+
+struct TypeKernels {
+  DType act_type = DType::F32;  // format the activation row must be in
+  VecDotFn vec_dot = nullptr;   // nullptr: type not supported
+  GemmFn gemm = nullptr;
+  KernelLevel level = KernelLevel::Scalar;  // level of the vec_dot actually used
+};
+
+struct KernelTable {
+  KernelLevel level = KernelLevel::Scalar;
+  std::array<TypeKernels, 32> by_type{};  // indexed by the DType id
+  QuantizeFn quantize_q8_0 = nullptr;
+  QuantizeFn quantize_q8_k = nullptr;
+
+  bool supports(DType weight) const {
+    const auto id = static_cast<size_t>(weight);
+    return id < by_type.size() && by_type[id].vec_dot != nullptr;
+  }
+  const TypeKernels& get(DType weight) const { return by_type[static_cast<size_t>(weight)]; }
+  // Converts x to `act` (Q8_0, Q8_K or F32), the format a TypeKernels asks for.
+  void quantize_activation(DType act, const float* x, void* dst, int64_t n) const;
+};
+
+// The fastest kernels the features allow, capped at `max_level` (use a lower
+// cap to test or compare levels). Types without a SIMD kernel at the chosen
+// level fall back to the next lower level that has one.
+KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level = KernelLevel::Avx512);
+
+}  // namespace hearth::quant

@@ -1,0 +1,49 @@
+#include "hearth/engine/kv/sizing.h"
+
+#include <fmt/format.h>
+
+#include "hearth/engine/core/checked_math.h"
+
+namespace hearth::kv {
+
+bool is_supported_kv_type(DType type) {
+  return type == DType::F16 || type == DType::Q8_0 || type == DType::F32;
+}
+
+int64_t allocated_positions(int64_t n_ctx) {
+  if (n_ctx <= 0) return 0;
+  return (n_ctx + kBlockTokens - 1) / kBlockTokens * kBlockTokens;
+}
+
+Result<uint64_t> kv_row_bytes(int64_t head_dim, DType kv_type) {
+  if (!is_supported_kv_type(kv_type)) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("KV cache type {} is not supported (use F16 or Q8_0)", traits(kv_type).name));
+  }
+  if (head_dim <= 0) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("KV head_dim {} must be positive", head_dim));
+  }
+  return row_bytes(kv_type, head_dim);
+}
+
+Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx,
+                                DType kv_type) {
+  if (n_layer <= 0 || n_head_kv <= 0 || n_ctx <= 0) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("KV cache size needs positive counts (n_layer {}, n_head_kv {}, n_ctx {})",
+                                  n_layer, n_head_kv, n_ctx));
+  }
+  HEARTH_TRY(const uint64_t row, kv_row_bytes(head_dim, kv_type));
+  std::optional<uint64_t> total = checked_mul(2, static_cast<uint64_t>(n_layer));
+  if (total) total = checked_mul(*total, static_cast<uint64_t>(n_head_kv));
+  if (total) total = checked_mul(*total, row);
+  if (total) total = checked_mul(*total, static_cast<uint64_t>(allocated_positions(n_ctx)));
+  if (!total) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("KV cache size overflows 64 bits (n_layer {}, n_head_kv {}, head_dim {}, n_ctx {})",
+                                  n_layer, n_head_kv, head_dim, n_ctx));
+  }
+  return *total;
+}
+
+}  // namespace hearth::kv

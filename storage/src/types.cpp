@@ -1,0 +1,106 @@
+#include "hearth/storage/types.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <utility>
+
+namespace hearth::storage {
+namespace {
+
+template <typename Enum, std::size_t N>
+Result<Enum> parse_enum(std::string_view text, const std::array<std::pair<Enum, const char*>, N>& names,
+                        const char* what) {
+  for (const auto& [value, name] : names) {
+    if (text == name) return value;
+  }
+  return make_error(ErrorCode::InvalidFormat, "unknown " + std::string(what) + " '" + std::string(text) + "'");
+}
+
+template <typename Enum, std::size_t N>
+const char* enum_name(Enum value, const std::array<std::pair<Enum, const char*>, N>& names) {
+  for (const auto& [v, name] : names) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// These strings are stored in the database and in exports: never rename them.
+constexpr std::array<std::pair<Role, const char*>, 4> kRoles{{
+    {Role::System, "system"}, {Role::User, "user"}, {Role::Assistant, "assistant"}, {Role::Tool, "tool"}}};
+constexpr std::array<std::pair<MessageState, const char*>, 4> kStates{{{MessageState::Complete, "complete"},
+                                                                       {MessageState::Streaming, "streaming"},
+                                                                       {MessageState::Interrupted, "interrupted"},
+                                                                       {MessageState::Error, "error"}}};
+constexpr std::array<std::pair<OverflowPolicy, const char*>, 3> kPolicies{{{OverflowPolicy::StopAtLimit, "stop"},
+                                                                          {OverflowPolicy::EvictOldest, "evict_oldest"},
+                                                                          {OverflowPolicy::Summarize, "summarize"}}};
+constexpr std::array<std::pair<ContextEventKind, const char*>, 2> kEventKinds{
+    {{ContextEventKind::Dropped, "dropped"}, {ContextEventKind::Summarized, "summarized"}}};
+
+}  // namespace
+
+const char* to_string(Role role) { return enum_name(role, kRoles); }
+const char* to_string(MessageState state) { return enum_name(state, kStates); }
+const char* to_string(OverflowPolicy policy) { return enum_name(policy, kPolicies); }
+const char* to_string(ContextEventKind kind) { return enum_name(kind, kEventKinds); }
+Result<Role> parse_role(std::string_view text) { return parse_enum(text, kRoles, "role"); }
+Result<MessageState> parse_message_state(std::string_view text) { return parse_enum(text, kStates, "message state"); }
+Result<OverflowPolicy> parse_overflow_policy(std::string_view text) {
+  return parse_enum(text, kPolicies, "overflow policy");
+}
+Result<ContextEventKind> parse_context_event_kind(std::string_view text) {
+  return parse_enum(text, kEventKinds, "context event kind");
+}
+
+std::string settings_to_json(const ConversationSettings& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (s.temperature) j["temperature"] = *s.temperature;
+  if (s.top_k) j["top_k"] = *s.top_k;
+  if (s.top_p) j["top_p"] = *s.top_p;
+  if (s.min_p) j["min_p"] = *s.min_p;
+  if (s.repeat_penalty) j["repeat_penalty"] = *s.repeat_penalty;
+  if (s.seed) j["seed"] = *s.seed;
+  if (s.context_length) j["context_length"] = *s.context_length;
+  j["overflow"] = to_string(s.overflow);
+  return j.dump();
+}
+
+Result<ConversationSettings> settings_from_json(std::string_view text) {
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return make_error(ErrorCode::InvalidFormat, "settings are not a JSON object: '" + std::string(text) + "'");
+  }
+  ConversationSettings s;
+  auto number = [&](const char* key, std::optional<double>& out) -> Status {
+    if (!j.contains(key)) return {};
+    if (!j[key].is_number()) return make_error(ErrorCode::InvalidFormat, std::string("settings.") + key + " is not a number");
+    out = j[key].get<double>();
+    return {};
+  };
+  auto integer = [&](const char* key, std::optional<std::int64_t>& out) -> Status {
+    if (!j.contains(key)) return {};
+    if (!j[key].is_number_integer()) {
+      return make_error(ErrorCode::InvalidFormat, std::string("settings.") + key + " is not an integer");
+    }
+    out = j[key].get<std::int64_t>();
+    return {};
+  };
+  HEARTH_CHECK(number("temperature", s.temperature));
+  HEARTH_CHECK(integer("top_k", s.top_k));
+  HEARTH_CHECK(number("top_p", s.top_p));
+  HEARTH_CHECK(number("min_p", s.min_p));
+  HEARTH_CHECK(number("repeat_penalty", s.repeat_penalty));
+  HEARTH_CHECK(integer("context_length", s.context_length));
+  if (j.contains("seed")) {
+    if (!j["seed"].is_number_unsigned()) return make_error(ErrorCode::InvalidFormat, "settings.seed is not an unsigned integer");
+    s.seed = j["seed"].get<std::uint64_t>();
+  }
+  if (j.contains("overflow")) {
+    if (!j["overflow"].is_string()) return make_error(ErrorCode::InvalidFormat, "settings.overflow is not a string");
+    HEARTH_TRY(s.overflow, parse_overflow_policy(j["overflow"].get<std::string>()));
+  }
+  return s;
+}
+
+}  // namespace hearth::storage
