@@ -17,6 +17,7 @@ set(HEARTH_WEIGHT_TYPES F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_
 foreach(type IN LISTS HEARTH_WEIGHT_TYPES)
   string(TOLOWER ${type} lower)
   hearth_add_shader(matvec_${lower} matvec.comp DEFINES TYPE_${type})
+  hearth_add_shader(matvec_sg_${lower} matvec.comp DEFINES TYPE_${type} USE_SUBGROUPS)
   hearth_add_shader(matmul_${lower} matmul.comp DEFINES TYPE_${type})
   hearth_add_shader(get_rows_${lower} get_rows.comp DEFINES TYPE_${type})
 endforeach()

@@ -14,11 +14,11 @@ using shaders::ShaderId;
 
 struct WeightShaders {
   DType type;
-  ShaderId matvec, matmul, get_rows;
+  ShaderId matvec, matvec_sg, matmul, get_rows;
 };
 
 #define HEARTH_WEIGHT_ENTRY(T, t) \
-  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
+  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matvec_sg_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
 
 constexpr WeightShaders kWeightShaders[] = {
     HEARTH_WEIGHT_ENTRY(F32, f32),     HEARTH_WEIGHT_ENTRY(F16, f16),       HEARTH_WEIGHT_ENTRY(BF16, bf16),
@@ -71,6 +71,12 @@ KernelTuning default_tuning(const VulkanContext& ctx) {
   // small-subgroup devices still have enough invocations per row.
   const uint32_t sg = ctx.description().subgroup_size;
   t.matvec = clamp(std::max<uint32_t>(32, sg > 0 ? std::bit_floor(sg) : 32));
+  if (ctx.description().subgroup_arithmetic && sg > 0) {
+    // Four subgroups per workgroup, one row each: no barriers at all.
+    t.matvec_reduction = Reduction::Subgroup;
+    t.matvec_rows = 4;
+    t.matvec = clamp(4 * std::bit_floor(sg));
+  }
   t.attention = clamp(32);
   return t;
 }
@@ -216,6 +222,12 @@ Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows));
   const sp::MatvecParams p{ncols, nrows, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  if (tuning_.matvec_reduction == Reduction::Subgroup) {
+    const uint32_t rows = std::max<uint32_t>(tuning_.matvec_rows, 1);
+    HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec_sg, {3, push_size<sp::MatvecParams>()},
+                                                  Specialization{tuning_.matvec, rows}));
+    return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((nrows + rows - 1) / rows), "matvec");
+  }
   return run(seq, shaders->matvec, tuning_.matvec, bind, &p, push_size<sp::MatvecParams>(), grid(nrows),
              "matvec");
 }

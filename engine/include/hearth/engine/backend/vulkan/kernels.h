@@ -12,12 +12,17 @@ namespace hearth::vulkan {
 
 enum class RopeStyle { Normal, NeoX };
 enum class Activation { Gelu, Silu };
+// How matvec reduces a row: subgroupAdd where the device has subgroup
+// arithmetic, a shared-memory tree otherwise.
+enum class Reduction { Subgroup, SharedMemory };
 
 // Workgroup sizes (specialization constant 0), chosen per device.
 struct KernelTuning {
   uint32_t elementwise = 256;
   uint32_t row_reduce = 64;  // RMSNorm, softmax (power of two)
   uint32_t matvec = 32;      // power of two
+  Reduction matvec_reduction = Reduction::SharedMemory;
+  uint32_t matvec_rows = 1;  // rows per workgroup with Reduction::Subgroup
   uint32_t get_rows = 64;
   uint32_t attention = 32;   // power of two; head_dim <= 8 * attention
 };
