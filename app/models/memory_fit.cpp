@@ -1,0 +1,194 @@
+#include "models/memory_fit.h"
+
+#include <hearth/engine/quant/types.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace hearth::models {
+namespace {
+
+DType to_dtype(KvType type) { return type == KvType::Q8_0 ? DType::Q8_0 : DType::F16; }
+
+// Prompt tokens processed per batch; activations scale with it.
+constexpr uint64_t kBatchTokens = 512;
+// Runtime allowance: logits, token buffers, thread-pool stacks, allocator slack.
+constexpr uint64_t kRuntimeBytes = 64ull << 20;
+
+uint64_t saturating_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+int tier(FitKind kind) {
+  switch (kind) {
+    case FitKind::Gpu: return 3;
+    case FitKind::Partial: return 2;
+    case FitKind::Cpu: return 1;
+    case FitKind::NoFit: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* to_string(KvType type) { return type == KvType::Q8_0 ? "q8_0" : "f16"; }
+
+std::optional<KvType> kv_type_from_string(std::string_view text) {
+  if (text == "f16" || text == "F16") return KvType::F16;
+  if (text == "q8_0" || text == "Q8_0") return KvType::Q8_0;
+  return std::nullopt;
+}
+
+uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type) {
+  // One K row and one V row per token per layer, n_head_kv * head_dim wide.
+  const int64_t row_elements = int64_t{shape.n_head_kv} * shape.head_dim;
+  auto row = row_bytes(to_dtype(kv_type), row_elements);
+  // A row that is not a whole number of Q8_0 blocks cannot be stored in Q8_0;
+  // the engine falls back to F16 for such a cache, and so does the estimate.
+  const uint64_t bytes_per_row =
+      row.ok() ? row.value() : row_bytes(DType::F16, row_elements).value_or(0);
+  return 2ull * shape.n_layer * uint64_t{n_ctx} * bytes_per_row;
+}
+
+uint64_t scratch_bytes(const ModelShape& shape, uint32_t n_ctx) {
+  // Activations: about eight float vectors of n_embd per batch token
+  // (residual, norms, attention output, FFN in/gate/up), plus the attention
+  // scores of one head group over the batch.
+  const uint64_t batch = std::min<uint64_t>(kBatchTokens, n_ctx);
+  const uint64_t activations = batch * shape.n_embd * sizeof(float) * 8;
+  const uint64_t scores = batch * uint64_t{n_ctx} * sizeof(float) *
+                          std::max<uint64_t>(1, shape.n_head / std::max<uint32_t>(1, shape.n_head_kv));
+  return kRuntimeBytes + activations + scores;
+}
+
+MemoryEstimate estimate_memory(const ModelShape& shape, uint64_t weights_bytes, const KvSettings& kv) {
+  MemoryEstimate e;
+  e.weights_bytes = weights_bytes;
+  e.kv_bytes = kv_cache_bytes(shape, kv.n_ctx, kv.kv_type);
+  e.scratch_bytes = scratch_bytes(shape, kv.n_ctx);
+  e.total_bytes = e.weights_bytes + e.kv_bytes + e.scratch_bytes;
+  e.n_ctx = kv.n_ctx;
+  e.kv_type = kv.kv_type;
+  return e;
+}
+
+uint64_t MachineBudget::ram_budget() const { return saturating_sub(ram_available_bytes, ram_reserve_bytes); }
+uint64_t MachineBudget::vram_budget() const { return saturating_sub(vram_free_bytes, vram_reserve_bytes); }
+
+const char* to_string(FitKind kind) {
+  switch (kind) {
+    case FitKind::Gpu: return "gpu";
+    case FitKind::Partial: return "partial";
+    case FitKind::Cpu: return "cpu";
+    case FitKind::NoFit: return "no";
+  }
+  return "no";
+}
+
+FitResult compute_fit(const ModelShape& shape, const MemoryEstimate& estimate, const MachineBudget& machine) {
+  FitResult fit;
+  fit.estimate = estimate;
+  fit.ram_budget = machine.ram_budget();
+  fit.vram_budget = machine.vram_budget();
+  fit.n_layer = shape.n_layer;
+  const uint64_t n_layer = std::max<uint32_t>(1, shape.n_layer);
+
+  if (estimate.total_bytes <= fit.vram_budget) {
+    fit.kind = FitKind::Gpu;
+    fit.gpu_layers = shape.n_layer;
+    fit.gpu_bytes = estimate.total_bytes;
+    // The host keeps only the runtime's own buffers.
+    fit.cpu_bytes = kRuntimeBytes;
+    return fit;
+  }
+
+  // Partial offload: as many whole layers (weights share + their KV) as fit
+  // next to the GPU's scratch.
+  const uint64_t layer_weights = estimate.weights_bytes / (n_layer + 1);
+  const uint64_t layer_kv = estimate.kv_bytes / n_layer;
+  const uint64_t per_layer = std::max<uint64_t>(1, layer_weights + layer_kv);
+  uint64_t gpu_layers = 0;
+  if (fit.vram_budget > estimate.scratch_bytes) {
+    gpu_layers = std::min<uint64_t>(n_layer, (fit.vram_budget - estimate.scratch_bytes) / per_layer);
+  }
+  if (gpu_layers > 0) {
+    const uint64_t on_gpu = gpu_layers * per_layer;
+    const uint64_t cpu_bytes = estimate.total_bytes - on_gpu;
+    if (cpu_bytes <= fit.ram_budget) {
+      fit.kind = FitKind::Partial;
+      fit.gpu_layers = static_cast<uint32_t>(gpu_layers);
+      fit.gpu_bytes = on_gpu + estimate.scratch_bytes;
+      fit.cpu_bytes = cpu_bytes;
+      return fit;
+    }
+  }
+
+  if (estimate.total_bytes <= fit.ram_budget) {
+    fit.kind = FitKind::Cpu;
+    fit.cpu_bytes = estimate.total_bytes;
+    return fit;
+  }
+  fit.kind = FitKind::NoFit;
+  fit.cpu_bytes = estimate.total_bytes;
+  return fit;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (1ull << 30)) return fmt::format("{:.1f} GiB", b / (1ull << 30));
+  if (bytes >= (1ull << 20)) return fmt::format("{:.0f} MiB", b / (1ull << 20));
+  if (bytes >= (1ull << 10)) return fmt::format("{:.0f} KiB", b / (1ull << 10));
+  return fmt::format("{} B", bytes);
+}
+
+std::string describe_fit(const FitResult& fit) {
+  const auto& e = fit.estimate;
+  const std::string need = fmt::format("needs {} (weights {}, KV {} for {} tokens at {}, scratch {})",
+                                       format_bytes(e.total_bytes), format_bytes(e.weights_bytes),
+                                       format_bytes(e.kv_bytes), e.n_ctx, to_string(e.kv_type),
+                                       format_bytes(e.scratch_bytes));
+  switch (fit.kind) {
+    case FitKind::Gpu:
+      return fmt::format("fits on the GPU: {}; {} usable VRAM", need, format_bytes(fit.vram_budget));
+    case FitKind::Partial:
+      return fmt::format("partial offload, {} of {} layers on the GPU ({} VRAM, {} RAM): {}",
+                         fit.gpu_layers, fit.n_layer, format_bytes(fit.gpu_bytes),
+                         format_bytes(fit.cpu_bytes), need);
+    case FitKind::Cpu:
+      return fmt::format("CPU only: {}; {} usable RAM", need, format_bytes(fit.ram_budget));
+    case FitKind::NoFit:
+      return fmt::format("does not fit: {}; only {} usable RAM and {} usable VRAM", need,
+                         format_bytes(fit.ram_budget), format_bytes(fit.vram_budget));
+  }
+  return need;
+}
+
+std::optional<size_t> recommend_variant(const std::vector<VariantFit>& variants) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const auto& v = variants[i];
+    if (v.fit.kind == FitKind::NoFit) continue;
+    if (!best) {
+      best = i;
+      continue;
+    }
+    const auto& b = variants[*best];
+    const int t = tier(v.fit.kind), bt = tier(b.fit.kind);
+    if (t > bt || (t == bt && v.quality_rank > b.quality_rank)) best = i;
+  }
+  return best;
+}
+
+std::vector<VariantFit> fit_variants(const Catalog& catalog, const CatalogModel& model, const KvSettings& kv,
+                                     const MachineBudget& machine) {
+  std::vector<VariantFit> out;
+  for (const auto& v : model.variants) {
+    VariantFit vf;
+    vf.quant = v.quant;
+    vf.quality_rank = catalog.quant_rank(v.quant);
+    vf.fit = compute_fit(model.shape, estimate_memory(model.shape, v.size_bytes, kv), machine);
+    out.push_back(std::move(vf));
+  }
+  return out;
+}
+
+}  // namespace hearth::models
