@@ -7,6 +7,10 @@ const std::vector<VerbEntry>& all_verbs() {
   static const std::vector<VerbEntry> verbs = {
       {"catalog", "list downloadable models and whether they fit this machine", run_catalog},
       {"pull", "download a model (NAME:QUANT or URL), resumable, verified", run_pull},
+      {"logits", "evaluate token ids and write every position's logits", run_logits},
+      {"generate", "complete a prompt, streaming", run_generate},
+      {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
+      {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},
   };
   return verbs;
 }

@@ -1,20 +1,21 @@
-// hearth: the desktop app. Builds the Qt application and loads the main window.
+// hearth: the desktop app. Parses the command line, sets up logging and hands
+// over to AppContext, which builds the window.
+#include <QDir>
 #include <QGuiApplication>
+#include <QIcon>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
-#include <QtQml/qqmlextensionplugin.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include <spdlog/spdlog.h>
 
 #include "common/logging.h"
 #include "common/version.h"
-#include "ui_module.h"
-
-Q_IMPORT_QML_PLUGIN(Hearth_UiPlugin)
+#include "gui/app_context.h"
+#include "gui/command_line.h"
+#include "gui/data_paths.h"
 
 namespace {
 
@@ -26,14 +27,30 @@ bool has_display_platform() {
   return (x11 && *x11) || (wayland && *wayland);
 }
 
+QStringList raw_arguments(int argc, char** argv) {
+  QStringList out;
+  for (int i = 0; i < argc; ++i) out << QString::fromLocal8Bit(argv[i]);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--version") == 0) {
+  using hearth::app::CommandLine;
+  // Parsed before QGuiApplication so --version and --help work without a display.
+  const CommandLine cli = hearth::app::parse_command_line(raw_arguments(argc, argv));
+  switch (cli.action) {
+    case CommandLine::Action::PrintVersion:
       std::printf("hearth %s (%s)\n", hearth::kVersion, hearth::kGitRevision);
       return 0;
-    }
+    case CommandLine::Action::PrintHelp:
+      std::fputs(hearth::app::command_line_help().toLocal8Bit().constData(), stdout);
+      return 0;
+    case CommandLine::Action::UsageError:
+      std::fprintf(stderr, "hearth: %s\n%s", cli.error.toLocal8Bit().constData(),
+                   hearth::app::command_line_help().toLocal8Bit().constData());
+      return 1;
+    case CommandLine::Action::Run: break;
   }
   if (!has_display_platform()) {
     std::fprintf(stderr,
@@ -44,19 +61,35 @@ int main(int argc, char** argv) {
   }
 
   QGuiApplication app(argc, argv);
-  QGuiApplication::setApplicationName("Hearth");
-  QGuiApplication::setOrganizationName("Hearth");
-  QGuiApplication::setApplicationVersion(hearth::kVersion);
-  QQuickStyle::setStyle("Basic");
+  QGuiApplication::setApplicationName(QStringLiteral("Hearth"));
+  QGuiApplication::setOrganizationName(QStringLiteral("Hearth"));
+  QGuiApplication::setApplicationVersion(QString::fromLatin1(hearth::kVersion));
+  QGuiApplication::setDesktopFileName(QStringLiteral("hearth"));
+  QGuiApplication::setWindowIcon(QIcon(QStringLiteral(":/Hearth/Ui/resources/icons/hearth.svg")));
+  QQuickStyle::setStyle(QStringLiteral("Basic"));
 
   hearth::app::LoggingOptions log_options;
+  if (!cli.log_level.isEmpty()) {
+    if (auto level = hearth::app::parse_log_level(cli.log_level.toStdString())) {
+      log_options.level = *level;
+    }
+  }
   auto logger = hearth::app::make_logger("hearth", log_options);
   logger->info("Hearth {} ({}) starting", hearth::kVersion, hearth::kGitRevision);
 
-  QQmlApplicationEngine engine;
-  QObject::connect(
-      &engine, &QQmlApplicationEngine::objectCreationFailed, &app,
-      [] { QCoreApplication::exit(1); }, Qt::QueuedConnection);
-  engine.load(QUrl(QString::fromUtf8(hearth::ui::kMainQmlUrl)));
+  hearth::app::AppOptions options;
+  options.data_dir = cli.data_dir.isEmpty() ? hearth::app::default_data_dir()
+                                            : QDir(cli.data_dir).absolutePath();
+  options.model_path = cli.model_path;
+  options.demo_model_path = hearth::app::find_demo_model();
+  logger->info("data directory {}", options.data_dir.toStdString());
+
+  // The context outlives the QML engine: bindings reference its controllers.
+  hearth::app::AppContext context(options);
+  QQmlApplicationEngine qml;
+  if (!context.show(qml)) {
+    logger->error("the main window could not be created");
+    return 1;
+  }
   return QGuiApplication::exec();
 }

@@ -47,6 +47,9 @@ Status configure(DatabaseImpl& impl, Access access) {
   HEARTH_CHECK(impl.exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
   // Reading the schema is the first access to the file: it fails on a non-database.
   HEARTH_CHECK(impl.exec("SELECT count(*) FROM sqlite_schema", "read the schema"));
+  // Refuse files this build must not change before switching the journal mode,
+  // which rewrites the header.
+  HEARTH_CHECK(check_schema(impl));
   if (access == Access::ReadWrite && impl.path != ":memory:") {
     HEARTH_TRY(auto stmt, impl.prepare("PRAGMA journal_mode = WAL"));
     HEARTH_TRY(bool row, stmt.step());

@@ -141,7 +141,7 @@ Result<std::int64_t> single_int(DatabaseImpl& impl, const char* sql) {
 
 std::span<const Migration> migrations() { return kMigrations; }
 
-Status migrate(DatabaseImpl& impl) {
+Status check_schema(DatabaseImpl& impl) {
   HEARTH_TRY(std::int64_t version, single_int(impl, "PRAGMA user_version"));
   impl.report.schema_version_found = static_cast<int>(version);
   impl.report.schema_version = static_cast<int>(version);
@@ -151,13 +151,6 @@ Status migrate(DatabaseImpl& impl) {
                           ", newer than the " + std::to_string(Database::kSchemaVersion) +
                           " this version of Hearth understands; left untouched");
   }
-  if (version == Database::kSchemaVersion) return {};
-  if (impl.options.access == Access::ReadOnly) {
-    return make_error(ErrorCode::Unsupported,
-                      "database '" + impl.path + "' has schema version " + std::to_string(version) +
-                          " and needs migrating to " + std::to_string(Database::kSchemaVersion) +
-                          "; open it for writing first");
-  }
   if (version == 0) {
     HEARTH_TRY(std::int64_t objects, single_int(impl, "SELECT count(*) FROM sqlite_schema"));
     if (objects != 0) {
@@ -166,6 +159,18 @@ Status migrate(DatabaseImpl& impl) {
                             " schema objects but no Hearth schema version; left untouched");
     }
   }
+  if (version < Database::kSchemaVersion && impl.options.access == Access::ReadOnly) {
+    return make_error(ErrorCode::Unsupported,
+                      "database '" + impl.path + "' has schema version " + std::to_string(version) +
+                          " and needs migrating to " + std::to_string(Database::kSchemaVersion) +
+                          "; open it for writing first");
+  }
+  return {};
+}
+
+Status migrate(DatabaseImpl& impl) {
+  const int version = impl.report.schema_version;
+  if (version == Database::kSchemaVersion) return {};
 
   // All pending steps in one transaction: a failure leaves the previous version.
   HEARTH_CHECK(impl.exec("BEGIN IMMEDIATE", "begin migration"));

@@ -17,8 +17,12 @@ struct Migration {
 
 std::span<const Migration> migrations();
 
-// Brings the database to Database::kSchemaVersion in one transaction. Refuses a
-// newer schema and a non-Hearth database (tables but user_version 0).
+// Reads user_version into impl.report and refuses, before anything is written, a
+// newer schema, a non-Hearth database (tables but user_version 0) and, for a
+// read-only connection, a schema that needs migrating.
+Status check_schema(DatabaseImpl& impl);
+// Brings the database from the version check_schema found to
+// Database::kSchemaVersion in one transaction.
 Status migrate(DatabaseImpl& impl);
 
 }  // namespace hearth::storage

@@ -1,47 +1,171 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Hearth.Ui
 
 ApplicationWindow {
     id: window
-    width: 1100
-    height: 720
+
+    required property ChatController chat
+    required property ModelController model
+    required property SettingsController settings
+    property string storageNotice: ""
+    property string appVersion: Qt.application.version
+    // "chat" or "settings"
+    property string page: "chat"
+
+    width: 1200
+    height: 780
+    minimumWidth: 760
+    minimumHeight: 480
     visible: true
-    title: qsTr("Hearth")
+    title: page === "settings" ? qsTr("Settings — Hearth")
+                               : (chat.currentConversationId >= 0 ? qsTr("%1 — Hearth").arg(chat.currentTitle)
+                                                                  : qsTr("Hearth"))
+    color: Theme.window
+    font.pointSize: settings.fontPointSize
 
-    header: ToolBar {
-        RowLayout {
-            anchors.fill: parent
-            Label {
-                text: qsTr("Hearth")
-                font.bold: true
-                Layout.leftMargin: 12
+    SystemPalette { id: systemPalette }
+    Binding {
+        target: Theme
+        property: "fontSize"
+        value: window.settings.fontPointSize
+    }
+    Binding {
+        target: Theme
+        property: "dark"
+        value: window.settings.theme === "dark"
+               || (window.settings.theme === "system" && systemPalette.window.hslLightness < 0.5)
+    }
+
+    palette {
+        window: Theme.window
+        windowText: Theme.text
+        base: Theme.surface
+        alternateBase: Theme.surfaceAlt
+        text: Theme.text
+        button: Theme.surfaceAlt
+        buttonText: Theme.text
+        highlight: Theme.accent
+        highlightedText: Theme.accentText
+        placeholderText: Theme.textMuted
+        toolTipBase: Theme.surface
+        toolTipText: Theme.text
+        mid: Theme.border
+        midlight: Theme.hover
+        light: Theme.surface
+        dark: Theme.textMuted
+        link: Theme.accent
+    }
+
+    function showSettings() { page = "settings" }
+    function showChat() { page = "chat"; chatView.focusComposer() }
+
+    Shortcut {
+        sequence: StandardKey.New
+        onActivated: { window.chat.newConversation(); window.showChat() }
+    }
+    Shortcut {
+        sequence: StandardKey.Find
+        onActivated: sidebar.focusSearch()
+    }
+    Shortcut {
+        sequence: "Ctrl+,"
+        onActivated: window.page === "settings" ? window.showChat() : window.showSettings()
+    }
+    Shortcut {
+        sequence: "Escape"
+        enabled: window.chat.generating
+        onActivated: window.chat.stop()
+    }
+    Shortcut {
+        sequence: "Ctrl+L"
+        onActivated: window.showChat()
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Sidebar {
+            id: sidebar
+            chat: window.chat
+            Layout.preferredWidth: Math.max(240, Math.min(320, window.width * 0.24))
+            Layout.fillHeight: true
+            settingsOpen: window.page === "settings"
+            onNewConversation: { window.chat.newConversation(); window.showChat() }
+            onOpenConversation: id => { window.chat.openConversation(id); window.showChat() }
+            onSettingsRequested: window.page === "settings" ? window.showChat() : window.showSettings()
+        }
+
+        Rectangle {
+            Layout.fillHeight: true
+            Layout.preferredWidth: 1
+            color: Theme.border
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            Banner {
+                text: window.model.notice
+                tone: "warning"
+                onDismissed: window.model.dismissNotice()
             }
-            Item { Layout.fillWidth: true }
-            ToolButton {
-                text: qsTr("About")
-                Accessible.name: qsTr("About Hearth")
-                onClicked: aboutDialog.open()
+            Banner {
+                text: window.model.errorMessage
+                tone: "danger"
+            }
+            Banner {
+                text: window.chat.lastError
+                tone: "danger"
+                onDismissed: window.chat.dismissError()
+            }
+            Banner {
+                text: window.storageNotice
+                tone: "info"
+                dismissable: false
+            }
+
+            StackLayout {
+                id: pages
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                currentIndex: window.page === "settings" ? 2
+                              : (!window.model.ready && window.chat.currentConversationId < 0 ? 0 : 1)
+
+                WelcomePage {
+                    model: window.model
+                    onSettingsRequested: window.showSettings()
+                }
+                ChatView {
+                    id: chatView
+                    chat: window.chat
+                    model: window.model
+                    onLoadDemoRequested: window.model.loadDemo()
+                }
+                SettingsPage {
+                    settings: window.settings
+                    model: window.model
+                    appVersion: window.appVersion
+                    onBackRequested: window.showChat()
+                }
+            }
+
+            StatusLine {
+                Layout.fillWidth: true
+                chat: window.chat
+                model: window.model
             }
         }
     }
 
-    Label {
-        anchors.centerIn: parent
-        text: qsTr("Welcome to Hearth: private chat with language models on your own machine.")
-        wrapMode: Text.WordWrap
-    }
-
-    Dialog {
-        id: aboutDialog
-        title: qsTr("About Hearth")
-        modal: true
-        standardButtons: Dialog.Ok
-        anchors.centerIn: parent
-        Label {
-            text: qsTr("Hearth %1\n\nBundled demo model: stories260K, a 260K-parameter model trained on TinyStories by Andrej Karpathy (MIT license).").arg(Qt.application.version)
-            wrapMode: Text.WordWrap
-            width: 420
-        }
+    UndoToast {
+        chat: window.chat
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 56
     }
 }

@@ -1,0 +1,212 @@
+// hearth-cli gen-model: a random-weight model with a real model's shapes and a
+// real vocabulary, quantized to a chosen type, so speed can be measured
+// without downloading anything. The values are meaningless; the bytes moved
+// per token are those of the real model.
+#include <fmt/format.h>
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/gguf/writer.h>
+#include <hearth/engine/quant/reference.h>
+
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "args.h"
+#include "verbs.h"
+
+namespace hearth::cli {
+namespace {
+
+struct Shape {
+  const char* name;
+  const char* arch;
+  int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx;
+  float rope_base, rms_eps;
+  bool qkv_bias;
+};
+
+// Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8) and
+// Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases); `tiny` is the fixtures' shape.
+constexpr Shape kShapes[] = {
+    {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, false},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
+    {"tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000.0f, 1e-5f, false},
+};
+
+// Q4_K_M's mix, as the reference quantizer makes it: Q6_K for the output
+// matrix (the embedding when tied) and for attn_v / ffn_down on the first and
+// last eighth of the layers and every third layer between.
+DType tensor_type(const std::string& name, int64_t layer, int64_t n_layer, DType base, bool q4_k_m) {
+  if (!q4_k_m) return base;
+  if (name == "token_embd.weight" || name == "output.weight") return DType::Q6_K;
+  const bool more_bits = layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
+  if ((name.find("attn_v") != std::string::npos || name.find("ffn_down") != std::string::npos) && more_bits) {
+    return DType::Q6_K;
+  }
+  return DType::Q4_K;
+}
+
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct Planned {
+  gguf::TensorSpec spec;
+  float scale;  // uniform(-scale, scale); 0: all ones (norm weights)
+};
+
+}  // namespace
+
+int run_gen_model(const std::vector<std::string>& argv) {
+  VerbSpec spec{"gen-model", "--shape llama3.2-1b|qwen2.5-0.5b|tiny --vocab V.gguf --type TYPE --out OUT.gguf",
+                "Writes a random-weight model with a real model's shapes and vocabulary.",
+                {{"shape", FlagKind::Value, "llama3.2-1b, qwen2.5-0.5b or tiny", "", "NAME"},
+                 {"vocab", FlagKind::Value, "GGUF whose tokenizer (and chat template) to copy", "", "V.gguf"},
+                 {"type", FlagKind::Value, "F32, F16, Q8_0, Q4_0, Q4_K_M, Q6_K, ... (default Q4_K_M)", "", "TYPE"},
+                 {"out", FlagKind::Value, "output file", "o", "OUT.gguf"},
+                 {"seed", FlagKind::Value, "random seed (default 1)", "", "S"},
+                 {"threads", FlagKind::Value, "quantization threads (default 2)", "t", "N"}}};
+  auto args = parse_args(spec, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "%s\n", args.error().message.c_str());
+    return kExitUsage;
+  }
+  if (args->help_requested_) {
+    std::fputs(help_text(spec).c_str(), stdout);
+    return kExitOk;
+  }
+  const std::string shape_name = args->get_or("shape", "");
+  const Shape* shape = nullptr;
+  for (const auto& s : kShapes) {
+    if (shape_name == s.name) shape = &s;
+  }
+  if (!shape || !args->has("vocab") || !args->has("out")) {
+    std::fprintf(stderr, "gen-model: --shape (llama3.2-1b, qwen2.5-0.5b, tiny), --vocab and --out are required\n");
+    return kExitUsage;
+  }
+  const std::string type_name = args->get_or("type", "Q4_K_M");
+  const bool q4_k_m = type_name == "Q4_K_M" || type_name == "q4_k_m";
+  const auto base = q4_k_m ? std::optional<DType>(DType::Q4_K) : dtype_from_name(type_name);
+  if (!base || !(quant::has_reference(*base) || *base == DType::F32)) {
+    std::fprintf(stderr, "gen-model: --type '%s' is not a type Hearth can write\n", type_name.c_str());
+    return kExitUsage;
+  }
+  auto seed = args->get_int("seed", 1, 0, INT64_MAX);
+  auto threads = args->get_int("threads", 2, 1, 64);
+  if (!seed.ok() || !threads.ok()) {
+    std::fprintf(stderr, "gen-model: bad --seed or --threads\n");
+    return kExitUsage;
+  }
+
+  auto vocab = gguf::GgufFile::open(*args->get("vocab"));
+  if (!vocab.ok()) {
+    std::fprintf(stderr, "gen-model: %s\n", vocab.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto tokens = vocab->get_array_size("tokenizer.ggml.tokens");
+  if (!tokens.ok()) {
+    std::fprintf(stderr, "gen-model: %s\n", tokens.error().message.c_str());
+    return kExitBadInput;
+  }
+  const auto n_vocab = static_cast<int64_t>(*tokens);
+  const Shape& s = *shape;
+  const int64_t head_dim = s.n_embd / s.n_head;
+  const std::string a = s.arch;
+
+  gguf::GgufWriter w;
+  w.add_metadata("general.architecture", gguf::make_string(a));
+  w.add_metadata("general.name", gguf::make_string(fmt::format("random {} {}", s.name, type_name)));
+  w.add_metadata(a + ".context_length", gguf::make_uint32(static_cast<uint32_t>(s.n_ctx)));
+  w.add_metadata(a + ".embedding_length", gguf::make_uint32(static_cast<uint32_t>(s.n_embd)));
+  w.add_metadata(a + ".block_count", gguf::make_uint32(static_cast<uint32_t>(s.n_layer)));
+  w.add_metadata(a + ".feed_forward_length", gguf::make_uint32(static_cast<uint32_t>(s.n_ff)));
+  w.add_metadata(a + ".attention.head_count", gguf::make_uint32(static_cast<uint32_t>(s.n_head)));
+  w.add_metadata(a + ".attention.head_count_kv", gguf::make_uint32(static_cast<uint32_t>(s.n_head_kv)));
+  w.add_metadata(a + ".attention.layer_norm_rms_epsilon", gguf::make_float32(s.rms_eps));
+  w.add_metadata(a + ".rope.freq_base", gguf::make_float32(s.rope_base));
+  w.add_metadata(a + ".rope.dimension_count", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+  for (const auto& kv : vocab->metadata()) {
+    if (kv.key.rfind("tokenizer.", 0) == 0) w.add_metadata(kv.key, kv.value);
+  }
+
+  std::vector<Planned> plan;
+  auto add = [&](const std::string& name, std::vector<int64_t> dims, int64_t layer) {
+    const bool vec = dims.size() == 1;
+    const DType t = vec ? DType::F32 : tensor_type(name, layer, s.n_layer, *base, q4_k_m);
+    const float scale = vec ? 0.0f : std::sqrt(3.0f / static_cast<float>(dims[0]));
+    plan.push_back({gguf::TensorSpec{name, t, std::move(dims)}, scale});
+  };
+  const int64_t q = s.n_head * head_dim, kv = s.n_head_kv * head_dim;
+  add("token_embd.weight", {s.n_embd, n_vocab}, -1);
+  add("output_norm.weight", {s.n_embd}, -1);
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    auto name = [&](const char* n) { return fmt::format("blk.{}.{}", il, n); };
+    add(name("attn_norm.weight"), {s.n_embd}, il);
+    add(name("attn_q.weight"), {s.n_embd, q}, il);
+    add(name("attn_k.weight"), {s.n_embd, kv}, il);
+    add(name("attn_v.weight"), {s.n_embd, kv}, il);
+    if (s.qkv_bias) {
+      add(name("attn_q.bias"), {q}, il);
+      add(name("attn_k.bias"), {kv}, il);
+      add(name("attn_v.bias"), {kv}, il);
+    }
+    add(name("attn_output.weight"), {q, s.n_embd}, il);
+    add(name("ffn_norm.weight"), {s.n_embd}, il);
+    add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
+    add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
+    add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+  }
+  for (const auto& p : plan) {
+    if (auto st = w.add_tensor(p.spec); !st.ok()) {
+      std::fprintf(stderr, "gen-model: %s\n", st.error().message.c_str());
+      return kExitBadInput;
+    }
+  }
+  const std::string out = *args->get("out");
+  if (auto st = w.begin(out); !st.ok()) {
+    std::fprintf(stderr, "gen-model: %s\n", st.error().message.c_str());
+    return kExitBadInput;
+  }
+  uint64_t written = 0;
+  for (size_t ti = 0; ti < plan.size(); ++ti) {
+    const auto& p = plan[ti];
+    const int64_t cols = p.spec.dims[0];
+    const int64_t rows = p.spec.dims.size() > 1 ? p.spec.dims[1] : 1;
+    const size_t rb = *row_bytes(p.spec.type, cols);
+    std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
+    auto work = [&](int64_t r0, int64_t r1) {
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = r0; r < r1; ++r) {
+        uint64_t state = mix(static_cast<uint64_t>(*seed) * 0x9E3779B97F4A7C15ull + ti * 0x100000001ull + static_cast<uint64_t>(r));
+        for (auto& v : row) {
+          state = mix(state + 0x9E3779B97F4A7C15ull);
+          const float u = static_cast<float>(state >> 40) / static_cast<float>(1 << 24);  // [0, 1)
+          v = p.scale == 0.0f ? 1.0f : (2.0f * u - 1.0f) * p.scale;
+        }
+        (void)quant::quantize_row(p.spec.type, row.data(), bytes.data() + static_cast<size_t>(r) * rb, cols);
+      }
+    };
+    const int64_t nt = std::min<int64_t>(*threads, rows);
+    std::vector<std::thread> pool;
+    for (int64_t t = 1; t < nt; ++t) pool.emplace_back(work, rows * t / nt, rows * (t + 1) / nt);
+    work(0, rows / nt);
+    for (auto& th : pool) th.join();
+    if (auto st = w.write_tensor_data(bytes); !st.ok()) {
+      std::fprintf(stderr, "gen-model: %s\n", st.error().message.c_str());
+      return kExitBadInput;
+    }
+    written += bytes.size();
+    std::fprintf(stderr, "\r%zu/%zu tensors, %.0f MB", ti + 1, plan.size(), static_cast<double>(written) / 1e6);
+  }
+  if (auto st = w.finish(); !st.ok()) {
+    std::fprintf(stderr, "\ngen-model: %s\n", st.error().message.c_str());
+    return kExitBadInput;
+  }
+  std::fprintf(stderr, "\nwrote %s (%s, %s, %lld tokens)\n", out.c_str(), s.name, type_name.c_str(),
+               static_cast<long long>(n_vocab));
+  return kExitOk;
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,137 @@
+// hearth-cli generate: plain completion (--raw) or one chat turn, streamed.
+#include <fmt/format.h>
+#include <hearth/engine/runtime/session.h>
+
+#include <cstdio>
+
+#include "args.h"
+#include "engine_setup.h"
+#include "verbs.h"
+
+namespace hearth::cli {
+
+int run_generate(const std::vector<std::string>& argv) {
+  VerbSpec spec{"generate", "--model M.gguf (--prompt P | --tokens IDS) [-n N] [--temp T] ...",
+                "Prints the prompt's continuation as it streams.",
+                {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
+                 {"prompt", FlagKind::Value, "prompt text", "p", "TEXT"},
+                 {"tokens", FlagKind::Value, "prompt as token ids instead of text", "", "IDS"},
+                 {"n-predict", FlagKind::Value, "tokens to generate (default 128)", "n", "N"},
+                 {"temp", FlagKind::Value, "temperature, 0 = greedy (default 0.8)", "", "T"},
+                 {"top-k", FlagKind::Value, "top-k (default 40, 0 = off)", "", "K"},
+                 {"top-p", FlagKind::Value, "top-p (default 0.95)", "", "P"},
+                 {"min-p", FlagKind::Value, "min-p (default 0.05)", "", "P"},
+                 {"repeat-penalty", FlagKind::Value, "repetition penalty (default 1.0 = off)", "", "X"},
+                 {"seed", FlagKind::Value, "random seed (default 0)", "", "S"},
+                 {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
+                 {"raw", FlagKind::Switch, "plain completion, no chat template", "", ""},
+                 {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""}}};
+  for (auto& f : engine_flags()) spec.flags.push_back(f);
+  auto args = parse_args(spec, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "%s\n", args.error().message.c_str());
+    return kExitUsage;
+  }
+  if (args->help_requested_) {
+    std::fputs(help_text(spec).c_str(), stdout);
+    return kExitOk;
+  }
+  if (!args->has("model") || (args->has("prompt") == args->has("tokens"))) {
+    std::fprintf(stderr, "generate: --model and one of --prompt or --tokens are required\n");
+    return kExitUsage;
+  }
+  runtime::GenerateOptions opt;
+  auto n = args->get_int("n-predict", 128, 0, 1 << 20);
+  auto temp = args->get_double("temp", 0.8, 0.0, 100.0);
+  auto top_k = args->get_int("top-k", 40, 0, 1 << 20);
+  auto top_p = args->get_double("top-p", 0.95, 0.0, 1.0);
+  auto min_p = args->get_double("min-p", 0.05, 0.0, 1.0);
+  auto rep = args->get_double("repeat-penalty", 1.0, 0.0, 10.0);
+  auto seed = args->get_int("seed", 0, 0, INT64_MAX);
+  auto ctx = args->get_int("ctx", 2048, 16, 1 << 22);
+  for (const auto* r : {&n, &top_k, &seed, &ctx}) {
+    if (!r->ok()) {
+      std::fprintf(stderr, "generate: %s\n", r->error().message.c_str());
+      return kExitUsage;
+    }
+  }
+  for (const auto* r : {&temp, &top_p, &min_p, &rep}) {
+    if (!r->ok()) {
+      std::fprintf(stderr, "generate: %s\n", r->error().message.c_str());
+      return kExitUsage;
+    }
+  }
+  opt.max_tokens = static_cast<int32_t>(*n);
+  opt.sampler.temperature = static_cast<float>(*temp);
+  opt.sampler.top_k = static_cast<int32_t>(*top_k);
+  opt.sampler.top_p = static_cast<float>(*top_p);
+  opt.sampler.min_p = static_cast<float>(*min_p);
+  opt.sampler.repeat_penalty = static_cast<float>(*rep);
+  opt.sampler.seed = static_cast<uint64_t>(*seed);
+
+  auto setup = setup_engine(*args, *ctx);
+  if (!setup.ok()) {
+    std::fprintf(stderr, "generate: %s\n", setup.error().message.c_str());
+    return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  auto decoder = PieceDecoder::from_model(*setup->model);
+  if (!decoder.ok()) {
+    std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
+    return kExitBadInput;
+  }
+  opt.end_of_generation = decoder->end_of_generation();
+
+  std::vector<int32_t> prompt;
+  std::string prompt_text;
+  if (args->has("tokens")) {
+    auto ids = parse_ids(*args->get("tokens"));
+    if (!ids.ok()) {
+      std::fprintf(stderr, "generate: %s\n", ids.error().message.c_str());
+      return kExitUsage;
+    }
+    prompt = *ids;
+    for (int32_t t : prompt) prompt_text += decoder->piece(t);
+    if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);
+  } else {
+    auto ids = tokenize_prompt(*setup->model, *args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
+    if (!ids.ok()) {
+      std::fprintf(stderr, "generate: %s\n", ids.error().message.c_str());
+      return kExitBadInput;
+    }
+    prompt = *ids;
+    prompt_text = args->has("raw") ? *args->get("prompt") : std::string();
+  }
+
+  auto session = runtime::Session::create(*setup->model, *setup->backend,
+                                          runtime::SessionConfig{*ctx, setup->kv_type, 256});
+  if (!session.ok()) {
+    std::fprintf(stderr, "generate: %s\n", session.error().message.c_str());
+    return kExitBadInput;
+  }
+  std::fputs(prompt_text.c_str(), stdout);
+  std::fflush(stdout);
+  const PieceDecoder& dec = *decoder;
+  auto result = (*session)->generate(
+      prompt, opt, [&](int32_t t) { return dec.piece(t); },
+      [](const runtime::TokenEvent& e) {
+        std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+        std::fflush(stdout);
+      });
+  std::fputc('\n', stdout);
+  if (!result.ok()) {
+    std::fprintf(stderr, "generate: %s\n", result.error().message.c_str());
+    return kExitBadInput;
+  }
+  if (args->has("stats")) {
+    const auto& f = result->figures;
+    std::fprintf(stderr,
+                 "prompt %lld tokens, %.1f tok/s; generated %lld tokens, %.1f tok/s; ttft %.1f ms; "
+                 "inter-token p50 %.1f ms p95 %.1f ms; context %lld; stop: %s\n",
+                 static_cast<long long>(f.prompt_tokens), f.prefill_tps, static_cast<long long>(f.generated_tokens),
+                 f.decode_tps, f.ttft_ms, f.inter_token_p50_ms, f.inter_token_p95_ms,
+                 static_cast<long long>(f.context_tokens), runtime::to_string(result->reason));
+  }
+  return kExitOk;
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,126 @@
+#include "common/settings_store.h"
+
+#include <QSettings>
+#include <QString>
+
+#include <type_traits>
+
+namespace hearth::app {
+namespace {
+
+// Key names, in one table so renaming a key is a one-line change.
+namespace key {
+constexpr auto kSystemPrompt = "chat/system_prompt";
+constexpr auto kTemperature = "sampling/temperature";
+constexpr auto kTopK = "sampling/top_k";
+constexpr auto kTopP = "sampling/top_p";
+constexpr auto kMinP = "sampling/min_p";
+constexpr auto kRepeatPenalty = "sampling/repeat_penalty";
+constexpr auto kSeed = "sampling/seed";
+constexpr auto kContextLength = "model/context_length";
+constexpr auto kMemoryBudget = "model/memory_budget_mib";
+constexpr auto kKvCacheType = "model/kv_cache_type";
+constexpr auto kThreads = "model/threads";
+constexpr auto kGpuDevice = "model/gpu_device";
+constexpr auto kGpuLayers = "model/gpu_layers";
+constexpr auto kOverflowPolicy = "chat/overflow_policy";
+constexpr auto kTheme = "appearance/theme";
+constexpr auto kFontPointSize = "appearance/font_point_size";
+constexpr auto kLastModelPath = "model/last_model_path";
+constexpr auto kLogLevel = "app/log_level";
+}  // namespace key
+
+template <typename T>
+T read_number(const QSettings& store, const char* name, T fallback) {
+  const QVariant value = store.value(QString::fromLatin1(name));
+  if (!value.isValid()) return fallback;
+  bool ok = false;
+  if constexpr (std::is_floating_point_v<T>) {
+    const double number = value.toDouble(&ok);
+    return ok ? static_cast<T>(number) : fallback;
+  } else {
+    const qlonglong number = value.toLongLong(&ok);
+    return ok ? static_cast<T>(number) : fallback;
+  }
+}
+
+std::string read_string(const QSettings& store, const char* name, const std::string& fallback) {
+  const QVariant value = store.value(QString::fromLatin1(name));
+  return value.isValid() ? value.toString().toStdString() : fallback;
+}
+
+KvCacheType parse_kv(const std::string& text, KvCacheType fallback) {
+  if (text == "f16") return KvCacheType::F16;
+  if (text == "q8_0") return KvCacheType::Q8_0;
+  return fallback;
+}
+
+OverflowPolicy parse_overflow(const std::string& text, OverflowPolicy fallback) {
+  if (text == "stop") return OverflowPolicy::Stop;
+  if (text == "evict") return OverflowPolicy::Evict;
+  if (text == "summarize") return OverflowPolicy::Summarize;
+  return fallback;
+}
+
+Theme parse_theme(const std::string& text, Theme fallback) {
+  if (text == "system") return Theme::System;
+  if (text == "light") return Theme::Light;
+  if (text == "dark") return Theme::Dark;
+  return fallback;
+}
+
+void put(QSettings& store, const char* name, const QVariant& value) {
+  store.setValue(QString::fromLatin1(name), value);
+}
+
+}  // namespace
+
+Settings load_settings(const QSettings& store) {
+  const Settings d;
+  Settings s;
+  s.system_prompt = read_string(store, key::kSystemPrompt, d.system_prompt);
+  s.sampling.temperature = read_number(store, key::kTemperature, d.sampling.temperature);
+  s.sampling.top_k = read_number(store, key::kTopK, d.sampling.top_k);
+  s.sampling.top_p = read_number(store, key::kTopP, d.sampling.top_p);
+  s.sampling.min_p = read_number(store, key::kMinP, d.sampling.min_p);
+  s.sampling.repeat_penalty = read_number(store, key::kRepeatPenalty, d.sampling.repeat_penalty);
+  s.sampling.seed = read_number(store, key::kSeed, d.sampling.seed);
+  s.load.context_length = read_number(store, key::kContextLength, d.load.context_length);
+  s.load.memory_budget_mib = read_number(store, key::kMemoryBudget, d.load.memory_budget_mib);
+  s.load.kv_cache_type = parse_kv(read_string(store, key::kKvCacheType, ""), d.load.kv_cache_type);
+  s.load.threads = read_number(store, key::kThreads, d.load.threads);
+  s.load.gpu_device = read_string(store, key::kGpuDevice, d.load.gpu_device);
+  s.load.gpu_layers = read_number(store, key::kGpuLayers, d.load.gpu_layers);
+  s.overflow_policy =
+      parse_overflow(read_string(store, key::kOverflowPolicy, ""), d.overflow_policy);
+  s.theme = parse_theme(read_string(store, key::kTheme, ""), d.theme);
+  s.font_point_size = read_number(store, key::kFontPointSize, d.font_point_size);
+  s.last_model_path = read_string(store, key::kLastModelPath, d.last_model_path);
+  s.log_level = read_string(store, key::kLogLevel, d.log_level);
+  return clamp_settings(std::move(s));
+}
+
+void save_settings(QSettings& store, const Settings& settings) {
+  const Settings s = clamp_settings(settings);
+  put(store, key::kSystemPrompt, QString::fromStdString(s.system_prompt));
+  put(store, key::kTemperature, s.sampling.temperature);
+  put(store, key::kTopK, s.sampling.top_k);
+  put(store, key::kTopP, s.sampling.top_p);
+  put(store, key::kMinP, s.sampling.min_p);
+  put(store, key::kRepeatPenalty, s.sampling.repeat_penalty);
+  put(store, key::kSeed, static_cast<qlonglong>(s.sampling.seed));
+  put(store, key::kContextLength, s.load.context_length);
+  put(store, key::kMemoryBudget, s.load.memory_budget_mib);
+  put(store, key::kKvCacheType, QString::fromLatin1(to_string(s.load.kv_cache_type)));
+  put(store, key::kThreads, s.load.threads);
+  put(store, key::kGpuDevice, QString::fromStdString(s.load.gpu_device));
+  put(store, key::kGpuLayers, s.load.gpu_layers);
+  put(store, key::kOverflowPolicy, QString::fromLatin1(to_string(s.overflow_policy)));
+  put(store, key::kTheme, QString::fromLatin1(to_string(s.theme)));
+  put(store, key::kFontPointSize, s.font_point_size);
+  put(store, key::kLastModelPath, QString::fromStdString(s.last_model_path));
+  put(store, key::kLogLevel, QString::fromStdString(s.log_level));
+  store.sync();
+}
+
+}  // namespace hearth::app

@@ -1,0 +1,17 @@
+// The one place that maps Settings to QSettings keys and back.
+#pragma once
+
+#include "common/settings.h"
+
+class QSettings;
+
+namespace hearth::app {
+
+// Reads every field; missing or malformed values fall back to the defaults and
+// everything is clamped to its valid range.
+Settings load_settings(const QSettings& store);
+
+// Writes every field (and syncs), so the file always holds a complete set.
+void save_settings(QSettings& store, const Settings& settings);
+
+}  // namespace hearth::app

@@ -1,0 +1,41 @@
+// The inference engine as EngineService drives it: load a model with progress,
+// generate a reply piece by piece, stop when asked. One implementation adapts
+// the engine library's runtime; tests use scripted doubles. Implementations
+// are called on the engine thread only and may block there.
+#pragma once
+
+#include <hearth/engine/core/result.h>
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "engine/engine_types.h"
+
+namespace hearth::app {
+
+class ChatEngine {
+ public:
+  using ProgressFn = std::function<void(double fraction)>;
+  // Receives complete UTF-8 text pieces (never half a character).
+  using PieceFn = std::function<void(std::string_view piece)>;
+  using ContextEventFn = std::function<void(const ui::ContextEvent& event)>;
+  // Polled between tokens; true stops the reply (it then finishes normally
+  // with stop_reason "cancelled").
+  using CancelledFn = std::function<bool()>;
+
+  virtual ~ChatEngine() = default;
+
+  virtual Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) = 0;
+  virtual void unload() = 0;
+  virtual Result<ui::GenerationStats> generate(const ui::GenerationRequest& request,
+                                               const PieceFn& on_piece,
+                                               const ContextEventFn& on_event,
+                                               const CancelledFn& cancelled) = 0;
+};
+
+// The engine this build links: the runtime when the engine library provides
+// one, otherwise an engine that explains why no model can be loaded.
+std::unique_ptr<ChatEngine> make_default_chat_engine();
+
+}  // namespace hearth::app

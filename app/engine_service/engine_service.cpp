@@ -1,0 +1,79 @@
+#include "engine_service/engine_service.h"
+
+#include <QThread>
+
+namespace hearth::app {
+
+EngineService::EngineService(std::unique_ptr<ChatEngine> engine, QObject* parent)
+    : QObject(parent), engine_(std::move(engine)) {}
+
+EngineService::~EngineService() = default;
+
+void EngineService::cancel(ui::RequestId id) {
+  ui::RequestId seen = cancelled_up_to_.load();
+  while (seen < id && !cancelled_up_to_.compare_exchange_weak(seen, id)) {
+  }
+}
+
+void EngineService::load(const ui::LoadRequest& request) {
+  if (loaded_) {
+    engine_->unload();
+    loaded_ = false;
+  }
+  QElapsedTimer since_emit;
+  since_emit.start();
+  auto progress = [&](double fraction) {
+    if (since_emit.elapsed() >= kBatchIntervalMs) {
+      since_emit.restart();
+      emit loadProgress(fraction);
+    }
+  };
+  Result<ui::ModelInfo> info = engine_->load(request, progress);
+  if (!info.ok()) {
+    emit loadFailed(request.model_path, QString::fromStdString(info.error().message));
+    return;
+  }
+  loaded_ = true;
+  ui::ModelInfo out = std::move(info).value();
+  if (out.path.isEmpty()) out.path = request.model_path;
+  emit loadProgress(1.0);
+  emit modelLoaded(out);
+}
+
+void EngineService::unload() {
+  if (loaded_) engine_->unload();
+  loaded_ = false;
+  emit modelUnloaded();
+}
+
+void EngineService::generate(ui::RequestId id, const ui::GenerationRequest& request) {
+  if (!loaded_) {
+    emit failed(id, tr("No model is loaded."));
+    return;
+  }
+  QString pending;
+  QElapsedTimer since_emit;
+  since_emit.start();
+  auto flush = [&] {
+    if (pending.isEmpty()) return;
+    emit chunk(id, pending);
+    pending.clear();
+    since_emit.restart();
+  };
+  auto on_piece = [&](std::string_view piece) {
+    pending += QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()));
+    if (since_emit.elapsed() >= kBatchIntervalMs) flush();
+  };
+  auto on_event = [&](const ui::ContextEvent& event) { emit contextEvent(id, event); };
+  auto cancelled = [&] { return cancelled_up_to_.load(std::memory_order_relaxed) >= id; };
+
+  Result<ui::GenerationStats> stats = engine_->generate(request, on_piece, on_event, cancelled);
+  flush();
+  if (!stats.ok()) {
+    emit failed(id, QString::fromStdString(stats.error().message));
+    return;
+  }
+  emit finished(id, stats.value());
+}
+
+}  // namespace hearth::app

@@ -1,0 +1,55 @@
+// EngineService: the worker that owns the ChatEngine on its own thread (Qt's
+// worker-object pattern). Its slots are invoked by queued calls from the GUI
+// thread; it answers with signals. Text pieces are batched so the GUI thread
+// receives at most ~30 chunk signals per second however fast the model runs.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+
+#include "engine_service/chat_engine.h"
+
+namespace hearth::app {
+
+class EngineService : public QObject {
+  Q_OBJECT
+
+ public:
+  // Chunks and progress are emitted at most this often.
+  static constexpr int kBatchIntervalMs = 33;
+
+  explicit EngineService(std::unique_ptr<ChatEngine> engine, QObject* parent = nullptr);
+  ~EngineService() override;
+
+  // Thread-safe (called directly from the GUI thread): generation runs inside
+  // one slot call, so a queued cancel would only arrive after it ended.
+  void cancel(ui::RequestId id);
+
+ public slots:
+  void load(const hearth::ui::LoadRequest& request);
+  void unload();
+  void generate(hearth::ui::RequestId id, const hearth::ui::GenerationRequest& request);
+
+ signals:
+  void loadProgress(double fraction);
+  void modelLoaded(const hearth::ui::ModelInfo& info);
+  void loadFailed(const QString& path, const QString& message);
+  void modelUnloaded();
+  void chunk(hearth::ui::RequestId id, const QString& text);
+  void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
+  void failed(hearth::ui::RequestId id, const QString& message);
+  void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);
+
+ private:
+  std::unique_ptr<ChatEngine> engine_;
+  bool loaded_ = false;
+  // The newest request id the GUI asked to cancel; ids only grow, so every
+  // id at or below it is cancelled (covers a cancel that arrives before the
+  // generation starts).
+  std::atomic<ui::RequestId> cancelled_up_to_{0};
+};
+
+}  // namespace hearth::app

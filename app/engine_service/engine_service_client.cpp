@@ -1,0 +1,54 @@
+#include "engine_service/engine_service_client.h"
+
+#include "engine_service/engine_service.h"
+
+namespace hearth::app {
+
+EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QObject* parent)
+    : ui::EngineClient(parent) {
+  ui::register_engine_metatypes();
+  thread_.setObjectName(QStringLiteral("hearth-engine"));
+  service_ = new EngineService(std::move(engine));
+  service_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, service_, &QObject::deleteLater);
+
+  // Queued automatically: the service lives on another thread.
+  connect(service_, &EngineService::loadProgress, this, &EngineClient::loadProgress);
+  connect(service_, &EngineService::modelLoaded, this, &EngineClient::modelLoaded);
+  connect(service_, &EngineService::loadFailed, this, &EngineClient::loadFailed);
+  connect(service_, &EngineService::modelUnloaded, this, &EngineClient::modelUnloaded);
+  connect(service_, &EngineService::chunk, this, &EngineClient::chunk);
+  connect(service_, &EngineService::finished, this, &EngineClient::finished);
+  connect(service_, &EngineService::failed, this, &EngineClient::failed);
+  connect(service_, &EngineService::contextEvent, this, &EngineClient::contextEvent);
+  thread_.start();
+}
+
+EngineServiceClient::~EngineServiceClient() {
+  // Stop a running reply so the thread can finish promptly.
+  service_->cancel(newest_request_);
+  thread_.quit();
+  thread_.wait();
+}
+
+void EngineServiceClient::loadModel(const ui::LoadRequest& request) {
+  EngineService* service = service_;
+  QMetaObject::invokeMethod(service, [service, request] { service->load(request); },
+                            Qt::QueuedConnection);
+}
+
+void EngineServiceClient::unloadModel() {
+  EngineService* service = service_;
+  QMetaObject::invokeMethod(service, [service] { service->unload(); }, Qt::QueuedConnection);
+}
+
+void EngineServiceClient::generate(ui::RequestId id, const ui::GenerationRequest& request) {
+  newest_request_ = std::max(newest_request_, id);
+  EngineService* service = service_;
+  QMetaObject::invokeMethod(
+      service, [service, id, request] { service->generate(id, request); }, Qt::QueuedConnection);
+}
+
+void EngineServiceClient::cancel(ui::RequestId id) { service_->cancel(id); }
+
+}  // namespace hearth::app

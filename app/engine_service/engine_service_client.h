@@ -1,0 +1,35 @@
+// The GUI-thread side of the EngineService: owns the engine thread, forwards
+// calls to the worker with queued invocations and re-emits its signals on the
+// GUI thread. Never blocks except in the destructor (joining the thread).
+#pragma once
+
+#include <QThread>
+
+#include <memory>
+
+#include "engine/engine_client.h"
+#include "engine_service/chat_engine.h"
+
+namespace hearth::app {
+
+class EngineService;
+
+class EngineServiceClient final : public ui::EngineClient {
+  Q_OBJECT
+
+ public:
+  explicit EngineServiceClient(std::unique_ptr<ChatEngine> engine, QObject* parent = nullptr);
+  ~EngineServiceClient() override;
+
+  void loadModel(const ui::LoadRequest& request) override;
+  void unloadModel() override;
+  void generate(ui::RequestId id, const ui::GenerationRequest& request) override;
+  void cancel(ui::RequestId id) override;
+
+ private:
+  QThread thread_;
+  EngineService* service_ = nullptr;  // lives on thread_
+  ui::RequestId newest_request_ = 0;
+};
+
+}  // namespace hearth::app

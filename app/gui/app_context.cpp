@@ -1,0 +1,80 @@
+#include "gui/app_context.h"
+
+#include <QDir>
+#include <QtQml/qqmlextensionplugin.h>
+
+#include "common/load_marker.h"
+#include "common/settings_store.h"
+#include "common/version.h"
+#include "controllers/chat_controller.h"
+#include "controllers/model_controller.h"
+#include "controllers/settings_controller.h"
+#include "engine/memory_sizer.h"
+#include "engine_service/engine_service_client.h"
+#include "gui/store_factory.h"
+#include "store/storage_executor.h"
+#include "ui_module.h"
+
+Q_IMPORT_QML_PLUGIN(Hearth_UiPlugin)
+
+namespace hearth::app {
+
+AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
+                       std::unique_ptr<ui::ConversationStore> store, QObject* parent)
+    : QObject(parent), options_(std::move(options)) {
+  QDir().mkpath(options_.data_dir);
+  const QDir dir(options_.data_dir);
+  qsettings_ = std::make_unique<QSettings>(dir.filePath(QStringLiteral("settings.ini")),
+                                           QSettings::IniFormat);
+  sizer_ = std::make_unique<ui::FormulaMemorySizer>();
+
+  if (store) {
+    persistent_ = true;
+  } else {
+    OpenedStore opened = open_conversation_store(options_.data_dir);
+    store = std::move(opened.store);
+    persistent_ = opened.persistent;
+    storage_problem_ = opened.problem;
+  }
+  storage_ = new ui::StorageExecutor(std::move(store), this);
+  engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(), this);
+
+  QSettings* qs = qsettings_.get();
+  settings_ = new ui::SettingsController(
+      load_settings(*qs), [qs](const Settings& s) { save_settings(*qs, s); }, sizer_.get(), this);
+  model_ = new ui::ModelController(
+      engine_, settings_, LoadMarker(dir.filePath(QStringLiteral("model-load.marker")).toStdString()),
+      options_.demo_model_path, this);
+  chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
+}
+
+AppContext::~AppContext() {
+  // Order matters: the controller flushes its last writes into the storage
+  // queue before the storage thread is drained and joined.
+  delete chat_;
+  chat_ = nullptr;
+  delete model_;
+  model_ = nullptr;
+  delete engine_;
+  engine_ = nullptr;
+  delete storage_;
+  storage_ = nullptr;
+}
+
+bool AppContext::show(QQmlApplicationEngine& qml) {
+  qml.addImportPath(QStringLiteral("qrc:/"));
+  qml.setInitialProperties({
+      {QStringLiteral("chat"), QVariant::fromValue(chat_)},
+      {QStringLiteral("model"), QVariant::fromValue(model_)},
+      {QStringLiteral("settings"), QVariant::fromValue(settings_)},
+      {QStringLiteral("storageNotice"), storage_problem_},
+      {QStringLiteral("appVersion"), QString::fromLatin1(kVersion)},
+  });
+  qml.load(QUrl(QString::fromUtf8(ui::kMainQmlUrl)));
+  if (qml.rootObjects().isEmpty()) return false;
+  model_->start(options_.model_path);
+  chat_->refreshConversations();
+  return true;
+}
+
+}  // namespace hearth::app

@@ -1,0 +1,65 @@
+// AppContext builds and connects everything the window needs: settings,
+// storage thread, engine thread, controllers and the QML engine. main() and
+// the end-to-end tests construct it the same way.
+#pragma once
+
+#include <QObject>
+#include <QQmlApplicationEngine>
+#include <QSettings>
+#include <QString>
+
+#include <memory>
+
+#include "engine_service/chat_engine.h"
+#include "store/conversation_store.h"
+
+namespace hearth::ui {
+class ChatController;
+class EngineClient;
+class ModelController;
+class SettingsController;
+class StorageExecutor;
+class MemorySizer;
+}  // namespace hearth::ui
+
+namespace hearth::app {
+
+struct AppOptions {
+  QString data_dir;           // required
+  QString model_path;         // from --model; empty: the last model
+  QString demo_model_path;    // empty: no one-click demo
+};
+
+class AppContext : public QObject {
+  Q_OBJECT
+
+ public:
+  // `engine` and `store` default to the build's real ones when null.
+  explicit AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine = nullptr,
+                      std::unique_ptr<ui::ConversationStore> store = nullptr,
+                      QObject* parent = nullptr);
+  ~AppContext() override;
+
+  // Loads Main.qml into `qml` with the controllers as initial properties and
+  // starts the model load and the conversation list. False if QML failed.
+  bool show(QQmlApplicationEngine& qml);
+
+  ui::ChatController* chat() const { return chat_; }
+  ui::ModelController* model() const { return model_; }
+  ui::SettingsController* settings() const { return settings_; }
+  const QString& data_dir() const { return options_.data_dir; }
+
+ private:
+  AppOptions options_;
+  std::unique_ptr<QSettings> qsettings_;
+  std::unique_ptr<ui::MemorySizer> sizer_;
+  bool persistent_ = false;
+  QString storage_problem_;
+  ui::StorageExecutor* storage_ = nullptr;
+  ui::EngineClient* engine_ = nullptr;
+  ui::SettingsController* settings_ = nullptr;
+  ui::ModelController* model_ = nullptr;
+  ui::ChatController* chat_ = nullptr;
+};
+
+}  // namespace hearth::app

@@ -1,0 +1,32 @@
+// CPU implementations of the graph ops. Each takes the node and the pool; the
+// scalar versions here are the reference the fast paths are tested against.
+#pragma once
+
+#include <hearth/engine/backend/graph.h>
+#include <hearth/engine/quant/kernels.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "thread_pool.h"
+
+namespace hearth::backend::cpu {
+
+void op_get_rows(const Node& n, ThreadPool& pool);
+void op_rms_norm(const Node& n, ThreadPool& pool);
+void op_add(const Node& n, ThreadPool& pool);
+void op_scale(const Node& n, ThreadPool& pool);
+void op_swiglu(const Node& n, ThreadPool& pool);
+void op_geglu(const Node& n, ThreadPool& pool);
+void op_softcap(const Node& n, ThreadPool& pool);
+void op_slice_cols(const Node& n, ThreadPool& pool);
+void op_last_rows(const Node& n, ThreadPool& pool);
+void op_rope(const Node& n, ThreadPool& pool);
+void op_kv_store(const Node& n, ThreadPool& pool);
+void op_attention(const Node& n, ThreadPool& pool);
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf);
+
+// RoPE cos/sin for one position, shared with the KV shift of the cache.
+void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);
+
+}  // namespace hearth::backend::cpu

@@ -1,0 +1,191 @@
+// Row-wise and element-wise ops: cheap next to the matrix products, so one
+// straightforward version each, written so the compiler vectorizes the loops.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ops.h"
+#include "weight_rows.h"
+
+namespace hearth::backend::cpu {
+namespace {
+
+constexpr int64_t kRowGrain = 1;
+
+float* f32(const Tensor* t) { return static_cast<float*>(t->data); }
+
+}  // namespace
+
+void op_get_rows(const Node& n, ThreadPool& pool) {
+  const Tensor* w = n.src[0];
+  const int32_t* ids = static_cast<const int32_t*>(n.src[1]->data);
+  const DType wt = w->type;
+  const size_t rb = w->row_bytes();
+  const int64_t cols = w->ne[0];
+  pool.parallel_for(n.dst->ne[1], kRowGrain, [&](int64_t b, int64_t e, int) {
+    for (int64_t t = b; t < e; ++t) {
+      const auto* row = static_cast<const uint8_t*>(w->data) + static_cast<size_t>(ids[t]) * rb;
+      row_to_f32(wt, row, f32(n.dst) + t * cols, cols);
+    }
+  });
+}
+
+void op_rms_norm(const Node& n, ThreadPool& pool) {
+  const int64_t width = n.src[0]->ne[0];
+  const int64_t group = n.params.group;
+  const int64_t groups = n.src[0]->rows() * (width / group);
+  const float* w = n.src[1] ? f32(n.src[1]) : nullptr;
+  const float eps = n.params.eps;
+  pool.parallel_for(groups, 64, [&](int64_t b, int64_t e, int) {
+    for (int64_t g = b; g < e; ++g) {
+      const float* x = f32(n.src[0]) + g * group;
+      float* y = f32(n.dst) + g * group;
+      double sum = 0;
+      for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(x[i]) * x[i];
+      const float s = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(group)) + eps);
+      if (w) {
+        for (int64_t i = 0; i < group; ++i) y[i] = x[i] * s * w[i];
+      } else {
+        for (int64_t i = 0; i < group; ++i) y[i] = x[i] * s;
+      }
+    }
+  });
+}
+
+void op_add(const Node& n, ThreadPool&) {
+  const int64_t count = n.dst->elements();
+  const float* a = f32(n.src[0]);
+  const float* b = f32(n.src[1]);
+  float* y = f32(n.dst);
+  for (int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+}
+
+void op_scale(const Node& n, ThreadPool&) {
+  const int64_t count = n.dst->elements();
+  const float* a = f32(n.src[0]);
+  float* y = f32(n.dst);
+  const float s = n.params.scalar;
+  for (int64_t i = 0; i < count; ++i) y[i] = a[i] * s;
+}
+
+void op_swiglu(const Node& n, ThreadPool& pool) {
+  const int64_t count = n.dst->elements();
+  const float* g = f32(n.src[0]);
+  const float* u = f32(n.src[1]);
+  float* y = f32(n.dst);
+  pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
+}
+
+void op_geglu(const Node& n, ThreadPool& pool) {
+  const int64_t count = n.dst->elements();
+  const float* g = f32(n.src[0]);
+  const float* u = f32(n.src[1]);
+  float* y = f32(n.dst);
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const float x = g[i];
+      const float gelu = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+      y[i] = gelu * u[i];
+    }
+  });
+}
+
+void op_softcap(const Node& n, ThreadPool&) {
+  const int64_t count = n.dst->elements();
+  const float* a = f32(n.src[0]);
+  float* y = f32(n.dst);
+  const float cap = n.params.scalar;
+  for (int64_t i = 0; i < count; ++i) y[i] = cap * std::tanh(a[i] / cap);
+}
+
+void op_slice_cols(const Node& n, ThreadPool&) {
+  const int64_t rows = n.dst->ne[1];
+  const int64_t w = n.dst->ne[0];
+  const int64_t sw = n.src[0]->ne[0];
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(f32(n.dst) + r * w, f32(n.src[0]) + r * sw + n.params.offset, static_cast<size_t>(w) * 4);
+  }
+}
+
+void op_last_rows(const Node& n, ThreadPool&) {
+  const int64_t skip = n.src[0]->ne[1] - n.dst->ne[1];
+  std::memcpy(n.dst->data, f32(n.src[0]) + skip * n.src[0]->ne[0], n.dst->elements() * sizeof(float));
+}
+
+namespace {
+
+float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+  return static_cast<float>(n_dims) * std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * 3.14159265358979f)) /
+         (2.0f * std::log(base));
+}
+
+float yarn_ramp(float low, float high, int i0) {
+  const float y = (static_cast<float>(i0 / 2) - low) / std::max(0.001f, high - low);
+  return 1.0f - std::min(1.0f, std::max(0.0f, y));
+}
+
+}  // namespace
+
+// Follows the published RoPE/YaRN definitions: theta_i = pos * base^(-2i/n_dims)
+// (divided by a per-frequency factor where given), interpolated by freq_scale,
+// with YaRN's ramp between interpolation and extrapolation and its magnitude scale.
+void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out) {
+  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
+  float corr0 = 0, corr1 = 0;
+  if (p.ext_factor != 0.0f) {
+    corr0 = std::max(0.0f, std::floor(yarn_corr_dim(p.n_dims, p.n_ctx_orig, p.beta_fast, p.freq_base)));
+    corr1 = std::min(static_cast<float>(p.n_dims - 1),
+                     std::ceil(yarn_corr_dim(p.n_dims, p.n_ctx_orig, p.beta_slow, p.freq_base)));
+  }
+  float theta_base = static_cast<float>(position);
+  for (int i0 = 0; i0 < p.n_dims; i0 += 2) {
+    const float ff = p.freq_factors ? p.freq_factors[i0 / 2] : 1.0f;
+    const float theta_extrap = theta_base / ff;
+    const float theta_interp = p.freq_scale * theta_extrap;
+    float theta = theta_interp;
+    float mscale = p.attn_factor;
+    if (p.ext_factor != 0.0f) {
+      const float mix = yarn_ramp(corr0, corr1, i0) * p.ext_factor;
+      theta = theta_interp * (1 - mix) + theta_extrap * mix;
+      mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
+    }
+    cos_out[i0 / 2] = std::cos(theta) * mscale;
+    sin_out[i0 / 2] = std::sin(theta) * mscale;
+    theta_base *= theta_scale;
+  }
+}
+
+void op_rope(const Node& n, ThreadPool& pool) {
+  const RopeParams& p = n.params.rope;
+  const Tensor* x = n.src[0];
+  const int32_t* pos = static_cast<const int32_t*>(n.src[1]->data);
+  const int64_t width = x->ne[0];
+  const int64_t heads = width / p.head_dim;
+  const int64_t half = p.n_dims / 2;
+  pool.parallel_for(x->ne[1], 1, [&](int64_t b, int64_t e, int) {
+    std::vector<float> cs(static_cast<size_t>(p.n_dims));
+    float* c = cs.data();
+    float* s = cs.data() + half;
+    for (int64_t t = b; t < e; ++t) {
+      rope_cos_sin(p, pos[t], c, s);
+      for (int64_t h = 0; h < heads; ++h) {
+        const float* src = f32(x) + t * width + h * p.head_dim;
+        float* dst = f32(n.dst) + t * width + h * p.head_dim;
+        for (int64_t i = 0; i < half; ++i) {
+          const int64_t a = p.mode == RopeMode::Normal ? 2 * i : i;
+          const int64_t bb = p.mode == RopeMode::Normal ? 2 * i + 1 : i + half;
+          const float x0 = src[a], x1 = src[bb];
+          dst[a] = x0 * c[i] - x1 * s[i];
+          dst[bb] = x0 * s[i] + x1 * c[i];
+        }
+        for (int64_t i = p.n_dims; i < p.head_dim; ++i) dst[i] = src[i];
+      }
+    }
+  });
+}
+
+}  // namespace hearth::backend::cpu

@@ -1,0 +1,93 @@
+// Weight x activation products through hearth_quant's kernel table. The
+// activations are converted once per op to the format the weight type's dot
+// product wants (Q8_0 / Q8_K blocks for integer dot products, F32 otherwise).
+// Decode (one token) streams each weight row once, rows split across threads
+// in chunks; prefill runs the table's GEMM tile kernel on (row tile x token
+// tile) work items so each weight block is unpacked once per group of tokens.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ops.h"
+#include "weight_rows.h"
+
+namespace hearth::backend::cpu {
+namespace {
+
+constexpr int64_t kDecodeRowGrain = 32;
+constexpr int64_t kTileRows = 32;
+constexpr int64_t kTileTokens = 64;
+
+void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
+  for (int64_t t = 0; t < n_tok; ++t) {
+    for (int64_t r = 0; r < rows; ++r) y[t * rows + r] += bias[r];
+  }
+}
+
+// Types the kernel table does not cover: convert rows to floats.
+void matmul_by_rows(const Node& n, ThreadPool& pool) {
+  const Tensor* w = n.src[0];
+  const Tensor* x = n.src[1];
+  const DType wt = w->type;
+  const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
+  const size_t rb = w->row_bytes();
+  const auto* wdata = static_cast<const uint8_t*>(w->data);
+  const float* xd = static_cast<const float*>(x->data);
+  float* y = static_cast<float*>(n.dst->data);
+  pool.parallel_for(rows, n_tok == 1 ? 16 : 4, [&](int64_t b, int64_t e, int) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = b; r < e; ++r) {
+      row_to_f32(wt, wdata + r * rb, row.data(), cols);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        const float* xr = xd + t * cols;
+        float s = 0;
+        for (int64_t i = 0; i < cols; ++i) s += row[static_cast<size_t>(i)] * xr[i];
+        y[t * rows + r] = s;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf) {
+  const Tensor* w = n.src[0];
+  const Tensor* x = n.src[1];
+  const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
+  float* y = static_cast<float*>(n.dst->data);
+  if (!kt.supports(w->type)) {
+    matmul_by_rows(n, pool);
+  } else {
+    const quant::TypeKernels& k = kt.get(w->type);
+    const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
+    act_buf.resize(ab * static_cast<size_t>(n_tok));
+    const float* xd = static_cast<const float*>(x->data);
+    uint8_t* act = act_buf.data();
+    pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
+      for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
+    });
+    const size_t rb = w->row_bytes();
+    const auto* wdata = static_cast<const uint8_t*>(w->data);
+    if (n_tok == 1) {
+      pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
+        for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
+      });
+    } else {
+      const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+      const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
+      // Token tiles outermost inside a row tile's neighbourhood: consecutive
+      // items share the weight tile, which stays in L2.
+      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t item = b; item < e; ++item) {
+          const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
+          const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
+          const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
+          k.gemm(cols, wdata + r0 * rb, rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0, static_cast<size_t>(rows));
+        }
+      });
+    }
+  }
+  if (n.src[2]) add_bias(y, static_cast<const float*>(n.src[2]->data), rows, n_tok);
+}
+
+}  // namespace hearth::backend::cpu

@@ -1,0 +1,135 @@
+#include "hearth/engine/backend/graph.h"
+
+#include <cassert>
+
+namespace hearth::backend {
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::GetRows: return "get_rows";
+    case Op::RmsNorm: return "rms_norm";
+    case Op::MatMul: return "matmul";
+    case Op::Add: return "add";
+    case Op::Scale: return "scale";
+    case Op::Rope: return "rope";
+    case Op::KvStore: return "kv_store";
+    case Op::Attention: return "attention";
+    case Op::SwiGlu: return "swiglu";
+    case Op::GeluGlu: return "geglu";
+    case Op::SoftCap: return "softcap";
+    case Op::SliceCols: return "slice_cols";
+    case Op::LastRows: return "last_rows";
+  }
+  return "?";
+}
+
+Tensor* Graph::input(DType type, std::array<int64_t, 4> ne, void* data) {
+  Tensor& t = tensors_.emplace_back();
+  t.type = type;
+  t.ne = ne;
+  t.kind = TensorKind::Input;
+  t.data = data;
+  return &t;
+}
+
+Tensor* Graph::activation(std::array<int64_t, 4> ne) {
+  Tensor& t = tensors_.emplace_back();
+  t.type = DType::F32;
+  t.ne = ne;
+  t.kind = TensorKind::Activation;
+  return &t;
+}
+
+Node& Graph::push(Op op, Tensor* dst, Tensor* a, Tensor* b, Tensor* c) {
+  Node& n = nodes_.emplace_back();
+  n.op = op;
+  n.dst = dst;
+  n.src = {a, b, c};
+  n.layer = layer_;
+  return n;
+}
+
+Tensor* Graph::get_rows(Tensor* weight, Tensor* ids) {
+  Tensor* dst = activation({weight->ne[0], ids->ne[0], 1, 1});
+  push(Op::GetRows, dst, weight, ids);
+  return dst;
+}
+
+Tensor* Graph::rms_norm(Tensor* x, Tensor* weight, float eps, int64_t group) {
+  Tensor* dst = activation(x->ne);
+  Node& n = push(Op::RmsNorm, dst, x, weight);
+  n.params.eps = eps;
+  n.params.group = group > 0 ? group : x->ne[0];
+  assert(x->ne[0] % n.params.group == 0);
+  return dst;
+}
+
+Tensor* Graph::matmul(Tensor* weight, Tensor* x, Tensor* bias) {
+  assert(weight->ne[0] == x->ne[0]);
+  Tensor* dst = activation({weight->ne[1], x->ne[1], 1, 1});
+  push(Op::MatMul, dst, weight, x, bias);
+  return dst;
+}
+
+Tensor* Graph::add(Tensor* a, Tensor* b) {
+  assert(a->ne == b->ne);
+  Tensor* dst = activation(a->ne);
+  push(Op::Add, dst, a, b);
+  return dst;
+}
+
+Tensor* Graph::scale(Tensor* x, float s) {
+  Tensor* dst = activation(x->ne);
+  push(Op::Scale, dst, x).params.scalar = s;
+  return dst;
+}
+
+Tensor* Graph::rope(Tensor* x, Tensor* positions, const RopeParams& p) {
+  Tensor* dst = activation(x->ne);
+  push(Op::Rope, dst, x, positions).params.rope = p;
+  return dst;
+}
+
+void Graph::kv_store(Tensor* k, Tensor* v, Tensor* positions, const KvView& kv) {
+  push(Op::KvStore, nullptr, k, v, positions).params.kv = kv;
+}
+
+Tensor* Graph::attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p) {
+  Tensor* dst = activation({static_cast<int64_t>(p.n_head) * p.head_dim, q->ne[1], 1, 1});
+  Node& n = push(Op::Attention, dst, q, positions);
+  n.params.kv = kv;
+  n.params.attn = p;
+  return dst;
+}
+
+Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
+  Tensor* dst = activation(gate->ne);
+  push(Op::SwiGlu, dst, gate, up);
+  return dst;
+}
+
+Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
+  Tensor* dst = activation(gate->ne);
+  push(Op::GeluGlu, dst, gate, up);
+  return dst;
+}
+
+Tensor* Graph::softcap(Tensor* x, float cap) {
+  Tensor* dst = activation(x->ne);
+  push(Op::SoftCap, dst, x).params.scalar = cap;
+  return dst;
+}
+
+Tensor* Graph::slice_cols(Tensor* x, int64_t offset, int64_t width) {
+  Tensor* dst = activation({width, x->ne[1], 1, 1});
+  push(Op::SliceCols, dst, x).params.offset = offset;
+  return dst;
+}
+
+Tensor* Graph::last_rows(Tensor* x, int64_t n) {
+  Tensor* dst = activation({x->ne[0], n, 1, 1});
+  push(Op::LastRows, dst, x);
+  return dst;
+}
+
+}  // namespace hearth::backend

@@ -1,0 +1,259 @@
+#include "hearth/engine/backend/vulkan/kernels.h"
+
+#include <fmt/format.h>
+#include <hearth/shaders/params.h>
+
+#include <bit>
+#include <optional>
+
+namespace hearth::vulkan {
+namespace {
+
+namespace sp = hearth::shaders;
+using shaders::ShaderId;
+
+struct WeightShaders {
+  DType type;
+  ShaderId matvec, matmul, get_rows;
+};
+
+#define HEARTH_WEIGHT_ENTRY(T, t) \
+  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
+
+constexpr WeightShaders kWeightShaders[] = {
+    HEARTH_WEIGHT_ENTRY(F32, f32),     HEARTH_WEIGHT_ENTRY(F16, f16),       HEARTH_WEIGHT_ENTRY(BF16, bf16),
+    HEARTH_WEIGHT_ENTRY(Q8_0, q8_0),   HEARTH_WEIGHT_ENTRY(Q4_0, q4_0),     HEARTH_WEIGHT_ENTRY(Q4_1, q4_1),
+    HEARTH_WEIGHT_ENTRY(Q5_0, q5_0),   HEARTH_WEIGHT_ENTRY(Q5_1, q5_1),     HEARTH_WEIGHT_ENTRY(Q2_K, q2_k),
+    HEARTH_WEIGHT_ENTRY(Q3_K, q3_k),   HEARTH_WEIGHT_ENTRY(Q4_K, q4_k),     HEARTH_WEIGHT_ENTRY(Q5_K, q5_k),
+    HEARTH_WEIGHT_ENTRY(Q6_K, q6_k),   HEARTH_WEIGHT_ENTRY(IQ4_NL, iq4_nl), HEARTH_WEIGHT_ENTRY(IQ4_XS, iq4_xs),
+};
+#undef HEARTH_WEIGHT_ENTRY
+
+std::optional<WeightShaders> weight_shaders(DType type) {
+  for (const auto& w : kWeightShaders) {
+    if (w.type == type) return w;
+  }
+  return std::nullopt;
+}
+
+Status need_bytes(std::string_view op, std::string_view what, const BufferView& v, uint64_t bytes) {
+  if (v.buffer == nullptr || v.size < bytes) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan {}: {} has {} bytes, needs {}", op, what, v.buffer ? v.size : 0, bytes));
+  }
+  return {};
+}
+
+// Row stride in the shader's storage unit: floats for F32, 16-bit words else.
+Result<uint32_t> row_stride_units(DType type, uint32_t ncols, std::string_view op) {
+  auto bytes = row_bytes(type, ncols);
+  if (!bytes.ok()) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan {}: {}", op, bytes.error().message));
+  }
+  return static_cast<uint32_t>(*bytes / (type == DType::F32 ? 4 : 2));
+}
+
+template <typename P>
+constexpr uint32_t push_size() {
+  return static_cast<uint32_t>(sizeof(P));
+}
+
+}  // namespace
+
+KernelTuning default_tuning(const VulkanContext& ctx) {
+  KernelTuning t;
+  const uint32_t max_wg = std::min(ctx.limits().max_workgroup_size, ctx.limits().max_workgroup_invocations);
+  auto clamp = [&](uint32_t v) { return std::min(v, std::bit_floor(max_wg)); };
+  t.elementwise = clamp(t.elementwise);
+  t.row_reduce = clamp(t.row_reduce);
+  t.get_rows = clamp(t.get_rows);
+  // One subgroup per matvec row keeps the reduction short; at least 32 so
+  // small-subgroup devices still have enough invocations per row.
+  const uint32_t sg = ctx.description().subgroup_size;
+  t.matvec = clamp(std::max<uint32_t>(32, sg > 0 ? std::bit_floor(sg) : 32));
+  t.attention = clamp(32);
+  return t;
+}
+
+bool Kernels::supports_weights(DType type) { return weight_shaders(type).has_value(); }
+
+DispatchSize Kernels::grid(uint64_t groups) const {
+  // Spread over y when x would exceed the device's limit; shaders flatten.
+  const uint64_t max_x = ctx_.limits().max_workgroup_count[0];
+  if (groups <= max_x) return {static_cast<uint32_t>(std::max<uint64_t>(groups, 1)), 1, 1};
+  const uint64_t y = (groups + max_x - 1) / max_x;
+  const uint64_t x = (groups + y - 1) / y;
+  return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1};
+}
+
+Status Kernels::run(CommandSequence& seq, ShaderId shader, uint32_t workgroup, std::span<const Binding> bindings,
+                    const void* push, uint32_t push_bytes, DispatchSize groups, std::string_view label) {
+  HEARTH_TRY(const Pipeline* p,
+             pipelines_.get(shader, {static_cast<uint32_t>(bindings.size()), push_bytes}, workgroup));
+  return seq.dispatch(*p, bindings, push, push_bytes, groups, label);
+}
+
+Status Kernels::add(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
+                    uint32_t b_len) {
+  if (b_len == 0 || b_len > n) return make_error(ErrorCode::InvalidArgument, "Vulkan add: b_len must be in 1..n");
+  HEARTH_CHECK(need_bytes("add", "a", a, 4ull * n));
+  HEARTH_CHECK(need_bytes("add", "b", b, 4ull * b_len));
+  HEARTH_CHECK(need_bytes("add", "d", d, 4ull * n));
+  const sp::BinaryParams p{n, b_len};
+  const Binding bind[] = {{a, Access::Read}, {b, Access::Read}, {d, Access::Write}};
+  return run(seq, ShaderId::binary_add, tuning_.elementwise, bind, &p, push_size<sp::BinaryParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "add");
+}
+
+Status Kernels::mul(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
+                    uint32_t b_len) {
+  if (b_len == 0 || b_len > n) return make_error(ErrorCode::InvalidArgument, "Vulkan mul: b_len must be in 1..n");
+  HEARTH_CHECK(need_bytes("mul", "a", a, 4ull * n));
+  HEARTH_CHECK(need_bytes("mul", "b", b, 4ull * b_len));
+  HEARTH_CHECK(need_bytes("mul", "d", d, 4ull * n));
+  const sp::BinaryParams p{n, b_len};
+  const Binding bind[] = {{a, Access::Read}, {b, Access::Read}, {d, Access::Write}};
+  return run(seq, ShaderId::binary_mul, tuning_.elementwise, bind, &p, push_size<sp::BinaryParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "mul");
+}
+
+Status Kernels::scale(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float factor) {
+  HEARTH_CHECK(need_bytes("scale", "x", x, 4ull * n));
+  HEARTH_CHECK(need_bytes("scale", "y", y, 4ull * n));
+  const sp::UnaryParams p{n, factor};
+  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::unary_scale, tuning_.elementwise, bind, &p, push_size<sp::UnaryParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "scale");
+}
+
+Status Kernels::activation(CommandSequence& seq, Activation act, const BufferView& x, const BufferView& y,
+                           uint32_t n) {
+  HEARTH_CHECK(need_bytes("activation", "x", x, 4ull * n));
+  HEARTH_CHECK(need_bytes("activation", "y", y, 4ull * n));
+  const sp::UnaryParams p{n, 1.0f};
+  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
+  const bool gelu = act == Activation::Gelu;
+  return run(seq, gelu ? ShaderId::unary_gelu : ShaderId::unary_silu, tuning_.elementwise, bind, &p,
+             push_size<sp::UnaryParams>(), grid((n + tuning_.elementwise - 1) / tuning_.elementwise),
+             gelu ? "gelu" : "silu");
+}
+
+Status Kernels::swiglu(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
+                       uint32_t n) {
+  HEARTH_CHECK(need_bytes("swiglu", "gate", gate, 4ull * n));
+  HEARTH_CHECK(need_bytes("swiglu", "up", up, 4ull * n));
+  HEARTH_CHECK(need_bytes("swiglu", "out", out, 4ull * n));
+  const sp::GluParams p{n};
+  const Binding bind[] = {{gate, Access::Read}, {up, Access::Read}, {out, Access::Write}};
+  return run(seq, ShaderId::swiglu, tuning_.elementwise, bind, &p, push_size<sp::GluParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "swiglu");
+}
+
+Status Kernels::rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
+                         uint32_t ncols, uint32_t nrows, float eps) {
+  HEARTH_CHECK(need_bytes("rms_norm", "x", x, 4ull * ncols * nrows));
+  HEARTH_CHECK(need_bytes("rms_norm", "weight", w, 4ull * ncols));
+  HEARTH_CHECK(need_bytes("rms_norm", "y", y, 4ull * ncols * nrows));
+  const sp::RmsNormParams p{ncols, nrows, eps};
+  const Binding bind[] = {{x, Access::Read}, {w, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::rms_norm, tuning_.row_reduce, bind, &p, push_size<sp::RmsNormParams>(), grid(nrows),
+             "rms_norm");
+}
+
+Status Kernels::softmax(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t ncols,
+                        uint32_t nrows, float scale_factor) {
+  HEARTH_CHECK(need_bytes("softmax", "x", x, 4ull * ncols * nrows));
+  HEARTH_CHECK(need_bytes("softmax", "y", y, 4ull * ncols * nrows));
+  const sp::SoftmaxParams p{ncols, nrows, scale_factor};
+  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::softmax, tuning_.row_reduce, bind, &p, push_size<sp::SoftmaxParams>(), grid(nrows),
+             "softmax");
+}
+
+Status Kernels::rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
+                     const RopeShape& s, float freq_base, float freq_scale) {
+  if (s.n_dims == 0 || s.n_dims % 2 != 0 || s.n_dims > s.head_dim) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan rope: n_dims {} must be even and <= head_dim {}", s.n_dims, s.head_dim));
+  }
+  HEARTH_CHECK(need_bytes("rope", "x", x, 4ull * s.head_dim * s.n_heads * s.n_tokens));
+  HEARTH_CHECK(need_bytes("rope", "positions", positions, 4ull * s.n_tokens));
+  const sp::RopeParams p{s.head_dim, s.n_dims, s.n_heads, s.n_tokens, freq_base, freq_scale};
+  const Binding bind[] = {{x, Access::ReadWrite}, {positions, Access::Read}};
+  const uint64_t pairs = uint64_t{s.n_tokens} * s.n_heads * (s.n_dims / 2);
+  const bool neox = style == RopeStyle::NeoX;
+  return run(seq, neox ? ShaderId::rope_neox : ShaderId::rope_normal, tuning_.elementwise, bind, &p,
+             push_size<sp::RopeParams>(), grid((pairs + tuning_.elementwise - 1) / tuning_.elementwise),
+             neox ? "rope_neox" : "rope");
+}
+
+Status Kernels::get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
+                         const BufferView& out, uint32_t ncols, uint32_t n_ids) {
+  const auto shaders = weight_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan get_rows: no shader for {}", traits(type).name));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, ncols, "get_rows"));
+  HEARTH_CHECK(need_bytes("get_rows", "ids", ids, 4ull * n_ids));
+  HEARTH_CHECK(need_bytes("get_rows", "out", out, 4ull * ncols * n_ids));
+  // The shader trusts ids; the table must at least hold one row.
+  HEARTH_CHECK(need_bytes("get_rows", "table", table, uint64_t{stride} * (type == DType::F32 ? 4 : 2)));
+  const sp::GetRowsParams p{ncols, n_ids, stride};
+  const Binding bind[] = {{table, Access::Read}, {ids, Access::Read}, {out, Access::Write}};
+  return run(seq, shaders->get_rows, tuning_.get_rows, bind, &p, push_size<sp::GetRowsParams>(), grid(n_ids),
+             "get_rows");
+}
+
+Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,
+                       const BufferView& y, uint32_t ncols, uint32_t nrows) {
+  const auto shaders = weight_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec: no shader for {}", traits(type).name));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, ncols, "matvec"));
+  HEARTH_CHECK(need_bytes("matvec", "weights", w, uint64_t{stride} * nrows * (type == DType::F32 ? 4 : 2)));
+  HEARTH_CHECK(need_bytes("matvec", "x", x, 4ull * ncols));
+  HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows));
+  const sp::MatvecParams p{ncols, nrows, stride};
+  const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  return run(seq, shaders->matvec, tuning_.matvec, bind, &p, push_size<sp::MatvecParams>(), grid(nrows),
+             "matvec");
+}
+
+Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,
+                       const BufferView& y, uint32_t m_rows, uint32_t n_tokens, uint32_t k) {
+  const auto shaders = weight_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matmul: no shader for {}", traits(type).name));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, k, "matmul"));
+  HEARTH_CHECK(need_bytes("matmul", "weights", w, uint64_t{stride} * m_rows * (type == DType::F32 ? 4 : 2)));
+  HEARTH_CHECK(need_bytes("matmul", "x", x, 4ull * k * n_tokens));
+  HEARTH_CHECK(need_bytes("matmul", "y", y, 4ull * m_rows * n_tokens));
+  const sp::MatmulParams p{m_rows, n_tokens, k, stride};
+  const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  constexpr uint32_t kTile = 32;
+  const DispatchSize groups{(m_rows + kTile - 1) / kTile, (n_tokens + kTile - 1) / kTile, 1};
+  return run(seq, shaders->matmul, 256, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+}
+
+Status Kernels::attention_decode(CommandSequence& seq, const BufferView& q, const BufferView& k,
+                                 const BufferView& v, const BufferView& out, const AttentionShape& s, float scale_factor) {
+  if (s.n_kv == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads != 0 || s.head_dim == 0 ||
+      s.head_dim > 256 || s.head_dim > 8 * tuning_.attention) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan attention: unsupported shape head_dim {} heads {}/{} n_kv {}", s.head_dim,
+                                  s.n_heads, s.n_kv_heads, s.n_kv));
+  }
+  const uint64_t kv_bytes = 2ull * s.n_kv * s.n_kv_heads * s.head_dim;
+  HEARTH_CHECK(need_bytes("attention", "q", q, 4ull * s.n_heads * s.head_dim));
+  HEARTH_CHECK(need_bytes("attention", "k cache", k, kv_bytes));
+  HEARTH_CHECK(need_bytes("attention", "v cache", v, kv_bytes));
+  HEARTH_CHECK(need_bytes("attention", "out", out, 4ull * s.n_heads * s.head_dim));
+  const sp::AttentionParams p{s.head_dim, s.n_heads, s.n_kv_heads, s.n_kv, scale_factor};
+  const Binding bind[] = {{q, Access::Read}, {k, Access::Read}, {v, Access::Read}, {out, Access::Write}};
+  return run(seq, ShaderId::attention_decode_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
+             {s.n_heads, 1, 1}, "attention");
+}
+
+}  // namespace hearth::vulkan

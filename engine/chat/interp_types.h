@@ -1,0 +1,119 @@
+// Runtime structures of the interpreter: scopes, namespaces, callables and the
+// Interpreter itself (state of one render). Internal to engine/chat.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ast.h"
+#include "hearth/engine/chat/template.h"
+#include "hearth/engine/chat/value.h"
+#include "hearth/engine/core/result.h"
+
+namespace hearth::chat {
+
+struct NamespaceData {
+  ObjectData attrs;
+};
+
+// One variable scope. Loops and macro calls open a child scope; "if" does not.
+struct Frame {
+  std::unordered_map<std::string, Value> vars;
+  std::shared_ptr<Frame> parent;
+};
+
+class Interpreter;
+using Args = std::vector<Value>;
+using KwArgs = std::vector<std::pair<std::string, Value>>;
+// A native function: a global (self undefined) or a method bound to self.
+using NativeFn = Result<Value> (*)(Interpreter& in, const Value& self, Args& args, KwArgs& kwargs);
+
+struct CallableData {
+  enum class Type { Native, Macro };
+  Type type = Type::Native;
+  std::string name;
+  NativeFn native = nullptr;
+  Value self;                   // bound receiver of a method
+  const Stmt* macro = nullptr;  // Macro or CallBlock statement (params + body)
+  // The defining scope. Weak: a frame holds its macros, and a strong pointer
+  // back would leak the cycle; an expired scope falls back to the root.
+  std::weak_ptr<Frame> closure;
+  Value caller;                 // the {% call %} body passed to this macro, if any
+};
+
+enum class Flow { Normal, Break, Continue };
+
+class Interpreter {
+ public:
+  explicit Interpreter(const RenderConfig& config);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  Result<std::string> render(const TemplateAst& ast, const Value& context);
+
+  // Statements (interpreter.cpp).
+  Result<Flow> exec_body(const Body& body, const std::shared_ptr<Frame>& frame, std::string& out);
+  Result<Flow> exec(const Stmt& stmt, const std::shared_ptr<Frame>& frame, std::string& out);
+  Result<Value> call(const Value& fn, Args args, KwArgs kwargs);
+
+  // Expressions (eval_expr.cpp).
+  Result<Value> eval(const Expr& expr, const std::shared_ptr<Frame>& frame);
+  Value lookup(const std::string& name, const Frame& frame) const;
+  Result<Value> get_attr(const Value& obj, const std::string& name);
+  Result<Value> get_item(const Value& obj, const Value& key);
+  Result<Value> binary_op(const std::string& op, const Value& a, const Value& b);
+  Result<bool> contains(const Value& container, const Value& item);
+  // Lists the items a for loop or filter walks: list items, dict keys, characters.
+  Result<std::vector<Value>> iterate(const Value& v);
+
+  // Sandbox bookkeeping.
+  Status count_iteration();
+  Status check_time();
+  Status check_string(size_t bytes) const;
+  Status check_collection(size_t items, uint32_t depth) const;
+  Value new_namespace(ObjectData attrs);
+  const RenderConfig& config() const { return config_; }
+  const Limits& limits() const { return config_.limits; }
+
+ private:
+  Result<Flow> exec_for(const Stmt& stmt, const std::shared_ptr<Frame>& frame, std::string& out);
+  Status assign(const Target& target, Value value, Frame& frame, int line);
+  Result<Value> call_macro(const CallableData& fn, Args args, KwArgs kwargs);
+  Result<Value> eval_node(const Expr& expr, const std::shared_ptr<Frame>& frame);
+  Result<Value> eval_filter(const Expr& expr, const std::shared_ptr<Frame>& frame, const Value* subject);
+  Result<Value> eval_call(const Expr& expr, const std::shared_ptr<Frame>& frame);
+
+  const RenderConfig& config_;
+  std::chrono::steady_clock::time_point deadline_;
+  int64_t iterations_ = 0;
+  int64_t time_checks_ = 0;
+  int call_depth_ = 0;
+  int eval_depth_ = 0;
+  std::shared_ptr<Frame> root_;
+  // Every namespace made during the render; cleared at the end so reference
+  // cycles through namespaces are broken.
+  std::vector<std::shared_ptr<NamespaceData>> namespaces_;
+};
+
+// Adds "template line N: " unless the message already names a line.
+Error at_line(Error error, int line);
+Error template_error(std::string message);  // InvalidFormat, no line yet
+
+// Builtins (builtins_*.cpp).
+Result<Value> apply_filter(Interpreter& in, const std::string& name, const Value& subject, Args& args,
+                           KwArgs& kwargs);
+Result<bool> apply_test(Interpreter& in, const std::string& name, const Value& subject, Args& args);
+// A method of a str, list or dict, bound to `self`; undefined when there is none.
+Value find_method(const Value& self, const std::string& name);
+// A global function (range, namespace, raise_exception, strftime_now, dict, ...).
+Value find_global(const std::string& name);
+
+// Argument helpers for builtins: positional index or keyword name.
+const Value* arg_at(const Args& args, const KwArgs& kwargs, size_t index, std::string_view name);
+
+}  // namespace hearth::chat

@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hearth/engine/chat/json.h"
+#include "value_ops.h"
+
+namespace hearth::chat {
+namespace {
+
+Result<Value> convert(const nlohmann::ordered_json& j, uint32_t depth, uint32_t max_depth, std::string_view source) {
+  if (depth > max_depth) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("{}: nested deeper than {} levels", source, max_depth));
+  }
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null: return Value::none();
+    case nlohmann::ordered_json::value_t::boolean: return Value::boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value::integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned: {
+      const auto u = j.get<uint64_t>();
+      if (u > static_cast<uint64_t>(INT64_MAX)) return Value::number(static_cast<double>(u));
+      return Value::integer(static_cast<int64_t>(u));
+    }
+    case nlohmann::ordered_json::value_t::number_float: return Value::number(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value::string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
+      std::vector<Value> items;
+      items.reserve(j.size());
+      for (const auto& item : j) {
+        HEARTH_TRY(Value v, convert(item, depth + 1, max_depth, source));
+        items.push_back(std::move(v));
+      }
+      return Value::array(std::move(items));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      ObjectData obj;
+      for (const auto& [key, item] : j.items()) {
+        HEARTH_TRY(Value v, convert(item, depth + 1, max_depth, source));
+        obj.set(key, std::move(v));
+      }
+      return Value::object(std::move(obj));
+    }
+    default:
+      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: unsupported JSON value", source));
+  }
+}
+
+}  // namespace
+
+Result<Value> parse_json(std::string_view text, std::string_view source_name, uint32_t max_depth) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: not valid JSON", source_name));
+  }
+  return convert(j, 1, max_depth, source_name);
+}
+
+Result<std::string> to_json(const Value& value, int indent) {
+  JsonStyle style;
+  style.indent = indent;
+  std::string out;
+  HEARTH_CHECK(append_json(out, value, style));
+  return out;
+}
+
+}  // namespace hearth::chat

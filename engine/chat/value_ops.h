@@ -1,0 +1,43 @@
+// Python semantics over Values: str(), repr(), ==, ordering, float formatting
+// and json.dumps() as the reference's tojson calls it. Recursive walks are
+// bounded by a depth so a self-referencing namespace cannot overflow the stack.
+#pragma once
+
+#include <string>
+
+#include "hearth/engine/chat/value.h"
+#include "hearth/engine/core/result.h"
+
+namespace hearth::chat {
+
+constexpr int kMaxWalkDepth = 512;
+
+// Python repr(float): shortest round-trip digits, "1e+16", "1e-05", "2.0".
+std::string format_float(double d);
+
+// str(value) as the template prints it: None -> "None", True -> "True",
+// lists and dicts in Python repr form, undefined -> "".
+Status append_str(std::string& out, const Value& v, int depth = 0);
+Result<std::string> to_str(const Value& v);
+Status append_repr(std::string& out, const Value& v, int depth = 0);
+
+// Python ==: 1 == 1.0 == True, containers element-wise, namespaces by identity.
+bool values_equal(const Value& a, const Value& b, int depth = 0);
+
+// Python ordering for <, <=, >, >= and sort(): numbers with numbers, strings
+// with strings (by code point, which UTF-8 byte order preserves), lists
+// lexicographically. Returns <0, 0, >0, or an error naming both types.
+Result<int> compare_values(const Value& a, const Value& b, int depth = 0);
+
+struct JsonStyle {
+  int indent = -1;              // < 0: one line with ", " and ": " separators
+  bool ensure_ascii = false;    // escape non-ASCII as \uXXXX
+  bool sort_keys = false;
+};
+// json.dumps(value, ensure_ascii=False, indent=...) with Python's separators.
+Status append_json(std::string& out, const Value& v, const JsonStyle& style, int depth = 0);
+
+// Python's type name for error messages: "str", "list", "dict", ...
+std::string type_name(const Value& v);
+
+}  // namespace hearth::chat

@@ -1,0 +1,56 @@
+// The interface every compute backend implements (CPU here, Vulkan beside it):
+// a Device that says what the hardware is, Buffers of device memory, and a
+// Backend that says which (op, type) pairs it supports and runs a Graph.
+// Model code only builds graphs; where each node runs is a placement decision.
+#pragma once
+
+#include <hearth/engine/backend/graph.h>
+#include <hearth/engine/core/result.h>
+#include <hearth/engine/quant/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace hearth::backend {
+
+enum class DeviceKind { Cpu, IntegratedGpu, DiscreteGpu, Other };
+
+struct DeviceInfo {
+  std::string name;
+  DeviceKind kind = DeviceKind::Cpu;
+  uint64_t memory_total = 0;  // bytes the device can address for us
+  uint64_t memory_free = 0;   // bytes free now (budget extension or MemAvailable)
+};
+
+enum class BufferUsage { Weights, KvCache, Scratch };
+
+// Device memory. `host_data()` is null when the memory is not host-visible.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual size_t size() const = 0;
+  virtual BufferUsage usage() const = 0;
+  virtual void* host_data() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;  // "cpu", "vulkan"
+  virtual DeviceInfo device() const = 0;
+  // Whether this backend can run `op` with src0 of `type` (a weight format for
+  // MatMul/GetRows, the KV type for KvStore/Attention, F32 otherwise).
+  virtual bool supports(Op op, DType type) const = 0;
+  virtual Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) = 0;
+  // Runs every node of `graph` in order; activations get memory from the
+  // backend. Returns when graph.output holds its values on the host.
+  virtual Status compute(Graph& graph) = 0;
+};
+
+// Checks the whole graph against a backend's supports() before running it, so
+// an unsupported weight type is a clear error naming the tensor and the op.
+Status check_supported(const Backend& backend, const Graph& graph);
+
+}  // namespace hearth::backend

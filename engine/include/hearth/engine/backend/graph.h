@@ -1,0 +1,137 @@
+// A forward pass as a sequence of ops. Model code builds a Graph; a Backend
+// executes it. The graph never holds backend state, so the same graph can run
+// on the CPU, on Vulkan, or split between them (each node records the layer it
+// belongs to, which is what a partial-offload placement decides on).
+#pragma once
+
+#include <hearth/engine/backend/tensor.h>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace hearth::backend {
+
+class Buffer;
+
+enum class Op {
+  GetRows,     // dst[t] = dequant(src0 row src1[t]); src1: I32 ids {n}
+  RmsNorm,     // dst = x / rms(x) * w, rows of `group` elements (group = ne0 by default)
+  MatMul,      // dst[t][r] = sum_c src0[r][c] * src1[t][c] (+ src2[r] bias); src0 any weight type
+  Add,         // dst = src0 + src1 (same shape)
+  Scale,       // dst = src0 * scalar
+  Rope,        // rotate pairs of each head of src0 at positions src1 (I32 {n_tokens})
+  KvStore,     // write src0 (K) and src1 (V) rows at positions into the KV view; no dst data
+  Attention,   // causal attention of src0 (Q) over the KV view
+  SwiGlu,      // dst = silu(src0) * src1
+  GeluGlu,     // dst = gelu_tanh(src0) * src1
+  SoftCap,     // dst = cap * tanh(src0 / cap)
+  SliceCols,   // dst = src0[:, offset : offset + dst.ne0]
+  LastRows,    // dst = the last dst.ne1 rows of src0
+};
+inline constexpr int kOpCount = static_cast<int>(Op::LastRows) + 1;
+const char* to_string(Op op);
+
+enum class RopeMode { Normal, NeoX };  // adjacent pairs / first and second halves
+
+struct RopeParams {
+  RopeMode mode = RopeMode::Normal;
+  int32_t n_dims = 0;        // rotated dimensions of each head (<= head_dim)
+  int32_t head_dim = 0;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;   // 1 / linear scaling factor
+  // YaRN (ext_factor > 0); zero leaves plain (or linear) RoPE.
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int32_t n_ctx_orig = 0;
+  const float* freq_factors = nullptr;  // {n_dims / 2}: Llama 3.1 rope_freqs, divides each frequency
+};
+
+// Where one layer's K and V live. Positions are grouped in blocks of
+// `block_tokens`; `block_table[b]` is the physical block that holds logical
+// block b. Inside a physical block, each KV head has `block_tokens` rows of
+// `head_dim` elements: row address = base + ((phys * n_head_kv + h) * block_tokens + t) * row_bytes.
+struct KvView {
+  DType type = DType::F16;  // F16, Q8_0 or F32
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  int32_t block_tokens = 0;
+  size_t row_bytes = 0;
+  uint8_t* k = nullptr;  // host addresses (null when the cache is not host-visible)
+  uint8_t* v = nullptr;
+  Buffer* buffer = nullptr;  // the cache's buffer, and where K and V start in it,
+  size_t k_offset = 0;             // for backends that address device memory
+  size_t v_offset = 0;
+  const int32_t* block_table = nullptr;
+  int32_t n_blocks = 0;
+};
+
+struct AttentionParams {
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  float scale = 1.0f;          // applied to q.k
+  float softcap = 0.0f;        // > 0: score = cap * tanh(score / cap) (Gemma 2)
+  int32_t window = 0;          // > 0: sliding window, keys within the last `window` positions
+};
+
+struct OpParams {
+  float eps = 0.0f;
+  float scalar = 1.0f;
+  int64_t group = 0;     // RmsNorm group size (per-head norms); 0 = whole row
+  int64_t offset = 0;    // SliceCols
+  RopeParams rope;
+  AttentionParams attn;
+  KvView kv;
+};
+
+struct Node {
+  Op op = Op::Add;
+  std::array<Tensor*, 3> src{nullptr, nullptr, nullptr};
+  Tensor* dst = nullptr;
+  OpParams params;
+  int32_t layer = -1;  // the model layer, -1 outside layers: what placement decides on
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Tensors created here live as long as the graph (stable addresses).
+  Tensor* input(DType type, std::array<int64_t, 4> ne, void* data);
+  Tensor* activation(std::array<int64_t, 4> ne);
+
+  void set_layer(int32_t layer) { layer_ = layer; }
+
+  Tensor* get_rows(Tensor* weight, Tensor* ids);
+  Tensor* rms_norm(Tensor* x, Tensor* weight, float eps, int64_t group = 0);
+  Tensor* matmul(Tensor* weight, Tensor* x, Tensor* bias = nullptr);
+  Tensor* add(Tensor* a, Tensor* b);
+  Tensor* scale(Tensor* x, float s);
+  Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& p);
+  void kv_store(Tensor* k, Tensor* v, Tensor* positions, const KvView& kv);
+  Tensor* attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p);
+  Tensor* swiglu(Tensor* gate, Tensor* up);
+  Tensor* geglu(Tensor* gate, Tensor* up);
+  Tensor* softcap(Tensor* x, float cap);
+  Tensor* slice_cols(Tensor* x, int64_t offset, int64_t width);
+  Tensor* last_rows(Tensor* x, int64_t n);
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::vector<Node>& nodes() { return nodes_; }
+  // The tensor the caller reads after compute (set by model code).
+  Tensor* output = nullptr;
+
+ private:
+  Node& push(Op op, Tensor* dst, Tensor* a, Tensor* b = nullptr, Tensor* c = nullptr);
+  std::deque<Tensor> tensors_;
+  std::vector<Node> nodes_;
+  int32_t layer_ = -1;
+};
+
+}  // namespace hearth::backend

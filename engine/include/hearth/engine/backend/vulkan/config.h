@@ -1,0 +1,39 @@
+// Options of the Vulkan backend. They come from the engine configuration the
+// app builds from its settings; nothing here is read from the environment.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hearth::vulkan {
+
+enum class ValidationLayers { Off, On };
+// Software devices (lavapipe, SwiftShader) are slower than the CPU backend, so
+// they are only chosen when allowed (tests) or picked by the user.
+enum class SoftwareDevices { Reject, Allow };
+enum class ProfilingMode { Off, Timestamps };
+
+struct DeviceRequirements {
+  uint32_t min_api_version = (1u << 22) | (2u << 12);  // VK_MAKE_API_VERSION(0, 1, 2, 0)
+  uint64_t min_device_memory_bytes = 256ull << 20;
+  SoftwareDevices software = SoftwareDevices::Reject;
+};
+
+struct DevicePreference {
+  // The device the user picked: an index in enumeration order, or a
+  // case-insensitive substring of the device name. Neither set = automatic.
+  std::optional<uint32_t> index;
+  std::string name;
+};
+
+struct VulkanConfig {
+  ValidationLayers validation = ValidationLayers::Off;
+  DeviceRequirements requirements;
+  DevicePreference preference;
+  ProfilingMode profiling = ProfilingMode::Off;
+  // Pipeline cache file; empty = pipelines are compiled at every start.
+  std::string pipeline_cache_path;
+};
+
+}  // namespace hearth::vulkan

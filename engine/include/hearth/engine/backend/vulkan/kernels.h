@@ -1,0 +1,90 @@
+// Typed launchers for the compute shaders: each records one dispatch into a
+// CommandSequence, checking shapes and sizes first. This is the surface the
+// Backend adapter calls; it knows ops and tensor types, not models.
+#pragma once
+
+#include <hearth/engine/backend/vulkan/command.h>
+#include <hearth/engine/quant/types.h>
+
+#include <cstdint>
+
+namespace hearth::vulkan {
+
+enum class RopeStyle { Normal, NeoX };
+enum class Activation { Gelu, Silu };
+
+// Workgroup sizes (specialization constant 0), chosen per device.
+struct KernelTuning {
+  uint32_t elementwise = 256;
+  uint32_t row_reduce = 64;  // RMSNorm, softmax (power of two)
+  uint32_t matvec = 32;      // power of two
+  uint32_t get_rows = 64;
+  uint32_t attention = 32;   // power of two; head_dim <= 8 * attention
+};
+KernelTuning default_tuning(const VulkanContext& ctx);
+
+struct RopeShape {
+  uint32_t head_dim = 0;
+  uint32_t n_dims = 0;  // rotated dims per head (even, <= head_dim)
+  uint32_t n_heads = 0;
+  uint32_t n_tokens = 0;
+};
+
+struct AttentionShape {
+  uint32_t head_dim = 0;
+  uint32_t n_heads = 0;
+  uint32_t n_kv_heads = 0;  // divides n_heads
+  uint32_t n_kv = 0;        // cached positions to attend to (>= 1)
+};
+
+class Kernels {
+ public:
+  Kernels(const VulkanContext& ctx, PipelineSet& pipelines, KernelTuning tuning)
+      : ctx_(ctx), pipelines_(pipelines), tuning_(tuning) {}
+
+  // Whether matvec/matmul/get_rows have a shader for this weight type.
+  static bool supports_weights(DType type);
+
+  // Element-wise, all f32. d[i] = a[i] + b[i % b_len]  /  a[i] * b[i % b_len]
+  Status add(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
+             uint32_t b_len);
+  Status mul(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
+             uint32_t b_len);
+  Status scale(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float factor);
+  Status activation(CommandSequence& seq, Activation act, const BufferView& x, const BufferView& y, uint32_t n);
+  Status swiglu(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
+                uint32_t n);
+  // x, y: [nrows][ncols] f32; w: [ncols] f32
+  Status rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
+                  uint32_t ncols, uint32_t nrows, float eps);
+  Status softmax(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t ncols, uint32_t nrows,
+                 float scale);
+  // In place on x: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32
+  Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
+              const RopeShape& shape, float freq_base, float freq_scale);
+  // table: [n_rows][ncols] of `type`; ids: [n_ids] i32; out: [n_ids][ncols] f32
+  Status get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
+                  const BufferView& out, uint32_t ncols, uint32_t n_ids);
+  // w: [nrows][ncols] of `type`; x: [ncols] f32; y: [nrows] f32
+  Status matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
+                uint32_t ncols, uint32_t nrows);
+  // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
+  Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
+                uint32_t m_rows, uint32_t n_tokens, uint32_t k);
+  // q: [n_heads][head_dim] f32; k, v: [>= n_kv][n_kv_heads][head_dim] f16; out: [n_heads][head_dim] f32
+  Status attention_decode(CommandSequence& seq, const BufferView& q, const BufferView& k, const BufferView& v,
+                          const BufferView& out, const AttentionShape& shape, float scale);
+
+  const KernelTuning& tuning() const { return tuning_; }
+
+ private:
+  Status run(CommandSequence& seq, ShaderId shader, uint32_t workgroup, std::span<const Binding> bindings,
+             const void* push, uint32_t push_bytes, DispatchSize groups, std::string_view label);
+  DispatchSize grid(uint64_t groups) const;
+
+  const VulkanContext& ctx_;
+  PipelineSet& pipelines_;
+  KernelTuning tuning_;
+};
+
+}  // namespace hearth::vulkan

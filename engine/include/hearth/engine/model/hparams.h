@@ -1,0 +1,47 @@
+// Hyperparameters of a loaded model, read from GGUF metadata by the
+// architecture's hook. Everything the forward pass needs to know about shapes.
+#pragma once
+
+#include <hearth/engine/backend/graph.h>
+
+#include <cstdint>
+#include <string>
+
+namespace hearth::model {
+
+// Which layers use a sliding attention window.
+enum class SlidingWindowLayers { None, All, EvenLayers };
+
+struct HParams {
+  std::string architecture;  // "llama", "qwen2", ...
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;    // per-head size of Q and K (attention.key_length)
+  int64_t head_dim_v = 0;  // per-head size of V (attention.value_length)
+  int64_t n_ff = 0;
+  float rms_eps = 1e-5f;
+
+  backend::RopeParams rope;  // mode, n_dims, base, scaling (freq_factors bound with the weights)
+
+  float attn_scale = 0.0f;       // multiplies q.k; 1/sqrt(head_dim) unless the family says otherwise
+  float attn_softcap = 0.0f;     // Gemma 2: score soft-capping
+  float final_softcap = 0.0f;    // Gemma 2: logit soft-capping
+  float embd_scale = 0.0f;       // Gemma: embeddings times sqrt(n_embd); 0 = none
+  int32_t sliding_window = 0;
+  SlidingWindowLayers window_layers = SlidingWindowLayers::None;
+
+  int32_t window_of_layer(int64_t layer) const {
+    switch (window_layers) {
+      case SlidingWindowLayers::None: return 0;
+      case SlidingWindowLayers::All: return sliding_window;
+      case SlidingWindowLayers::EvenLayers: return layer % 2 == 0 ? sliding_window : 0;
+    }
+    return 0;
+  }
+};
+
+}  // namespace hearth::model

@@ -1,0 +1,94 @@
+// A loaded model: hyperparameters and weights bound in place to the mapped GGUF
+// file, plus the forward pass expressed as a backend graph.
+#pragma once
+
+#include <hearth/engine/backend/backend.h>
+#include <hearth/engine/core/result.h>
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/model/hparams.h>
+#include <hearth/engine/model/weights.h>
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hearth::model {
+
+struct LoadProgress {
+  uint64_t done_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+using ProgressFn = std::function<void(const LoadProgress&)>;
+
+enum class MemoryCheck { Enforce, Skip };
+
+struct LoadOptions {
+  gguf::LoadMode mode = gguf::LoadMode::Mmap;
+  MemoryCheck memory_check = MemoryCheck::Enforce;
+  // Memory the caller will need besides the weights (KV cache, scratch),
+  // included in the check made before anything is loaded.
+  uint64_t extra_bytes = 0;
+  ProgressFn progress;
+};
+
+// Reads MemAvailable from /proc/meminfo (0 when unknown).
+uint64_t available_memory_bytes();
+// OutOfMemory "needs 5.1 GB, 3.2 GB available (...)" when needed > available.
+Status check_memory(uint64_t needed, uint64_t available, const std::string& what);
+
+// The families Hearth can run, for messages and `hearth-cli info`.
+std::vector<std::string> supported_architectures();
+
+enum class LogitsRows { Last, All };
+
+// One batch of tokens for the forward pass; positions are absolute in the cache.
+struct Batch {
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;  // same length as tokens
+};
+
+class Model {
+ public:
+  static Result<std::unique_ptr<Model>> load(const std::filesystem::path& path, const LoadOptions& options = {});
+  // Binds an already opened file (tests).
+  static Result<std::unique_ptr<Model>> from_file(gguf::GgufFile file, const LoadOptions& options = {});
+
+  const HParams& hparams() const { return hparams_; }
+  const ModelWeights& weights() const { return weights_; }
+  const gguf::GgufFile& file() const { return file_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  // Weight bytes read per generated token (every matrix once; the embedding
+  // table only for one row).
+  uint64_t bytes_per_token() const;
+
+  // Builds the forward pass for `batch` into `graph`, writing K/V for the
+  // batch's positions into `cache`. Returns the logits tensor:
+  // {n_vocab, rows} where rows is 1 (Last) or the batch length (All).
+  backend::Tensor* build_forward(backend::Graph& graph, const Batch& batch, const kv::KvCache& cache,
+                                 LogitsRows rows) const;
+
+  // Runs build_forward on `backend` and copies the logits into `logits`
+  // (rows x n_vocab). Advances cache.used() past the batch.
+  Status forward(backend::Backend& backend, kv::KvCache& cache, const Batch& batch, LogitsRows rows,
+                 std::vector<float>& logits) const;
+
+  // KV cache configuration for this model.
+  kv::KvCacheConfig kv_config(int64_t n_ctx, DType type) const;
+
+ private:
+  explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
+  gguf::GgufFile file_;
+  HParams hparams_;
+  ModelWeights weights_;
+  std::deque<Tensor> tensors_;
+  uint64_t weight_bytes_ = 0;
+  const struct ArchDef* arch_ = nullptr;
+};
+
+}  // namespace hearth::model

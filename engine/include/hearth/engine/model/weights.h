@@ -1,0 +1,42 @@
+// Weights of a model, bound to tensors of the GGUF file (used in place).
+// Optional tensors are null when the family or the file does not have them.
+#pragma once
+
+#include <hearth/engine/backend/tensor.h>
+
+#include <vector>
+
+namespace hearth::model {
+
+using backend::Tensor;
+
+struct LayerWeights {
+  Tensor* attn_norm = nullptr;   // {n_embd}
+  Tensor* wq = nullptr;          // {n_embd, n_head*head_dim}
+  Tensor* wk = nullptr;          // {n_embd, n_head_kv*head_dim}
+  Tensor* wv = nullptr;          // {n_embd, n_head_kv*head_dim_v}
+  Tensor* wqkv = nullptr;        // fused (phi3): {n_embd, q + k + v widths}
+  Tensor* bq = nullptr;          // {n_head*head_dim} (qwen2)
+  Tensor* bk = nullptr;          // {n_head_kv*head_dim}
+  Tensor* bv = nullptr;          // {n_head_kv*head_dim_v}
+  Tensor* q_norm = nullptr;      // {head_dim} per-head RMSNorm (qwen3)
+  Tensor* k_norm = nullptr;      // {head_dim}
+  Tensor* wo = nullptr;          // {n_head*head_dim_v, n_embd}
+  Tensor* post_attn_norm = nullptr;  // {n_embd} (gemma2)
+  Tensor* ffn_norm = nullptr;    // {n_embd}
+  Tensor* w_gate = nullptr;      // {n_embd, n_ff}
+  Tensor* w_up = nullptr;        // {n_embd, n_ff}
+  Tensor* w_gate_up = nullptr;   // fused (phi3): {n_embd, 2*n_ff}, gate first
+  Tensor* w_down = nullptr;      // {n_ff, n_embd}
+  Tensor* post_ffn_norm = nullptr;   // {n_embd} (gemma2)
+};
+
+struct ModelWeights {
+  Tensor* tok_embd = nullptr;     // {n_embd, n_vocab}
+  Tensor* output_norm = nullptr;  // {n_embd}
+  Tensor* output = nullptr;       // {n_embd, n_vocab}; tok_embd when tied
+  Tensor* rope_freqs = nullptr;   // {n_rot/2} Llama 3.1 frequency factors, optional
+  std::vector<LayerWeights> layers;
+};
+
+}  // namespace hearth::model

@@ -1,0 +1,120 @@
+// A Session owns the KV cache of one conversation: it prefills prompts in
+// batches, decodes token by token, streams pieces through a callback, stops on
+// end-of-generation tokens, stop strings or cancellation, and measures itself.
+#pragma once
+
+#include <hearth/engine/backend/backend.h>
+#include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/model/model.h>
+#include <hearth/engine/sampling/sampler.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hearth::runtime {
+
+struct SessionConfig {
+  int64_t n_ctx = 2048;
+  DType kv_type = DType::F16;
+  int32_t n_batch = 256;  // prompt tokens per forward pass
+};
+
+enum class StopReason { MaxTokens, EndOfGeneration, StopString, ContextFull, Cancelled };
+const char* to_string(StopReason reason);
+
+// Finds stop strings in streamed text, holding back a tail that could still
+// become one so a stop string is never shown in part.
+class StopStrings {
+ public:
+  explicit StopStrings(std::vector<std::string> stops) : stops_(std::move(stops)) {}
+  // Appends `piece`; returns the text now safe to show. Sets matched() when a
+  // stop string completed (the text before it is returned, nothing after).
+  std::string push(std::string_view piece);
+  // What was held back, for the end of generation without a match.
+  std::string flush();
+  bool matched() const { return matched_; }
+
+ private:
+  std::vector<std::string> stops_;
+  std::string pending_;
+  bool matched_ = false;
+};
+
+struct GenerateOptions {
+  int32_t max_tokens = 256;
+  sampling::SamplerConfig sampler;
+  std::vector<int32_t> end_of_generation;  // token ids that end a reply (EOS, EOT, ...)
+  std::vector<std::string> stop_strings;
+};
+
+// Called for every generated token with its text (possibly empty while a stop
+// string or a UTF-8 sequence is held back).
+struct TokenEvent {
+  int32_t token;
+  std::string_view text;
+};
+using StreamFn = std::function<void(const TokenEvent&)>;
+// Turns a token into its text piece (the tokenizer's job).
+using DetokenizeFn = std::function<std::string(int32_t token)>;
+
+struct Figures {
+  double ttft_ms = 0;           // request start to first generated token
+  double prefill_tps = 0;
+  double decode_tps = 0;
+  double inter_token_p50_ms = 0;
+  double inter_token_p95_ms = 0;
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  int64_t context_tokens = 0;   // tokens in the KV cache after the request
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;
+  std::string text;
+  StopReason reason = StopReason::MaxTokens;
+  Figures figures;
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(const model::Model& model, backend::Backend& backend,
+                                                 const SessionConfig& config);
+
+  // Appends `tokens` to the context in batches of n_batch; the last token's
+  // logits are kept for the next sample.
+  Status prefill(std::span<const int32_t> tokens);
+  // Appends one token and computes its logits.
+  Status decode(int32_t token);
+  std::span<const float> last_logits() const { return logits_; }
+
+  // Prefills `prompt` (appended to what the session holds) and generates.
+  // `cancel` (may be null) is checked between tokens.
+  Result<GenerateResult> generate(std::span<const int32_t> prompt, const GenerateOptions& options,
+                                  const DetokenizeFn& detokenize, const StreamFn& on_token,
+                                  const std::atomic<bool>* cancel = nullptr);
+
+  void reset();
+  const std::vector<int32_t>& context() const { return context_; }
+  int64_t n_ctx() const { return cache_->capacity(); }
+  kv::KvCache& cache() { return *cache_; }
+
+ private:
+  Session(const model::Model& model, backend::Backend& backend, const SessionConfig& config)
+      : model_(model), backend_(backend), config_(config) {}
+
+  const model::Model& model_;
+  backend::Backend& backend_;
+  SessionConfig config_;
+  std::unique_ptr<kv::KvCache> cache_;
+  std::vector<int32_t> context_;
+  std::vector<float> logits_;
+  std::vector<int32_t> positions_;
+};
+
+}  // namespace hearth::runtime

@@ -1,0 +1,67 @@
+// The sampler chain: penalties over a window of recent tokens, then top-k,
+// top-p, min-p, temperature, and a draw from a seeded generator (so a seed
+// reproduces a reply exactly). Temperature <= 0 is greedy.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+namespace hearth::sampling {
+
+struct SamplerConfig {
+  float temperature = 0.8f;       // <= 0: greedy (arg-max after penalties)
+  int32_t top_k = 40;             // <= 0: off
+  float top_p = 0.95f;            // >= 1: off
+  float min_p = 0.05f;            // <= 0: off; keeps tokens with p >= min_p * p_max
+  float repeat_penalty = 1.0f;    // 1: off; divides positive logits, multiplies negative ones
+  float presence_penalty = 0.0f;  // subtracted once from every token seen in the window
+  float frequency_penalty = 0.0f; // subtracted per occurrence in the window
+  int32_t penalty_window = 64;    // recent tokens the penalties look at
+  uint64_t seed = 0;
+};
+
+struct Candidate {
+  int32_t token;
+  float logit;
+  float p;
+};
+
+// A small, fully specified generator (splitmix64), so a seed gives the same
+// draws on every platform and standard library.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next();
+  double uniform();  // [0, 1)
+
+ private:
+  uint64_t state_;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerConfig& config);
+
+  // Picks the next token from `logits` (n_vocab) and remembers it for the penalties.
+  int32_t sample(std::span<const float> logits);
+  // Records a token that was not sampled (the prompt) for the penalties.
+  void accept(int32_t token);
+  void reset();
+
+  // The distribution the draw uses (after the whole chain), sorted by
+  // decreasing probability; exposed for tests and for `--verbose` displays.
+  std::vector<Candidate> distribution(std::span<const float> logits) const;
+
+  const SamplerConfig& config() const { return config_; }
+
+ private:
+  void apply_penalties(std::vector<float>& logits) const;
+
+  SamplerConfig config_;
+  Rng rng_;
+  std::deque<int32_t> recent_;
+};
+
+}  // namespace hearth::sampling

@@ -1,0 +1,59 @@
+// The architecture registry. Each family is one small file with three hooks:
+// read hyperparameters, bind tensors, build one layer's ops. Shared blocks
+// (attention, feed-forward, norms) live in blocks.h.
+#pragma once
+
+#include <hearth/engine/backend/graph.h>
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/model/hparams.h>
+#include <hearth/engine/model/weights.h>
+
+#include <deque>
+#include <string>
+#include <string_view>
+
+namespace hearth::model {
+
+// Binds GGUF tensors as weights, checking their shapes.
+class WeightBinder {
+ public:
+  WeightBinder(const gguf::GgufFile& file, std::deque<Tensor>& store) : file_(file), store_(store) {}
+  // shape: innermost first, e.g. {n_embd, n_vocab}.
+  Result<Tensor*> require(const std::string& name, std::vector<int64_t> shape);
+  // nullptr when the file has no such tensor; an error when its shape is wrong.
+  Result<Tensor*> optional(const std::string& name, std::vector<int64_t> shape);
+  uint64_t bound_bytes() const { return bound_bytes_; }
+
+ private:
+  const gguf::GgufFile& file_;
+  std::deque<Tensor>& store_;
+  uint64_t bound_bytes_ = 0;
+};
+
+// What a layer builder sees.
+struct LayerContext {
+  backend::Graph& graph;
+  const HParams& hp;
+  const LayerWeights& w;
+  backend::Tensor* positions;  // I32 {n_tokens}
+  backend::KvView kv;
+  int64_t layer;
+};
+
+struct ArchDef {
+  std::string_view name;
+  Status (*read_hparams)(const gguf::GgufFile& file, HParams& hp);
+  Status (*bind)(WeightBinder& binder, const HParams& hp, ModelWeights& weights);
+  backend::Tensor* (*build_layer)(LayerContext& ctx, backend::Tensor* x);
+};
+
+const ArchDef* find_arch(std::string_view name);
+std::string supported_list();
+
+const ArchDef& arch_llama();
+const ArchDef& arch_qwen2();
+const ArchDef& arch_qwen3();
+const ArchDef& arch_phi3();
+const ArchDef& arch_gemma2();
+
+}  // namespace hearth::model

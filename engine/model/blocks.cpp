@@ -1,0 +1,209 @@
+#include "blocks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+namespace hearth::model {
+
+using backend::Tensor;
+
+namespace {
+
+std::string key(const HParams& hp, const char* suffix) { return fmt::format("{}.{}", hp.architecture, suffix); }
+
+Result<int64_t> positive(const gguf::GgufFile& file, const std::string& k, std::optional<uint64_t> fallback) {
+  HEARTH_TRY(auto v, file.find_uint(k));
+  if (!v && !fallback) {
+    return make_error(ErrorCode::NotFound, fmt::format("{}: required key '{}' is missing", file.path().string(), k));
+  }
+  const uint64_t value = v ? *v : *fallback;
+  if (value == 0 || value > (1ull << 31)) {
+    return make_error(ErrorCode::InvalidFormat,
+                      fmt::format("{}: key '{}' = {} is out of range", file.path().string(), k, value));
+  }
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
+std::string layer_tensor(int64_t layer, const char* name) { return fmt::format("blk.{}.{}", layer, name); }
+
+Status read_common_hparams(const gguf::GgufFile& file, HParams& hp) {
+  HEARTH_TRY(hp.n_embd, positive(file, key(hp, "embedding_length"), std::nullopt));
+  HEARTH_TRY(hp.n_layer, positive(file, key(hp, "block_count"), std::nullopt));
+  HEARTH_TRY(hp.n_ff, positive(file, key(hp, "feed_forward_length"), std::nullopt));
+  HEARTH_TRY(hp.n_head, positive(file, key(hp, "attention.head_count"), std::nullopt));
+  HEARTH_TRY(hp.n_head_kv, positive(file, key(hp, "attention.head_count_kv"), static_cast<uint64_t>(hp.n_head)));
+  HEARTH_TRY(hp.n_ctx_train, positive(file, key(hp, "context_length"), 4096));
+  HEARTH_TRY(hp.head_dim, positive(file, key(hp, "attention.key_length"), static_cast<uint64_t>(hp.n_embd / hp.n_head)));
+  HEARTH_TRY(hp.head_dim_v, positive(file, key(hp, "attention.value_length"), static_cast<uint64_t>(hp.head_dim)));
+  HEARTH_TRY(auto eps, file.find_float(key(hp, "attention.layer_norm_rms_epsilon")));
+  hp.rms_eps = static_cast<float>(eps.value_or(1e-5));
+
+  const std::string where = file.path().string();
+  if (hp.n_head % hp.n_head_kv != 0) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: head_count {} is not a multiple of head_count_kv {}",
+                                                            where, hp.n_head, hp.n_head_kv));
+  }
+  if (hp.head_dim_v != hp.head_dim || hp.head_dim % 2 != 0) {
+    return make_error(ErrorCode::Unsupported, fmt::format("{}: key length {} and value length {} must be equal and even",
+                                                          where, hp.head_dim, hp.head_dim_v));
+  }
+
+  auto& r = hp.rope;
+  r.head_dim = static_cast<int32_t>(hp.head_dim);
+  HEARTH_TRY(const int64_t n_rot, positive(file, key(hp, "rope.dimension_count"), static_cast<uint64_t>(hp.head_dim)));
+  if (n_rot > hp.head_dim || n_rot % 2 != 0) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: rope.dimension_count {} does not fit head size {}",
+                                                            where, n_rot, hp.head_dim));
+  }
+  r.n_dims = static_cast<int32_t>(n_rot);
+  HEARTH_TRY(auto base, file.find_float(key(hp, "rope.freq_base")));
+  r.freq_base = static_cast<float>(base.value_or(10000.0));
+
+  // rope.scaling.*: linear divides positions by the factor; YaRN blends
+  // interpolation and extrapolation per frequency.
+  HEARTH_TRY(auto scaling_type, file.find_string(key(hp, "rope.scaling.type")));
+  HEARTH_TRY(auto factor, file.find_float(key(hp, "rope.scaling.factor")));
+  HEARTH_TRY(auto legacy_linear, file.find_float(key(hp, "rope.scale_linear")));
+  HEARTH_TRY(auto orig_ctx, file.find_uint(key(hp, "rope.scaling.original_context_length")));
+  HEARTH_TRY(auto attn_factor, file.find_float(key(hp, "rope.scaling.attn_factor")));
+  const std::string type = scaling_type.value_or(legacy_linear ? "linear" : "none");
+  const double f = factor ? *factor : legacy_linear.value_or(1.0);
+  r.n_ctx_orig = static_cast<int32_t>(orig_ctx.value_or(static_cast<uint64_t>(hp.n_ctx_train)));
+  r.attn_factor = static_cast<float>(attn_factor.value_or(1.0));
+  if (type == "linear" || type == "yarn") {
+    if (f > 0.0) r.freq_scale = static_cast<float>(1.0 / f);
+    if (type == "yarn") r.ext_factor = 1.0f;
+  } else if (type != "none" && type != "llama3") {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("{}: rope.scaling.type '{}' is not supported (none, linear, yarn)", where, type));
+  }
+  hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  return {};
+}
+
+Result<Tensor*> WeightBinder::optional(const std::string& name, std::vector<int64_t> shape) {
+  const gguf::TensorInfo* info = file_.find_tensor(name);
+  if (!info) return static_cast<Tensor*>(nullptr);
+  for (size_t i = 0; i < gguf::kMaxDims; ++i) {
+    const int64_t want = i < shape.size() ? shape[i] : 1;
+    if (info->dims[i] != want) {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: tensor '{}' has shape [{}, {}, {}], expected [{}]", file_.path().string(), name,
+                                    info->dims[0], info->dims[1], info->dims[2], fmt::join(shape, ", ")));
+    }
+  }
+  if (shape.size() == 1 && info->type != DType::F32) {
+    return make_error(ErrorCode::Unsupported, fmt::format("{}: vector tensor '{}' is {}, expected F32",
+                                                          file_.path().string(), name, traits(info->type).name));
+  }
+  Tensor& t = store_.emplace_back();
+  t.type = info->type;
+  t.ne = {info->dims[0], info->dims[1], info->dims[2], info->dims[3]};
+  t.kind = backend::TensorKind::Weight;
+  t.data = const_cast<uint8_t*>(file_.tensor_data(*info).data());
+  t.name = name;
+  bound_bytes_ += info->bytes;
+  return &t;
+}
+
+Result<Tensor*> WeightBinder::require(const std::string& name, std::vector<int64_t> shape) {
+  HEARTH_TRY(Tensor * t, optional(name, shape));
+  if (!t) {
+    return make_error(ErrorCode::NotFound, fmt::format("{}: required tensor '{}' is missing", file_.path().string(), name));
+  }
+  return t;
+}
+
+Status bind_globals(WeightBinder& b, const HParams& hp, ModelWeights& w) {
+  HEARTH_TRY(w.tok_embd, b.require("token_embd.weight", {hp.n_embd, hp.n_vocab}));
+  HEARTH_TRY(w.output_norm, b.require("output_norm.weight", {hp.n_embd}));
+  HEARTH_TRY(w.output, b.optional("output.weight", {hp.n_embd, hp.n_vocab}));
+  if (!w.output) w.output = w.tok_embd;  // tied embeddings
+  HEARTH_TRY(w.rope_freqs, b.optional("rope_freqs.weight", {hp.rope.n_dims / 2}));
+  return {};
+}
+
+Status bind_attention(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw) {
+  const int64_t q = hp.n_head * hp.head_dim, kv = hp.n_head_kv * hp.head_dim;
+  HEARTH_TRY(lw.attn_norm, b.require(layer_tensor(il, "attn_norm.weight"), {hp.n_embd}));
+  HEARTH_TRY(lw.wq, b.require(layer_tensor(il, "attn_q.weight"), {hp.n_embd, q}));
+  HEARTH_TRY(lw.wk, b.require(layer_tensor(il, "attn_k.weight"), {hp.n_embd, kv}));
+  HEARTH_TRY(lw.wv, b.require(layer_tensor(il, "attn_v.weight"), {hp.n_embd, kv}));
+  HEARTH_TRY(lw.bq, b.optional(layer_tensor(il, "attn_q.bias"), {q}));
+  HEARTH_TRY(lw.bk, b.optional(layer_tensor(il, "attn_k.bias"), {kv}));
+  HEARTH_TRY(lw.bv, b.optional(layer_tensor(il, "attn_v.bias"), {kv}));
+  HEARTH_TRY(lw.wo, b.require(layer_tensor(il, "attn_output.weight"), {q, hp.n_embd}));
+  return {};
+}
+
+Status bind_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw) {
+  HEARTH_TRY(lw.ffn_norm, b.require(layer_tensor(il, "ffn_norm.weight"), {hp.n_embd}));
+  HEARTH_TRY(lw.w_gate, b.require(layer_tensor(il, "ffn_gate.weight"), {hp.n_embd, hp.n_ff}));
+  HEARTH_TRY(lw.w_up, b.require(layer_tensor(il, "ffn_up.weight"), {hp.n_embd, hp.n_ff}));
+  HEARTH_TRY(lw.w_down, b.require(layer_tensor(il, "ffn_down.weight"), {hp.n_ff, hp.n_embd}));
+  return {};
+}
+
+Tensor* attention_block(LayerContext& ctx, Tensor* x) {
+  auto& g = ctx.graph;
+  const HParams& hp = ctx.hp;
+  const LayerWeights& w = ctx.w;
+  const int64_t qw = hp.n_head * hp.head_dim, kw = hp.n_head_kv * hp.head_dim;
+  Tensor *q, *k, *v;
+  if (w.wqkv) {
+    Tensor* qkv = g.matmul(w.wqkv, x);
+    q = g.slice_cols(qkv, 0, qw);
+    k = g.slice_cols(qkv, qw, kw);
+    v = g.slice_cols(qkv, qw + kw, kw);
+  } else {
+    q = g.matmul(w.wq, x, w.bq);
+    k = g.matmul(w.wk, x, w.bk);
+    v = g.matmul(w.wv, x, w.bv);
+  }
+  if (w.q_norm) q = g.rms_norm(q, w.q_norm, hp.rms_eps, hp.head_dim);
+  if (w.k_norm) k = g.rms_norm(k, w.k_norm, hp.rms_eps, hp.head_dim);
+  q = g.rope(q, ctx.positions, hp.rope);
+  k = g.rope(k, ctx.positions, hp.rope);
+  g.kv_store(k, v, ctx.positions, ctx.kv);
+  backend::AttentionParams ap;
+  ap.n_head = static_cast<int32_t>(hp.n_head);
+  ap.n_head_kv = static_cast<int32_t>(hp.n_head_kv);
+  ap.head_dim = static_cast<int32_t>(hp.head_dim);
+  ap.scale = hp.attn_scale;
+  ap.softcap = hp.attn_softcap;
+  ap.window = hp.window_of_layer(ctx.layer);
+  Tensor* attn = g.attention(q, ctx.positions, ctx.kv, ap);
+  return g.matmul(w.wo, attn);
+}
+
+Tensor* ffn_swiglu(LayerContext& ctx, Tensor* x) {
+  auto& g = ctx.graph;
+  const LayerWeights& w = ctx.w;
+  Tensor *gate, *up;
+  if (w.w_gate_up) {
+    Tensor* gu = g.matmul(w.w_gate_up, x);
+    gate = g.slice_cols(gu, 0, ctx.hp.n_ff);
+    up = g.slice_cols(gu, ctx.hp.n_ff, ctx.hp.n_ff);
+  } else {
+    gate = g.matmul(w.w_gate, x);
+    up = g.matmul(w.w_up, x);
+  }
+  return g.matmul(w.w_down, g.swiglu(gate, up));
+}
+
+Tensor* ffn_geglu(LayerContext& ctx, Tensor* x) {
+  auto& g = ctx.graph;
+  return g.matmul(ctx.w.w_down, g.geglu(g.matmul(ctx.w.w_gate, x), g.matmul(ctx.w.w_up, x)));
+}
+
+Tensor* prenorm_layer(LayerContext& ctx, Tensor* x) {
+  auto& g = ctx.graph;
+  Tensor* h = g.add(x, attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
+  return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
+}
+
+}  // namespace hearth::model

@@ -1,0 +1,32 @@
+// Blocks shared by the architectures: metadata reading, the standard weight
+// binding, attention and feed-forward sub-graphs.
+#pragma once
+
+#include "arch.h"
+
+namespace hearth::model {
+
+// Reads the keys every family shares ({arch}.embedding_length, ...).
+Status read_common_hparams(const gguf::GgufFile& file, HParams& hp);
+
+// Token embedding, output norm and output (tied to the embedding when absent),
+// and rope_freqs.
+Status bind_globals(WeightBinder& b, const HParams& hp, ModelWeights& w);
+// attn_norm, separate Q/K/V (with optional biases), attn_output.
+Status bind_attention(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
+// ffn_norm, ffn_gate, ffn_up, ffn_down.
+Status bind_ffn(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
+std::string layer_tensor(int64_t layer, const char* name);
+
+// Self-attention on the normalized input: Q/K/V (fused or separate, with
+// biases and per-head norms when bound), RoPE, KV store, attention, output.
+backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x);
+// silu(gate) * up -> down (fused gate_up when bound).
+backend::Tensor* ffn_swiglu(LayerContext& ctx, backend::Tensor* x);
+// gelu(gate) * up -> down.
+backend::Tensor* ffn_geglu(LayerContext& ctx, backend::Tensor* x);
+// The pre-norm residual layer of Llama-like families:
+// x + attn(norm(x)), then h + ffn(norm(h)).
+backend::Tensor* prenorm_layer(LayerContext& ctx, backend::Tensor* x);
+
+}  // namespace hearth::model

@@ -1,0 +1,149 @@
+// Loading (memory check first, then mmap and binding in place) and the
+// forward-pass driver shared by every family.
+#include "hearth/engine/model/model.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <system_error>
+
+#include "arch.h"
+
+namespace hearth::model {
+
+uint64_t available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<uint64_t>(kb) * 1024;
+}
+
+Status check_memory(uint64_t needed, uint64_t available, const std::string& what) {
+  if (available == 0 || needed <= available) return {};
+  return make_error(ErrorCode::OutOfMemory,
+                    fmt::format("{} needs {:.1f} GB, {:.1f} GB available", what, static_cast<double>(needed) / 1e9,
+                                static_cast<double>(available) / 1e9));
+}
+
+Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, const LoadOptions& options) {
+  // Refuse before mapping anything: a model that does not fit would push the
+  // machine into swap or get the process killed half-way through.
+  std::error_code ec;
+  const uint64_t file_bytes = std::filesystem::file_size(path, ec);
+  if (ec) {
+    return make_error(ErrorCode::Io, fmt::format("{}: cannot read file size: {}", path.string(), ec.message()));
+  }
+  if (options.memory_check == MemoryCheck::Enforce) {
+    HEARTH_CHECK(check_memory(file_bytes + options.extra_bytes, available_memory_bytes(), path.string()));
+  }
+  HEARTH_TRY(auto file, gguf::GgufFile::open(path, options.mode));
+  return from_file(std::move(file), options);
+}
+
+Result<std::unique_ptr<Model>> Model::from_file(gguf::GgufFile file, const LoadOptions& options) {
+  std::unique_ptr<Model> m(new Model(std::move(file)));
+  const std::string where = m->file_.path().string();
+  HEARTH_TRY(m->hparams_.architecture, m->file_.architecture());
+  m->arch_ = find_arch(m->hparams_.architecture);
+  if (!m->arch_) {
+    return make_error(ErrorCode::Unsupported, fmt::format("{}: architecture '{}' is not supported (supported: {})",
+                                                          where, m->hparams_.architecture, supported_list()));
+  }
+  HParams& hp = m->hparams_;
+  HEARTH_CHECK(m->arch_->read_hparams(m->file_, hp));
+  const gguf::TensorInfo* embd = m->file_.find_tensor("token_embd.weight");
+  if (!embd) {
+    return make_error(ErrorCode::NotFound, fmt::format("{}: required tensor 'token_embd.weight' is missing", where));
+  }
+  hp.n_vocab = embd->dims[1];
+
+  m->weights_.layers.resize(static_cast<size_t>(hp.n_layer));
+  WeightBinder binder(m->file_, m->tensors_);
+  HEARTH_CHECK(m->arch_->bind(binder, hp, m->weights_));
+  if (m->weights_.rope_freqs) hp.rope.freq_factors = m->weights_.rope_freqs->as<const float>();
+  m->weight_bytes_ = binder.bound_bytes();
+
+  // Fault the mapped pages in now, tensor by tensor, so the first token does
+  // not pay for it and the caller can show progress.
+  LoadProgress progress{0, m->weight_bytes_};
+  constexpr size_t kPage = 4096;
+  volatile uint8_t sink = 0;
+  for (const Tensor& t : m->tensors_) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    const size_t n = t.bytes();
+    for (size_t off = 0; off < n; off += kPage) sink = static_cast<uint8_t>(sink + p[off]);
+    progress.done_bytes += n;
+    if (options.progress) options.progress(progress);
+  }
+  (void)sink;
+  return m;
+}
+
+uint64_t Model::bytes_per_token() const {
+  uint64_t total = 0;
+  for (const Tensor& t : tensors_) {
+    if (&t == weights_.tok_embd && weights_.output != weights_.tok_embd) {
+      total += t.row_bytes();  // one embedding row per token
+    } else {
+      total += t.bytes();
+    }
+  }
+  return total;
+}
+
+kv::KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
+  return kv::KvCacheConfig{hparams_.n_layer, hparams_.n_head_kv, hparams_.head_dim, n_ctx, type};
+}
+
+backend::Tensor* Model::build_forward(backend::Graph& g, const Batch& batch, const kv::KvCache& cache,
+                                      LogitsRows rows) const {
+  const auto n = static_cast<int64_t>(batch.tokens.size());
+  Tensor* ids = g.input(DType::I32, {n, 1, 1, 1}, const_cast<int32_t*>(batch.tokens.data()));
+  Tensor* pos = g.input(DType::I32, {n, 1, 1, 1}, const_cast<int32_t*>(batch.positions.data()));
+  Tensor* x = g.get_rows(weights_.tok_embd, ids);
+  if (hparams_.embd_scale > 0.0f) x = g.scale(x, hparams_.embd_scale);
+  for (int64_t il = 0; il < hparams_.n_layer; ++il) {
+    g.set_layer(static_cast<int32_t>(il));
+    LayerContext ctx{g, hparams_, weights_.layers[static_cast<size_t>(il)], pos, cache.layer_view(il), il};
+    x = arch_->build_layer(ctx, x);
+  }
+  g.set_layer(-1);
+  if (rows == LogitsRows::Last && n > 1) x = g.last_rows(x, 1);
+  x = g.rms_norm(x, weights_.output_norm, hparams_.rms_eps);
+  Tensor* logits = g.matmul(weights_.output, x);
+  if (hparams_.final_softcap > 0.0f) logits = g.softcap(logits, hparams_.final_softcap);
+  g.output = logits;
+  return logits;
+}
+
+Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch& batch, LogitsRows rows,
+                      std::vector<float>& logits) const {
+  if (batch.tokens.empty() || batch.tokens.size() != batch.positions.size()) {
+    return make_error(ErrorCode::InvalidArgument, "forward: empty batch or positions of the wrong length");
+  }
+  int32_t max_pos = 0;
+  for (size_t i = 0; i < batch.tokens.size(); ++i) {
+    if (batch.tokens[i] < 0 || batch.tokens[i] >= hparams_.n_vocab) {
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("token id {} is outside the vocabulary (0..{})", batch.tokens[i], hparams_.n_vocab - 1));
+    }
+    max_pos = std::max(max_pos, batch.positions[i]);
+  }
+  if (max_pos >= cache.capacity() || batch.positions.front() < 0) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("position {} is outside the KV cache of {} positions", max_pos, cache.capacity()));
+  }
+  backend::Graph graph;
+  backend::Tensor* out = build_forward(graph, batch, cache, rows);
+  HEARTH_CHECK(backend.compute(graph));
+  logits.assign(out->as<const float>(), out->as<const float>() + out->elements());
+  cache.set_used(std::max<int64_t>(cache.used(), max_pos + 1));
+  return {};
+}
+
+}  // namespace hearth::model

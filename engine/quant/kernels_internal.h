@@ -1,0 +1,38 @@
+// Internal plumbing of the kernel table: each instruction-set level fills
+// the entries it implements; select_kernels applies levels lowest first so a
+// type without a kernel at a level keeps the one below.
+#pragma once
+
+#include <hearth/engine/quant/kernels.h>
+
+namespace hearth::quant::detail {
+
+void fill_scalar(KernelTable& table);
+void fill_avx2(KernelTable& table);     // dot_avx2.cpp
+void fill_avxvnni(KernelTable& table);  // dot_avxvnni.cpp
+void fill_avx512(KernelTable& table);   // dot_avx512.cpp
+
+inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, GemmFn gemm,
+                       KernelLevel level) {
+  auto& k = t.by_type[static_cast<size_t>(type)];
+  k.act_type = act;
+  k.vec_dot = dot;
+  k.gemm = gemm;
+  k.level = level;
+}
+
+// The plain tile: one vec_dot per output. Used where no blocked kernel exists.
+template <VecDotFn Dot>
+void gemm_by_dot(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,
+                 size_t a_stride, int64_t cols, float* out, size_t out_stride) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* ab = static_cast<const uint8_t*>(a);
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      out[static_cast<size_t>(c) * out_stride + static_cast<size_t>(r)] =
+          Dot(n, wb + static_cast<size_t>(r) * w_stride, ab + static_cast<size_t>(c) * a_stride);
+    }
+  }
+}
+
+}  // namespace hearth::quant::detail

@@ -1,0 +1,180 @@
+#include "hearth/engine/runtime/session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace hearth::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+const char* to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::MaxTokens: return "max_tokens";
+    case StopReason::EndOfGeneration: return "end_of_generation";
+    case StopReason::StopString: return "stop_string";
+    case StopReason::ContextFull: return "context_full";
+    case StopReason::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+std::string StopStrings::push(std::string_view piece) {
+  if (matched_) return {};
+  pending_ += piece;
+  for (const auto& s : stops_) {
+    if (s.empty()) continue;
+    const size_t at = pending_.find(s);
+    if (at != std::string::npos) {
+      matched_ = true;
+      std::string out = pending_.substr(0, at);
+      pending_.clear();
+      return out;
+    }
+  }
+  // Hold back the longest tail that is a prefix of some stop string.
+  size_t hold = 0;
+  for (const auto& s : stops_) {
+    for (size_t len = std::min(s.size() - 1, pending_.size()); len > hold; --len) {
+      if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
+        hold = len;
+        break;
+      }
+    }
+  }
+  std::string out = pending_.substr(0, pending_.size() - hold);
+  pending_.erase(0, pending_.size() - hold);
+  return out;
+}
+
+std::string StopStrings::flush() {
+  std::string out = std::move(pending_);
+  pending_.clear();
+  return out;
+}
+
+Result<std::unique_ptr<Session>> Session::create(const model::Model& model, backend::Backend& backend,
+                                                 const SessionConfig& config) {
+  if (config.n_batch <= 0) return make_error(ErrorCode::InvalidArgument, "session n_batch must be positive");
+  std::unique_ptr<Session> s(new Session(model, backend, config));
+  HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type)));
+  return s;
+}
+
+void Session::reset() {
+  context_.clear();
+  logits_.clear();
+  cache_->clear();
+}
+
+Status Session::prefill(std::span<const int32_t> tokens) {
+  if (static_cast<int64_t>(context_.size() + tokens.size()) > config_.n_ctx) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("prompt of {} tokens does not fit: {} of {} context positions are used",
+                                  tokens.size(), context_.size(), config_.n_ctx));
+  }
+  for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(config_.n_batch)) {
+    const size_t n = std::min(tokens.size() - start, static_cast<size_t>(config_.n_batch));
+    positions_.resize(n);
+    std::iota(positions_.begin(), positions_.end(), static_cast<int32_t>(context_.size()));
+    const auto batch = tokens.subspan(start, n);
+    HEARTH_CHECK(model_.forward(backend_, *cache_, model::Batch{batch, positions_}, model::LogitsRows::Last, logits_));
+    context_.insert(context_.end(), batch.begin(), batch.end());
+  }
+  return {};
+}
+
+Status Session::decode(int32_t token) { return prefill(std::span<const int32_t>(&token, 1)); }
+
+Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
+                                         const DetokenizeFn& detokenize, const StreamFn& on_token,
+                                         const std::atomic<bool>* cancel) {
+  GenerateResult result;
+  const auto t0 = Clock::now();
+  HEARTH_CHECK(prefill(prompt));
+  const auto t_prefill = Clock::now();
+  if (logits_.empty()) return make_error(ErrorCode::InvalidArgument, "generate: empty context and empty prompt");
+
+  sampling::Sampler sampler(options.sampler);
+  for (int32_t t : context_) sampler.accept(t);
+  StopStrings stops(options.stop_strings);
+  std::vector<double> gaps;
+  auto last = t_prefill;
+  Clock::time_point first_token_time{};
+  result.reason = StopReason::MaxTokens;
+
+  for (int32_t i = 0; i < options.max_tokens; ++i) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) {
+      result.reason = StopReason::Cancelled;
+      break;
+    }
+    const int32_t token = sampler.sample(logits_);
+    const auto now = Clock::now();
+    if (i == 0) {
+      first_token_time = now;
+    } else {
+      gaps.push_back(ms_between(last, now));
+    }
+    last = now;
+    if (std::find(options.end_of_generation.begin(), options.end_of_generation.end(), token) !=
+        options.end_of_generation.end()) {
+      result.reason = StopReason::EndOfGeneration;
+      break;
+    }
+    result.tokens.push_back(token);
+    const std::string shown = stops.push(detokenize ? detokenize(token) : std::string());
+    result.text += shown;
+    if (on_token) on_token(TokenEvent{token, shown});
+    if (stops.matched()) {
+      result.reason = StopReason::StopString;
+      break;
+    }
+    if (static_cast<int64_t>(context_.size()) >= config_.n_ctx) {
+      result.reason = StopReason::ContextFull;
+      break;
+    }
+    if (i + 1 < options.max_tokens) HEARTH_CHECK(decode(token));
+  }
+  if (!stops.matched()) {
+    const std::string tail = stops.flush();
+    if (!tail.empty()) {
+      result.text += tail;
+      if (on_token) on_token(TokenEvent{-1, tail});
+    }
+  }
+  const auto t_end = Clock::now();
+
+  Figures& f = result.figures;
+  f.prompt_tokens = static_cast<int64_t>(prompt.size());
+  f.generated_tokens = static_cast<int64_t>(result.tokens.size());
+  f.context_tokens = static_cast<int64_t>(context_.size());
+  const double prefill_ms = ms_between(t0, t_prefill);
+  f.prefill_tps = prefill_ms > 0 ? static_cast<double>(prompt.size()) * 1000.0 / prefill_ms : 0;
+  if (first_token_time != Clock::time_point{}) f.ttft_ms = ms_between(t0, first_token_time);
+  if (!gaps.empty()) {
+    const double sum = std::accumulate(gaps.begin(), gaps.end(), 0.0);
+    f.decode_tps = 1000.0 * static_cast<double>(gaps.size()) / sum;
+    f.inter_token_p50_ms = percentile(gaps, 0.50);
+    f.inter_token_p95_ms = percentile(gaps, 0.95);
+  }
+  (void)t_end;
+  return result;
+}
+
+}  // namespace hearth::runtime

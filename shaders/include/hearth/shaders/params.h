@@ -1,0 +1,107 @@
+// Push-constant blocks shared by the GLSL shaders and the C++ launchers: one
+// definition, compiled as C++ (hearth::shaders) and as GLSL (via #include).
+// Members are 32-bit scalars only, so std430 push-constant layout equals the
+// C++ layout; the static_asserts at the end keep it that way.
+#ifndef HEARTH_SHADERS_PARAMS_H
+#define HEARTH_SHADERS_PARAMS_H
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace hearth::shaders {
+using uint = std::uint32_t;
+#endif
+
+// d[i] = a[i] (op) b[i % b_len]; b_len < n broadcasts b (a bias or a row).
+struct BinaryParams {
+  uint n;
+  uint b_len;
+};
+
+// y[i] = f(x[i]) with f = scale (x * scale), GELU (tanh form) or SiLU.
+struct UnaryParams {
+  uint n;
+  float scale;
+};
+
+// out[i] = silu(gate[i]) * up[i]
+struct GluParams {
+  uint n;
+};
+
+// y[r][c] = x[r][c] / sqrt(mean_c(x[r]^2) + eps) * w[c]; x, y: [nrows][ncols]
+struct RmsNormParams {
+  uint ncols;
+  uint nrows;
+  float eps;
+};
+
+// In place on x: [n_tokens][n_heads][head_dim]; the first n_dims of each head
+// are rotated by positions[token] * freq_scale * freq_base^(-2i/n_dims).
+// Normal style rotates pairs (2i, 2i+1); NeoX style pairs (i, i + n_dims/2).
+struct RopeParams {
+  uint head_dim;
+  uint n_dims;
+  uint n_heads;
+  uint n_tokens;
+  float freq_base;
+  float freq_scale;
+};
+
+// Row-wise softmax of x * scale; x, y: [nrows][ncols].
+struct SoftmaxParams {
+  uint ncols;
+  uint nrows;
+  float scale;
+};
+
+// out[i][c] = dequant(table[ids[i]])[c]; table: [n_rows][ncols] of the shader's
+// type with rows row_stride storage units apart (floats for F32, 16-bit words
+// otherwise); out: [n_ids][ncols] f32.
+struct GetRowsParams {
+  uint ncols;
+  uint n_ids;
+  uint row_stride;
+};
+
+// y[r] = sum_c W[r][c] * x[c]; W: [nrows][ncols] of the shader's type, rows
+// row_stride storage units apart; x: [ncols] f32; y: [nrows] f32.
+struct MatvecParams {
+  uint ncols;
+  uint nrows;
+  uint row_stride;
+};
+
+// Y[n][m] = sum_k W[m][k] * X[n][k]; W: [m_rows][k] (shader's type, rows
+// row_stride storage units apart); X: [n_tokens][k] f32; Y: [n_tokens][m_rows].
+struct MatmulParams {
+  uint m_rows;
+  uint n_tokens;
+  uint k;
+  uint row_stride;
+};
+
+// Single-token attention over an F16 KV cache with grouped-query heads.
+// q: [n_heads][head_dim] f32; k, v: [n_kv][n_kv_heads][head_dim] f16;
+// out: [n_heads][head_dim] f32. Query head h reads KV head h / (n_heads / n_kv_heads).
+struct AttentionParams {
+  uint head_dim;
+  uint n_heads;
+  uint n_kv_heads;
+  uint n_kv;
+  float scale;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(BinaryParams) == 8);
+static_assert(sizeof(UnaryParams) == 8);
+static_assert(sizeof(RmsNormParams) == 12);
+static_assert(sizeof(RopeParams) == 24);
+static_assert(sizeof(SoftmaxParams) == 12);
+static_assert(sizeof(GetRowsParams) == 12);
+static_assert(sizeof(MatvecParams) == 12);
+static_assert(sizeof(MatmulParams) == 16);
+static_assert(sizeof(AttentionParams) == 20);
+}  // namespace hearth::shaders
+#endif
+
+#endif  // HEARTH_SHADERS_PARAMS_H

@@ -1,0 +1,160 @@
+// Throughput of the quant kernels: row dot products per format and level
+// (GB/s of weight bytes), matrix tiles for prompt processing, and the
+// quantizer. Run: build/dev/tests/engine/quant/bench_quant [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+#include <hearth/engine/quant/fp16.h>
+#include <hearth/engine/quant/kernels.h>
+#include <hearth/engine/quant/reference.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace hearth::quant {
+namespace {
+
+constexpr int64_t kRowLength = 2048;  // the hidden size of a 1B-class model
+
+struct Weights {
+  std::vector<uint8_t> bytes;
+  size_t row_bytes = 0;
+  int64_t rows = 0;
+};
+
+// A matrix of `total_bytes` of random weights in `type`, plus activations.
+Weights make_weights(DType type, size_t total_bytes) {
+  Weights w;
+  w.row_bytes = *row_bytes(type, kRowLength);
+  w.rows = static_cast<int64_t>(std::max<size_t>(1, total_bytes / w.row_bytes));
+  w.bytes.resize(w.row_bytes * static_cast<size_t>(w.rows));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  std::vector<float> x(kRowLength);
+  std::vector<uint8_t> row(w.row_bytes);
+  // Quantizing every row is slow for big matrices: make 64 rows and repeat them.
+  const int64_t distinct = std::min<int64_t>(64, w.rows);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    if (r < distinct) {
+      for (auto& v : x) v = dist(rng);
+      (void)quantize_row(type, x.data(), w.bytes.data() + r * w.row_bytes, kRowLength);
+    } else {
+      std::copy_n(w.bytes.data() + (r % distinct) * w.row_bytes, w.row_bytes, w.bytes.data() + r * w.row_bytes);
+    }
+  }
+  return w;
+}
+
+std::vector<uint8_t> make_activations(const KernelTable& kt, DType act, int64_t count) {
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(kRowLength);
+  const size_t rb = *row_bytes(act, kRowLength);
+  std::vector<uint8_t> out(rb * static_cast<size_t>(count));
+  for (int64_t c = 0; c < count; ++c) {
+    for (auto& v : x) v = dist(rng);
+    kt.quantize_activation(act, x.data(), out.data() + c * rb, kRowLength);
+  }
+  return out;
+}
+
+// Matrix-vector product over a matrix of `bytes` (64 MiB: from memory;
+// 512 KiB: from cache), rows split evenly across benchmark threads.
+void BM_VecDot(benchmark::State& state, DType type, KernelLevel level, size_t bytes) {
+  const CpuFeatures f = detect_cpu_features();
+  if (best_level(f) < level) {
+    state.SkipWithError("level not supported by this CPU");
+    return;
+  }
+  static Weights w;  // shared by the threads of one run
+  static std::vector<uint8_t> act;
+  const KernelTable kt = select_kernels(f, level);
+  const TypeKernels& k = kt.get(type);
+  if (state.thread_index() == 0) {
+    w = make_weights(type, bytes);
+    act = make_activations(kt, k.act_type, 1);
+  }
+  // Google Benchmark starts all threads' loops together after setup.
+  const int64_t per = 0;
+  (void)per;
+  for (auto _ : state) {
+    const int64_t begin = w.rows * state.thread_index() / state.threads();
+    const int64_t end = w.rows * (state.thread_index() + 1) / state.threads();
+    float sum = 0;
+    for (int64_t r = begin; r < end; ++r) sum += k.vec_dot(kRowLength, w.bytes.data() + r * w.row_bytes, act.data());
+    benchmark::DoNotOptimize(sum);
+    state.SetBytesProcessed(state.bytes_processed() + static_cast<int64_t>((end - begin) * w.row_bytes));
+  }
+  state.SetLabel(std::string(to_string(k.level)));
+}
+
+// A 512-row slice of a weight matrix against `cols` tokens: the tile a
+// prompt-processing thread computes. Bytes counted as weight bytes x tokens,
+// so the figure compares directly with BM_VecDot's per-token rate.
+void BM_Gemm(benchmark::State& state, DType type, KernelLevel level) {
+  const CpuFeatures f = detect_cpu_features();
+  if (best_level(f) < level) {
+    state.SkipWithError("level not supported by this CPU");
+    return;
+  }
+  const int64_t cols = state.range(0);
+  const KernelTable kt = select_kernels(f, level);
+  const TypeKernels& k = kt.get(type);
+  const Weights w = make_weights(type, 512 * *row_bytes(type, kRowLength));
+  const auto act = make_activations(kt, k.act_type, cols);
+  const size_t act_rb = *row_bytes(k.act_type, kRowLength);
+  std::vector<float> out(static_cast<size_t>(w.rows * cols));
+  for (auto _ : state) {
+    k.gemm(kRowLength, w.bytes.data(), w.row_bytes, w.rows, act.data(), act_rb, cols, out.data(),
+           static_cast<size_t>(w.rows));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.bytes.size()) * cols);
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations() * cols),
+                                                  benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(to_string(k.level)));
+}
+
+// Q4_K_M quantization from F16 input: F16 -> F32 -> Q4_K (one thread).
+// Bytes counted are F16 input bytes.
+void BM_QuantizeFromF16(benchmark::State& state, DType type) {
+  const int64_t rows = 64;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  std::vector<uint16_t> src(static_cast<size_t>(rows * kRowLength));
+  for (auto& v : src) v = fp32_to_fp16(dist(rng));
+  std::vector<float> row(kRowLength);
+  std::vector<uint8_t> dst(*row_bytes(type, kRowLength));
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) {
+      (void)dequantize_row(DType::F16, src.data() + r * kRowLength, row.data(), kRowLength);
+      (void)quantize_row(type, row.data(), dst.data(), kRowLength);
+      benchmark::DoNotOptimize(dst.data());
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * rows * kRowLength * 2);
+}
+
+void register_all() {
+  const DType types[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q4_1,
+                         DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS, DType::Q3_K,
+                         DType::Q2_K, DType::F16, DType::BF16, DType::F32};
+  const auto levels = supported_levels(detect_cpu_features());
+  for (DType t : types) {
+    for (KernelLevel l : levels) {
+      const std::string name = std::string(traits(t).name) + "/" + std::string(to_string(l));
+      benchmark::RegisterBenchmark(("VecDotMem/" + name).c_str(), BM_VecDot, t, l, size_t{64} << 20)
+          ->Threads(1)->Threads(2)->UseRealTime();
+      benchmark::RegisterBenchmark(("VecDotCache/" + name).c_str(), BM_VecDot, t, l, size_t{512} << 10);
+      benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t, l)->Arg(16)->Arg(64);
+    }
+  }
+  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
+    benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
+                                 BM_QuantizeFromF16, t);
+  }
+}
+
+const int registered = (register_all(), 0);
+
+}  // namespace
+}  // namespace hearth::quant

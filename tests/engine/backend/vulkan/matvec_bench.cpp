@@ -1,0 +1,96 @@
+// Matrix-vector throughput of the Vulkan shaders (weight bytes read per
+// second), for the decode-path weight types. Run by hand, not by ctest:
+//   build/dev/tests/engine/backend/vulkan/bench_vulkan_matvec
+#include <benchmark/benchmark.h>
+#include <hearth/engine/backend/vulkan/kernels.h>
+#include <hearth/engine/backend/vulkan/transfer.h>
+
+#include <random>
+#include <vector>
+
+namespace hearth::vulkan {
+namespace {
+
+struct Setup {
+  std::unique_ptr<VulkanContext> ctx;
+  std::unique_ptr<DeviceAllocator> allocator;
+  std::unique_ptr<Transfer> transfer;
+  std::unique_ptr<PipelineSet> pipelines;
+  std::unique_ptr<Kernels> kernels;
+  ~Setup() {
+    kernels.reset();
+    pipelines.reset();
+    transfer.reset();
+    allocator.reset();
+    ctx.reset();
+  }
+};
+
+void BM_Matvec(benchmark::State& state, DType type) {
+  const auto rows = static_cast<uint32_t>(state.range(0));
+  const auto cols = static_cast<uint32_t>(state.range(1));
+  const auto dispatches = static_cast<uint32_t>(state.range(2));  // per submit
+  VulkanConfig cfg;
+  cfg.requirements.software = SoftwareDevices::Allow;
+  Setup s;
+  auto ctx = VulkanContext::create(cfg);
+  if (!ctx.ok()) {
+    state.SkipWithError(ctx.error().message.c_str());
+    return;
+  }
+  s.ctx = std::move(ctx).value();
+  s.allocator = std::make_unique<DeviceAllocator>(*s.ctx);
+  s.transfer = std::move(Transfer::create(*s.ctx, *s.allocator).value());
+  s.pipelines = std::make_unique<PipelineSet>(*s.ctx, nullptr);
+  s.kernels = std::make_unique<Kernels>(*s.ctx, *s.pipelines, default_tuning(*s.ctx));
+
+  const uint64_t wbytes = row_bytes(type, cols).value() * rows;
+  std::vector<uint8_t> w(wbytes);
+  std::mt19937 rng(1);
+  for (auto& b : w) b = static_cast<uint8_t>(rng() & 0x3F);  // small values keep f16 scales finite
+  std::vector<float> x(cols, 0.01f);
+  // Distinct weight copies per dispatch so the sequence streams fresh bytes.
+  std::vector<Buffer> ws;
+  for (uint32_t i = 0; i < dispatches; ++i) {
+    ws.push_back(std::move(Buffer::create(*s.ctx, *s.allocator, wbytes, MemoryUsage::DeviceLocal).value()));
+    (void)s.transfer->upload(BufferView::whole(ws.back()), std::as_bytes(std::span(w)));
+  }
+  Buffer bx = std::move(Buffer::create(*s.ctx, *s.allocator, 4ull * cols, MemoryUsage::DeviceLocal).value());
+  Buffer by = std::move(Buffer::create(*s.ctx, *s.allocator, 4ull * rows * dispatches, MemoryUsage::DeviceLocal).value());
+  (void)s.transfer->upload(BufferView::whole(bx), std::as_bytes(std::span(x)));
+
+  auto seq = std::move(CommandSequence::create(*s.ctx, dispatches, ProfilingMode::Off).value());
+  (void)seq->begin();
+  for (uint32_t i = 0; i < dispatches; ++i) {
+    const auto st = s.kernels->matvec(*seq, type, BufferView::whole(ws[i]), BufferView::whole(bx),
+                                      BufferView::whole(by).sub(4ull * rows * i, 4ull * rows), cols, rows);
+    if (!st.ok()) {
+      state.SkipWithError(st.error().message.c_str());
+      return;
+    }
+  }
+  (void)seq->end();
+  (void)seq->submit_and_wait();  // warm-up: pipeline caches, page faults
+
+  for (auto _ : state) {
+    const auto st = seq->submit_and_wait();
+    if (!st.ok()) state.SkipWithError(st.error().message.c_str());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * wbytes * dispatches));
+  state.SetLabel(std::string(traits(type).name) + " on " + s.ctx->description().name);
+}
+
+// Shapes: Qwen2.5-0.5B's FFN down (896x4864) and a 4096x4096 square (~9 MiB Q4_K);
+// 8 dispatches per submit, as in one layer's worth of decode work.
+#define HEARTH_MATVEC_BENCH(T)                                                                  \
+  BENCHMARK_CAPTURE(BM_Matvec, T, DType::T)->Args({896, 4864, 8})->Args({4096, 4096, 4})       \
+      ->Unit(benchmark::kMillisecond)->UseRealTime()
+
+HEARTH_MATVEC_BENCH(Q4_K);
+HEARTH_MATVEC_BENCH(Q6_K);
+HEARTH_MATVEC_BENCH(Q8_0);
+HEARTH_MATVEC_BENCH(Q4_0);
+HEARTH_MATVEC_BENCH(F16);
+
+}  // namespace
+}  // namespace hearth::vulkan

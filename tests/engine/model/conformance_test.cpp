@@ -1,0 +1,98 @@
+// Forward pass against the reference engine's logits for every fixture model
+// (tolerances from tests/data/FIXTURES-README.md), with an F16 KV cache as the
+// reference used.
+#include <gtest/gtest.h>
+#include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/model/model.h>
+
+#include <numeric>
+
+#include "fixture_logits.h"
+
+namespace hearth::model {
+namespace {
+
+using hearth::testing::compare_logits;
+using hearth::testing::data_path;
+using hearth::testing::read_f32;
+using hearth::testing::read_ids;
+
+struct Case {
+  const char* model;
+  const char* tokens;  // relative to tests/data/models
+  double min_cosine;
+  double min_top1;
+};
+
+// Tolerances per weight class, as the fixtures README sets them.
+constexpr double kF32Cos = 0.99999, kF16Cos = 0.9998, kQCos = 0.998;
+
+const Case kCases[] = {
+    {"tiny-llama-f32.gguf", "tokens.txt", kF32Cos, 1.0},
+    {"tiny-llama-f16.gguf", "tokens.txt", kF16Cos, 0.95},
+    {"tiny-llama-q8_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q4_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q6_k.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-qwen2-f16.gguf", "tokens.txt", kF16Cos, 0.95},
+    {"tiny-qwen2-q8_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-qwen2-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
+    {"stories260K.gguf", "stories260K.prompt-tokens.txt", kF32Cos, 1.0},
+};
+
+enum class Feed { OneBatch, TokenByToken };
+
+std::vector<float> run(const Case& c, Feed feed, backend::KernelChoice kernels) {
+  auto model = Model::load(data_path(std::string("models/") + c.model));
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  if (!model.ok()) return {};
+  auto be = backend::make_cpu_backend({2, kernels});
+  const auto ids = read_ids(data_path(std::string("models/") + c.tokens));
+  auto cache = kv::KvCache::create(*be, (*model)->kv_config(static_cast<int64_t>(ids.size()), DType::F16));
+  EXPECT_TRUE(cache.ok());
+  if (!cache.ok()) return {};
+  std::vector<int32_t> pos(ids.size());
+  std::iota(pos.begin(), pos.end(), 0);
+  std::vector<float> all, logits;
+  if (feed == Feed::OneBatch) {
+    auto st = (*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::All, all);
+    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+  } else {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto st = (*model)->forward(*be, **cache, Batch{std::span(ids).subspan(i, 1), std::span(pos).subspan(i, 1)},
+                                  LogitsRows::Last, logits);
+      EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+      all.insert(all.end(), logits.begin(), logits.end());
+    }
+  }
+  return all;
+}
+
+class Conformance : public ::testing::TestWithParam<Case> {};
+
+void check(const Case& c, Feed feed, backend::KernelChoice kernels) {
+  const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+  const auto got = run(c, feed, kernels);
+  ASSERT_EQ(got.size(), ref.size());
+  const auto a = compare_logits(got, ref, 512);
+  EXPECT_GE(a.min_cosine, c.min_cosine) << c.model;
+  EXPECT_GE(a.top1, c.min_top1) << c.model;
+}
+
+TEST_P(Conformance, PrefillMatchesReferenceLogits) { check(GetParam(), Feed::OneBatch, backend::KernelChoice::Fastest); }
+TEST_P(Conformance, DecodeMatchesReferenceLogits) { check(GetParam(), Feed::TokenByToken, backend::KernelChoice::Fastest); }
+TEST_P(Conformance, ReferenceKernelsMatchReferenceLogits) {
+  check(GetParam(), Feed::OneBatch, backend::KernelChoice::Reference);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Conformance, ::testing::ValuesIn(kCases), [](const ::testing::TestParamInfo<Case>& param_info) {
+  std::string name = param_info.param.model;
+  name = name.substr(0, name.size() - 5);
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+});
+
+}  // namespace
+}  // namespace hearth::model

@@ -1,0 +1,63 @@
+// Reading the reference logits fixtures and comparing against them with the
+// tolerances of tests/data/FIXTURES-README.md.
+#pragma once
+
+#include <cmath>
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace hearth::testing {
+
+inline std::string data_path(const std::string& rel) { return std::string(HEARTH_TEST_DATA_DIR) + "/" + rel; }
+
+inline std::vector<int32_t> read_ids(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<int32_t> ids;
+  int32_t v;
+  while (in >> v) ids.push_back(v);
+  return ids;
+}
+
+inline std::vector<float> read_f32(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+struct LogitsAgreement {
+  double min_cosine = 1.0;
+  double top1 = 0.0;  // fraction of positions whose arg-max agrees
+};
+
+inline LogitsAgreement compare_logits(const std::vector<float>& got, const std::vector<float>& ref, size_t n_vocab) {
+  LogitsAgreement a;
+  const size_t rows = ref.size() / n_vocab;
+  size_t agree = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* x = got.data() + r * n_vocab;
+    const float* y = ref.data() + r * n_vocab;
+    double xy = 0, xx = 0, yy = 0;
+    size_t ax = 0, ay = 0;
+    for (size_t i = 0; i < n_vocab; ++i) {
+      xy += double(x[i]) * y[i];
+      xx += double(x[i]) * x[i];
+      yy += double(y[i]) * y[i];
+      if (x[i] > x[ax]) ax = i;
+      if (y[i] > y[ay]) ay = i;
+    }
+    a.min_cosine = std::min(a.min_cosine, xy / std::sqrt(xx * yy));
+    agree += ax == ay;
+  }
+  a.top1 = rows ? double(agree) / double(rows) : 0.0;
+  return a;
+}
+
+}  // namespace hearth::testing

@@ -1,0 +1,185 @@
+// Every SIMD level the CPU supports against the scalar kernels, for every
+// weight format, on random data with several row lengths and odd tile shapes.
+#include <gtest/gtest.h>
+#include <hearth/engine/quant/kernels.h>
+#include <hearth/engine/quant/reference.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hearth::quant {
+namespace {
+
+const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0,   DType::Q4_1,
+                              DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL, DType::Q2_K,
+                              DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,   DType::IQ4_XS};
+
+struct Matrix {
+  std::vector<uint8_t> bytes;
+  size_t row_bytes = 0;
+  std::vector<float> values;  // dequantized, row-major
+};
+
+// Rows of random Gaussian values with a different scale per row, stored as `type`.
+Matrix random_rows(DType type, int64_t rows, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  Matrix m;
+  m.row_bytes = *row_bytes(type, n);
+  m.bytes.resize(m.row_bytes * static_cast<size_t>(rows));
+  m.values.resize(static_cast<size_t>(rows * n));
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float scale = 0.01f * static_cast<float>(1 + r % 5);
+    for (auto& v : x) v = scale * dist(rng);
+    EXPECT_TRUE(quantize_row(type, x.data(), m.bytes.data() + r * m.row_bytes, n).ok());
+    EXPECT_TRUE(dequantize_row(type, m.bytes.data() + r * m.row_bytes, m.values.data() + r * n, n).ok());
+  }
+  return m;
+}
+
+// Sum of |w_i a_i| in double: the scale of the rounding error to allow.
+double magnitude(const float* w, const float* a, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(w[i]) * a[i]);
+  return s;
+}
+double exact_dot(const float* w, const float* a, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(w[i]) * a[i];
+  return s;
+}
+
+std::vector<int64_t> lengths_for(DType type) {
+  if (traits(type).block_elements == 256) return {256, 512, 768, 2304};
+  if (traits(type).block_elements == 32) return {32, 64, 96, 160, 2080};
+  return {1, 7, 8, 33, 100, 256, 1000};
+}
+
+// The scalar dot products against an independent float computation on the
+// dequantized rows: checks the integer/bit bookkeeping of each format.
+TEST(ScalarDot, MatchesFloatDotOfDequantizedRows) {
+  const KernelTable scalar = select_kernels(CpuFeatures{}, KernelLevel::Scalar);
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = scalar.get(type);
+    ASSERT_NE(k.vec_dot, nullptr) << traits(type).name;
+    for (int64_t n : lengths_for(type)) {
+      const Matrix w = random_rows(type, 3, n, 11);
+      const Matrix a = random_rows(k.act_type, 1, n, 12);
+      for (int64_t r = 0; r < 3; ++r) {
+        const float got = k.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data());
+        const double want = exact_dot(w.values.data() + r * n, a.values.data(), n);
+        const double tol = 1e-5 * magnitude(w.values.data() + r * n, a.values.data(), n) + 1e-12;
+        ASSERT_NEAR(got, want, tol) << traits(type).name << " n=" << n << " row " << r;
+      }
+    }
+  }
+}
+
+class LevelTest : public ::testing::TestWithParam<KernelLevel> {
+ protected:
+  void SetUp() override {
+    const CpuFeatures f = detect_cpu_features();
+    bool supported = false;
+    for (auto l : supported_levels(f)) supported |= l == GetParam();
+    if (!supported) GTEST_SKIP() << "CPU lacks " << to_string(GetParam());
+    table_ = select_kernels(f, GetParam());
+    scalar_ = select_kernels(f, KernelLevel::Scalar);
+  }
+  KernelTable table_;
+  KernelTable scalar_;
+};
+
+TEST_P(LevelTest, TableReportsTheRequestedLevel) {
+  EXPECT_EQ(table_.level, GetParam());
+  // Every format keeps a kernel at every level (a lower one at worst).
+  for (DType type : kWeightTypes) {
+    ASSERT_TRUE(table_.supports(type)) << traits(type).name;
+    EXPECT_LE(table_.get(type).level, GetParam());
+    EXPECT_EQ(table_.get(type).act_type, scalar_.get(type).act_type);
+  }
+}
+
+TEST_P(LevelTest, VecDotMatchesScalar) {
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    const TypeKernels& ref = scalar_.get(type);
+    for (int64_t n : lengths_for(type)) {
+      const Matrix w = random_rows(type, 5, n, static_cast<uint32_t>(n));
+      const Matrix a = random_rows(k.act_type, 1, n, static_cast<uint32_t>(n + 1));
+      for (int64_t r = 0; r < 5; ++r) {
+        const uint8_t* wr = w.bytes.data() + r * w.row_bytes;
+        const float got = k.vec_dot(n, wr, a.bytes.data());
+        const float want = ref.vec_dot(n, wr, a.bytes.data());
+        const double tol = 2e-5 * magnitude(w.values.data() + r * n, a.values.data(), n) + 1e-12;
+        ASSERT_NEAR(got, want, tol) << traits(type).name << " at " << to_string(k.level) << " n=" << n;
+      }
+    }
+  }
+}
+
+// Tiles of odd shapes, written token-major with a padded output stride.
+TEST_P(LevelTest, GemmMatchesScalarVecDot) {
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    const TypeKernels& ref = scalar_.get(type);
+    const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
+    const int64_t rows = 7, cols = 9;
+    const Matrix w = random_rows(type, rows, n, 5);
+    const Matrix a = random_rows(k.act_type, cols, n, 6);
+    for (int64_t nr : {int64_t{1}, int64_t{2}, rows}) {
+      for (int64_t nc : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{5}, cols}) {
+        const size_t out_stride = static_cast<size_t>(nr) + 3;
+        std::vector<float> out(out_stride * static_cast<size_t>(nc), -1.0f);
+        k.gemm(n, w.bytes.data(), w.row_bytes, nr, a.bytes.data(), a.row_bytes, nc, out.data(), out_stride);
+        for (int64_t c = 0; c < nc; ++c) {
+          for (int64_t r = 0; r < nr; ++r) {
+            const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+            const double tol = 2e-5 * magnitude(w.values.data() + r * n, a.values.data() + c * n, n) + 1e-12;
+            ASSERT_NEAR(out[c * out_stride + r], want, tol)
+                << traits(type).name << " tile " << nr << "x" << nc << " at r=" << r << " c=" << c;
+          }
+          for (size_t pad = static_cast<size_t>(nr); pad < out_stride; ++pad) {
+            ASSERT_EQ(out[c * out_stride + pad], -1.0f) << "gemm wrote past its rows";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(1024);
+  for (auto& v : x) v = dist(rng);
+  for (DType act : {DType::Q8_0, DType::Q8_K}) {
+    std::vector<uint8_t> got(*row_bytes(act, 1024)), want(got.size());
+    table_.quantize_activation(act, x.data(), got.data(), 1024);
+    ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1024).ok());
+    EXPECT_EQ(got, want) << traits(act).name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLevels, LevelTest,
+                         ::testing::Values(KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512),
+                         [](const auto& p) {
+                           std::string s(to_string(p.param));
+                           for (auto& ch : s) ch = ch == '-' ? '_' : ch;
+                           return s;
+                         });
+
+TEST(CpuFeatures, LevelsAreOrderedAndIncludeScalar) {
+  const auto levels = supported_levels(detect_cpu_features());
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.front(), KernelLevel::Scalar);
+  for (size_t i = 1; i < levels.size(); ++i) EXPECT_LT(levels[i - 1], levels[i]);
+  EXPECT_EQ(best_level(detect_cpu_features()), levels.back());
+  // No features: only the scalar kernels, whatever the cap.
+  EXPECT_EQ(select_kernels(CpuFeatures{}, KernelLevel::Avx512).level, KernelLevel::Scalar);
+}
+
+}  // namespace
+}  // namespace hearth::quant

@@ -1,0 +1,308 @@
+#include "hearth/storage/archive.h"
+
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include "hearth/storage/catalog.h"
+#include "hearth/storage/conversations.h"
+#include "hearth/storage/messages.h"
+#include "storage_test_util.h"
+
+namespace hearth::storage {
+namespace {
+
+using testing::error_code;
+using testing::ManualClock;
+using testing::StorageKind;
+using testing::StorageTest;
+
+// Texts that tend to break serialisers: quotes, backslashes, newlines, non-ASCII,
+// emoji, an embedded NUL, JSON- and Markdown-looking text.
+const std::vector<std::string> kTexts = {
+    "plain text",
+    "line one\nline two\r\n\ttabbed",
+    "quotes \" and \\ backslashes \\\" mixed",
+    "Zażółć gęślą jaźń — ünïcödé",
+    "emoji \xF0\x9F\x94\xA5\xF0\x9F\x91\x8D and CJK \xE6\xBC\xA2\xE5\xAD\x97",
+    std::string("embedded\0nul", 12),
+    "{\"looks\": [\"like\", \"json\"]}",
+    "# heading\n\n```cpp\nint main() {}\n```",
+    "",
+};
+
+// Builds a varied database through the public API and remembers what it wrote.
+class Generator {
+ public:
+  Generator(Database& db, ManualClock& clock, std::uint32_t seed) : db_(db), clock_(clock), rng_(seed) {}
+
+  std::string text() {
+    std::string t = kTexts[pick(kTexts.size())];
+    return t + " #" + std::to_string(rng_() % 100000);
+  }
+
+  // Every conversation gets a branchy tree, streamed replies ending in each state,
+  // and optional settings, pins, archives and context events.
+  void conversation(std::vector<std::string>& contents_written) {
+    clock_.advance(1 + pick(5000));
+    NewConversation c;
+    c.title = pick(10) == 0 ? "" : text();
+    c.model_file = pick(3) == 0 ? "" : "model-" + std::to_string(pick(5)) + ".gguf";
+    c.model_quant = pick(2) ? "Q4_K_M" : "Q8_0";
+    c.system_prompt = pick(2) ? text() : "";
+    if (pick(2)) c.settings.temperature = 1.0 / (1 + pick(9));  // not exactly representable in decimal
+    if (pick(2)) c.settings.top_k = static_cast<std::int64_t>(pick(100));
+    if (pick(2)) c.settings.top_p = 0.9 + 1e-9 * static_cast<double>(pick(1000));
+    if (pick(2)) c.settings.min_p = 0.05;
+    if (pick(2)) c.settings.repeat_penalty = 1.1;
+    if (pick(2)) c.settings.seed = (static_cast<std::uint64_t>(rng_()) << 32) | rng_();
+    if (pick(2)) c.settings.context_length = 512 * static_cast<std::int64_t>(1 + pick(64));
+    c.settings.overflow = static_cast<OverflowPolicy>(pick(3));
+    auto id = Conversations(db_).create(c);
+    ASSERT_TRUE(id.ok());
+    Messages messages(db_);
+
+    std::vector<MessageId> all;
+    MessageId parent;
+    const std::size_t turns = 1 + pick(4);
+    for (std::size_t t = 0; t < turns; ++t) {
+      clock_.advance(1 + pick(100));
+      const std::string question = text();
+      auto q = messages.append(*id, parent, {Role::User, question, static_cast<std::int64_t>(pick(50))});
+      ASSERT_TRUE(q.ok());
+      contents_written.push_back(question);
+      all.push_back(*q);
+      auto r = messages.begin_reply(*id, *q);
+      ASSERT_TRUE(r.ok());
+      clock_.advance(1 + pick(100));
+      ASSERT_TRUE(messages.update_reply(*r, "partial", 1).ok());
+      ReplyEnd end;
+      end.state = pick(4) == 0 ? (pick(2) ? MessageState::Interrupted : MessageState::Error) : MessageState::Complete;
+      end.content = text();
+      end.token_count = static_cast<std::int64_t>(pick(500));
+      if (pick(3)) end.stats = {0.1 * static_cast<double>(pick(10000)), 100.0 / (1 + pick(7)), "cpu"};
+      if (end.state == MessageState::Error) end.error_message = "failure " + text();
+      clock_.advance(1 + pick(100));
+      ASSERT_TRUE(messages.finish_reply(*r, end).ok());
+      contents_written.push_back(end.content);
+      all.push_back(*r);
+      parent = *r;
+      if (pick(4) == 0) {  // an edit: a new branch off an earlier user message
+        auto edited = messages.edit(*q, text());
+        ASSERT_TRUE(edited.ok());
+        contents_written.push_back(messages.get(*edited).value().content);
+        all.push_back(*edited);
+        parent = *edited;
+      }
+    }
+    if (pick(5) == 0) {
+      ASSERT_TRUE(messages.switch_to(all.front()).ok());
+    }
+    if (pick(5) == 0) {
+      ASSERT_TRUE(Conversations(db_).set_pinned(*id, Pinned::Yes).ok());
+    }
+    if (pick(7) == 0) {
+      ASSERT_TRUE(Conversations(db_).set_archived(*id, Archived::Yes).ok());
+    }
+    if (pick(3) == 0 && all.size() >= 2) {
+      ASSERT_TRUE(ContextEvents(db_)
+                      .add(*id, {pick(2) ? ContextEventKind::Dropped : ContextEventKind::Summarized, all[0], all[1],
+                                 static_cast<std::int64_t>(pick(1000)), pick(2) ? text() : ""})
+                      .ok());
+    }
+  }
+
+ private:
+  std::size_t pick(std::size_t n) { return rng_() % n; }
+
+  Database& db_;
+  ManualClock& clock_;
+  std::mt19937 rng_;
+};
+
+// Compares two databases conversation by conversation, in id order. Ids differ
+// (the import assigns new ones), so references are compared by position.
+void expect_same_content(Database& a, Database& b) {
+  auto list_a = Conversations(a).list({ArchiveFilter::All, 1'000'000, 0});
+  auto list_b = Conversations(b).list({ArchiveFilter::All, 1'000'000, 0});
+  ASSERT_TRUE(list_a.ok() && list_b.ok());
+  ASSERT_EQ(list_a->size(), list_b->size());
+  std::vector<Conversation> ca = *list_a, cb = *list_b;
+  auto by_id = [](const Conversation& x, const Conversation& y) { return x.id < y.id; };
+  std::sort(ca.begin(), ca.end(), by_id);
+  std::sort(cb.begin(), cb.end(), by_id);
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    SCOPED_TRACE("conversation #" + std::to_string(i));
+    auto ma = Messages(a).all(ca[i].id).value();
+    auto mb = Messages(b).all(cb[i].id).value();
+    ASSERT_EQ(ma.size(), mb.size());
+    std::unordered_map<std::int64_t, std::size_t> index_a, index_b;  // id -> position
+    for (std::size_t k = 0; k < ma.size(); ++k) {
+      index_a[ma[k].id.value()] = k;
+      index_b[mb[k].id.value()] = k;
+    }
+    auto position = [](const std::unordered_map<std::int64_t, std::size_t>& index, MessageId id) -> std::int64_t {
+      return id.valid() ? static_cast<std::int64_t>(index.at(id.value())) : -1;
+    };
+    EXPECT_EQ(position(index_a, ca[i].active_leaf), position(index_b, cb[i].active_leaf));
+    Conversation expected = ca[i];
+    expected.id = cb[i].id;
+    expected.active_leaf = cb[i].active_leaf;
+    EXPECT_EQ(expected, cb[i]);
+    for (std::size_t k = 0; k < ma.size(); ++k) {
+      EXPECT_EQ(position(index_a, ma[k].parent), position(index_b, mb[k].parent));
+      Message m = ma[k];
+      m.id = mb[k].id;
+      m.conversation = mb[k].conversation;
+      m.parent = mb[k].parent;
+      EXPECT_EQ(m, mb[k]);
+    }
+    auto ea = ContextEvents(a).list(ca[i].id).value();
+    auto eb = ContextEvents(b).list(cb[i].id).value();
+    ASSERT_EQ(ea.size(), eb.size());
+    for (std::size_t k = 0; k < ea.size(); ++k) {
+      EXPECT_EQ(position(index_a, ea[k].first_message), position(index_b, eb[k].first_message));
+      EXPECT_EQ(position(index_a, ea[k].last_message), position(index_b, eb[k].last_message));
+      ContextEvent e = ea[k];
+      e.id = eb[k].id;
+      e.conversation = eb[k].conversation;
+      e.first_message = eb[k].first_message;
+      e.last_message = eb[k].last_message;
+      EXPECT_EQ(e, eb[k]);
+    }
+  }
+}
+
+class ArchiveTest : public StorageTest {};
+
+TEST_P(ArchiveTest, ExportImportOfAThousandConversationsReproducesThem) {
+  std::vector<std::string> written;
+  {
+    // One transaction for speed; the durability of each call is not under test here.
+    HEARTH_ASSERT_VALUE(Transaction tx, Transaction::begin(db()));
+    Generator generator(db(), clock_, 20240101);
+    for (int i = 0; i < 1000; ++i) {
+      generator.conversation(written);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    HEARTH_ASSERT_OK(tx.commit());
+  }
+  HEARTH_ASSERT_VALUE(std::string json, export_json(db()));
+
+  ManualClock other_clock(1);
+  OpenOptions options;
+  options.clock = other_clock.function();
+  testing::TempDir dir;
+  auto target = GetParam() == StorageKind::File ? Database::open(dir.file("copy.db"), options)
+                                                : Database::open_in_memory(options);
+  ASSERT_TRUE(target.ok());
+  HEARTH_ASSERT_VALUE(ImportReport report, import_json(*target, json));
+  EXPECT_EQ(report.conversations.size(), 1000u);
+  expect_same_content(db(), *target);
+
+  // Independently of the comparison above: every text the generator wrote is there.
+  std::multiset<std::string> imported;
+  for (ConversationId id : report.conversations) {
+    auto messages = Messages(*target).all(id);
+    ASSERT_TRUE(messages.ok());
+    for (const Message& m : *messages) imported.insert(m.content);
+  }
+  EXPECT_EQ(imported.size(), written.size());
+  for (const std::string& text : written) EXPECT_EQ(imported.count(text) > 0, true) << text;
+  EXPECT_EQ(report.messages, static_cast<std::int64_t>(written.size()));
+}
+
+TEST_P(ArchiveTest, ImportAddsToExistingConversationsAndSelectionExportsOnlyThose) {
+  HEARTH_ASSERT_VALUE(ConversationId a, Conversations(db()).create({"first", "", "", "", {}}));
+  HEARTH_ASSERT_VALUE(ConversationId b, Conversations(db()).create({"second", "", "", "", {}}));
+  HEARTH_ASSERT_OK(Messages(db()).append(b, MessageId{}, {Role::User, "hello", 1}));
+  HEARTH_ASSERT_VALUE(std::string json, export_json(db(), {{b}}));
+  HEARTH_ASSERT_VALUE(ImportReport report, import_json(db(), json));
+  ASSERT_EQ(report.conversations.size(), 1u);
+  EXPECT_NE(report.conversations[0], b);
+  EXPECT_EQ(Conversations(db()).count(ArchiveFilter::All).value_or(-1), 3);
+  EXPECT_EQ(Conversations(db()).get(report.conversations[0]).value().title, "second");
+  EXPECT_EQ(Messages(db()).active_path(report.conversations[0]).value().at(0).content, "hello");
+  EXPECT_EQ(Conversations(db()).get(a).value().title, "first");
+}
+
+TEST_P(ArchiveTest, BadDocumentsAreRejectedWholeWithThePathAtFault) {
+  HEARTH_ASSERT_VALUE(ConversationId c, Conversations(db()).create({"c", "", "", "", {}}));
+  HEARTH_ASSERT_VALUE(MessageId q, Messages(db()).append(c, MessageId{}, {Role::User, "q", 1}));
+  HEARTH_ASSERT_OK(Messages(db()).append(c, q, {Role::Assistant, "a", 1}));
+  HEARTH_ASSERT_VALUE(std::string good, export_json(db()));
+
+  auto expect_error = [&](const std::string& doc, ErrorCode code, const std::string& fragment) {
+    auto r = import_json(db(), doc);
+    ASSERT_FALSE(r.ok()) << fragment;
+    EXPECT_EQ(r.error().code, code);
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+    EXPECT_EQ(Conversations(db()).count(ArchiveFilter::All).value_or(-1), 1);  // nothing half-imported
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string doc = good;
+    const auto at = doc.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return doc.replace(at, from.size(), to);
+  };
+  expect_error("{not json", ErrorCode::InvalidFormat, "not valid JSON");
+  expect_error("[]", ErrorCode::InvalidFormat, "not a JSON object");
+  expect_error(replaced("\"hearth-conversations\"", "\"other\""), ErrorCode::InvalidFormat, "$.format");
+  expect_error(replaced("\"version\": 1", "\"version\": 7"), ErrorCode::Unsupported, "version 7");
+  expect_error(replaced("\"role\": \"assistant\"", "\"role\": \"robot\""), ErrorCode::InvalidFormat,
+               "$.conversations[0].messages[1].role");
+  expect_error(replaced("\"role\": \"assistant\"", "\"role\": 3"), ErrorCode::InvalidFormat,
+               "$.conversations[0].messages[1].role has type number");
+  expect_error(replaced("\"title\": \"c\",", ""), ErrorCode::InvalidFormat, "$.conversations[0].title is missing");
+  expect_error(replaced("\"parent\": " + std::to_string(q.value()), "\"parent\": 999"), ErrorCode::InvalidFormat,
+               "$.conversations[0].messages[1].parent refers to message 999");
+  expect_error(replaced("\"overflow\": \"stop\"", "\"overflow\": \"explode\""), ErrorCode::InvalidFormat,
+               "$.conversations[0].settings");
+  // Two conversations where the second is bad: the first is not kept either.
+  auto doc = nlohmann::json::parse(good);
+  auto broken = doc["conversations"][0];
+  broken.erase("title");
+  doc["conversations"].push_back(broken);
+  expect_error(doc.dump(), ErrorCode::InvalidFormat, "$.conversations[1].title is missing");
+}
+
+TEST_P(ArchiveTest, MarkdownShowsTheActiveBranch) {
+  NewConversation nc;
+  nc.title = "Trains";
+  nc.model_file = "tiny.gguf";
+  nc.model_quant = "Q8_0";
+  nc.system_prompt = "Be brief.\nUse metric units.";
+  HEARTH_ASSERT_VALUE(ConversationId c, Conversations(db()).create(nc));
+  Messages messages(db());
+  HEARTH_ASSERT_VALUE(MessageId q, messages.append(c, MessageId{}, {Role::User, "Fastest train?", 2}));
+  HEARTH_ASSERT_OK(messages.append(c, q, {Role::Assistant, "Old answer", 2}));
+  HEARTH_ASSERT_VALUE(MessageId r, messages.begin_reply(c, q));
+  clock_.advance(60'000);
+  HEARTH_ASSERT_OK(messages.finish_reply(r, {MessageState::Interrupted, "The **Shinkansen**", 3, {}, ""}));
+  HEARTH_ASSERT_VALUE(std::string md, export_markdown(db(), {{c}}));
+  // kStart is 2023-11-14 22:13:20 UTC; the reply finished a minute later.
+  EXPECT_EQ(md,
+            "# Trains\n\n"
+            "- Created: 2023-11-14 22:13 UTC\n"
+            "- Updated: 2023-11-14 22:14 UTC\n"
+            "- Model: tiny.gguf (Q8_0)\n\n"
+            "**System prompt**\n\n"
+            "> Be brief.\n> Use metric units.\n\n"
+            "## User\n\nFastest train?\n\n"
+            "## Assistant\n\nThe **Shinkansen**\n\n"
+            "*(reply interrupted)*\n\n");
+  HEARTH_ASSERT_VALUE(ConversationId empty, Conversations(db()).create({}));
+  HEARTH_ASSERT_VALUE(std::string both, export_markdown(db()));
+  EXPECT_EQ(both, md + "---\n\n# Untitled conversation\n\n- Created: 2023-11-14 22:14 UTC\n"
+                       "- Updated: 2023-11-14 22:14 UTC\n\n");
+  EXPECT_EQ(error_code(export_markdown(db(), {{ConversationId{999}}})), ErrorCode::NotFound);
+  (void)empty;
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, ArchiveTest, ::testing::Values(StorageKind::File, StorageKind::Memory),
+                         testing::kind_name);
+
+}  // namespace
+}  // namespace hearth::storage

@@ -1,0 +1,154 @@
+// The main window's controller: conversations in the sidebar, the open
+// conversation's messages, sending, streaming, stopping, regenerating,
+// editing (branches), search and delete-with-undo. Storage calls go through
+// the StorageExecutor and engine calls through the EngineClient, so nothing
+// here blocks the GUI thread.
+#pragma once
+
+#include <QObject>
+#include <QTimer>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+#include <optional>
+#include <string>
+
+#include "engine/engine_client.h"
+#include "models/conversation_list_model.h"
+#include "models/message_list_model.h"
+#include "models/search_results_model.h"
+#include "store/storage_executor.h"
+
+namespace hearth::ui {
+
+class ModelController;
+class SettingsController;
+
+class ChatController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("Created by the app")
+
+  Q_PROPERTY(hearth::ui::ConversationListModel* conversations READ conversations CONSTANT)
+  Q_PROPERTY(hearth::ui::SearchResultsModel* searchResults READ searchResults CONSTANT)
+  Q_PROPERTY(hearth::ui::MessageListModel* messages READ messages CONSTANT)
+  Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentChanged)
+  Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
+  Q_PROPERTY(bool showArchived READ showArchived WRITE setShowArchived NOTIFY showArchivedChanged)
+  Q_PROPERTY(QString searchQuery READ searchQuery WRITE setSearchQuery NOTIFY searchQueryChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(bool canSend READ canSend NOTIFY composerChanged)
+  Q_PROPERTY(QString composerHint READ composerHint NOTIFY composerChanged)
+  Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
+  Q_PROPERTY(double lastTtftMs READ lastTtftMs NOTIFY statsChanged)
+  Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
+  Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
+  Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
+  Q_PROPERTY(QString pendingDeleteTitle READ pendingDeleteTitle NOTIFY pendingDeleteChanged)
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+
+ public:
+  ChatController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
+                 SettingsController* settings, QObject* parent = nullptr);
+  ~ChatController() override;
+
+  ConversationListModel* conversations() { return &conversations_; }
+  SearchResultsModel* searchResults() { return &search_results_; }
+  MessageListModel* messages() { return &messages_; }
+  qint64 currentConversationId() const { return current_ ? current_->value : -1; }
+  QString currentTitle() const;
+  bool showArchived() const { return show_archived_; }
+  void setShowArchived(bool show);
+  QString searchQuery() const { return search_query_; }
+  void setSearchQuery(const QString& query);
+  bool generating() const { return active_.has_value() || starting_; }
+  bool canSend() const;
+  QString composerHint() const;
+  double lastTokensPerSecond() const { return last_stats_.tokens_per_second; }
+  double lastTtftMs() const { return last_stats_.ttft_ms; }
+  int contextUsed() const { return last_stats_.context_used; }
+  int contextMax() const;
+  QVariantList contextMarkers() const { return markers_; }
+  QString pendingDeleteTitle() const;
+  QString lastError() const { return last_error_; }
+
+  Q_INVOKABLE void refreshConversations();
+  Q_INVOKABLE void newConversation();
+  Q_INVOKABLE void openConversation(qint64 id);
+  Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+  Q_INVOKABLE void setPinned(qint64 id, bool pinned);
+  Q_INVOKABLE void setArchived(qint64 id, bool archived);
+  Q_INVOKABLE void deleteConversation(qint64 id);
+  Q_INVOKABLE void undoDelete();
+  Q_INVOKABLE void send(const QString& text);
+  Q_INVOKABLE void stop();
+  Q_INVOKABLE void regenerate(qint64 assistant_message_id);
+  Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text);
+  Q_INVOKABLE void switchBranch(qint64 message_id, int delta);
+  Q_INVOKABLE void copyText(const QString& text);
+  Q_INVOKABLE void dismissError();
+
+  // Performs a deferred delete now (at shutdown, or when a second delete comes).
+  void commit_pending_delete();
+
+ signals:
+  void currentChanged();
+  void showArchivedChanged();
+  void searchQueryChanged();
+  void generatingChanged();
+  void composerChanged();
+  void statsChanged();
+  void pendingDeleteChanged();
+  void lastErrorChanged();
+  // A reply finished (tests and the status line listen).
+  void replyFinished(qint64 message_id);
+
+ private:
+  struct ActiveReply {
+    RequestId request = 0;
+    ConversationKey conversation;
+    MessageKey message;
+    std::string text;
+    bool dirty = false;
+  };
+
+  void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text);
+  void start_generation(ConversationKey conversation, MessageKey assistant);
+  void on_chunk(RequestId id, const QString& text);
+  void on_finished(RequestId id, const GenerationStats& stats);
+  void on_failed(RequestId id, const QString& message);
+  void on_context_event(RequestId id, const ContextEvent& event);
+  void persist_stream();
+  void run_search();
+  void set_error(const QString& message);
+  void touch_conversation(ConversationKey id);
+
+  StorageExecutor* storage_;
+  EngineClient* engine_;
+  ModelController* model_;
+  SettingsController* settings_;
+
+  ConversationListModel conversations_;
+  SearchResultsModel search_results_;
+  MessageListModel messages_;
+
+  std::optional<ConversationKey> current_;
+  bool show_archived_ = false;
+  QString search_query_;
+  QTimer search_debounce_;
+  quint64 search_generation_ = 0;
+
+  std::optional<ActiveReply> active_;
+  bool starting_ = false;  // storage is writing the new turn; generation not started yet
+  RequestId next_request_ = 1;
+  QTimer persist_timer_;
+  GenerationStats last_stats_;
+  QVariantList markers_;
+
+  std::optional<ConversationRecord> pending_delete_;
+  QTimer delete_timer_;
+  QString last_error_;
+  quint64 open_generation_ = 0;
+};
+
+}  // namespace hearth::ui

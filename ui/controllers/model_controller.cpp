@@ -1,0 +1,120 @@
+#include "controllers/model_controller.h"
+
+#include <QFileInfo>
+
+#include "controllers/settings_controller.h"
+
+namespace hearth::ui {
+namespace {
+
+LoadRequest make_request(const QString& path, const app::LoadSettings& s) {
+  LoadRequest r;
+  r.model_path = path;
+  r.context_length = s.context_length;
+  r.memory_budget_mib = s.memory_budget_mib;
+  r.kv_cache_type = QString::fromLatin1(app::to_string(s.kv_cache_type));
+  r.threads = s.threads;
+  r.gpu_device = QString::fromStdString(s.gpu_device);
+  r.gpu_layers = s.gpu_layers;
+  return r;
+}
+
+}  // namespace
+
+ModelController::ModelController(EngineClient* engine, SettingsController* settings,
+                                 std::optional<app::LoadMarker> marker, QString demo_model_path,
+                                 QObject* parent)
+    : QObject(parent),
+      engine_(engine),
+      settings_(settings),
+      marker_(std::move(marker)),
+      demo_path_(std::move(demo_model_path)) {
+  connect(engine_, &EngineClient::loadProgress, this, [this](double f) {
+    progress_ = f;
+    emit progressChanged();
+  });
+  connect(engine_, &EngineClient::modelLoaded, this, &ModelController::on_loaded);
+  connect(engine_, &EngineClient::loadFailed, this, &ModelController::on_failed);
+  connect(settings_, &SettingsController::reloadRequested, this, &ModelController::reload);
+}
+
+bool ModelController::demoAvailable() const {
+  return !demo_path_.isEmpty() && QFileInfo::exists(demo_path_);
+}
+
+void ModelController::start(const QString& cli_model) {
+  if (!cli_model.isEmpty()) {
+    if (marker_) marker_->end();
+    load(cli_model);
+    return;
+  }
+  if (marker_) {
+    if (auto crashed = marker_->interrupted_model()) {
+      marker_->end();
+      notice_ = tr("Hearth did not reopen %1 because loading it stopped the previous run. "
+                   "Load it again from Settings to retry, or choose another model.")
+                    .arg(QFileInfo(QString::fromStdString(*crashed)).fileName());
+      emit noticeChanged();
+      return;
+    }
+  }
+  const QString last = QString::fromStdString(settings_->settings().last_model_path);
+  if (!last.isEmpty() && QFileInfo::exists(last)) load(last);
+}
+
+void ModelController::load(const QString& path) {
+  if (path.isEmpty()) return;
+  loading_path_ = path;
+  progress_ = 0;
+  error_.clear();
+  requested_with_ = settings_->settings().load;
+  // The marker must be on disk before the engine touches the file.
+  if (marker_) marker_->begin(path.toStdString());
+  set_state(State::Loading);
+  emit progressChanged();
+  engine_->loadModel(make_request(path, *requested_with_));
+}
+
+void ModelController::loadDemo() { load(demo_path_); }
+
+void ModelController::reload() {
+  const QString path = info_.path.isEmpty() ? loading_path_ : info_.path;
+  load(path);
+}
+
+void ModelController::dismissNotice() {
+  notice_.clear();
+  emit noticeChanged();
+}
+
+void ModelController::on_loaded(const ModelInfo& info) {
+  if (marker_) marker_->end();
+  info_ = info;
+  progress_ = 1;
+  settings_->set_last_model_path(info.path);
+  ModelShape shape;
+  shape.n_layer = info.n_layer;
+  shape.n_head_kv = info.n_head_kv;
+  shape.head_dim = info.head_dim;
+  shape.n_embd = info.n_embd;
+  shape.n_vocab = info.n_vocab;
+  shape.weights_bytes = info.weights_bytes;
+  settings_->set_loaded_model(shape, info.context_train, requested_with_);
+  set_state(State::Ready);
+  emit progressChanged();
+}
+
+void ModelController::on_failed(const QString& path, const QString& message) {
+  if (marker_) marker_->end();
+  error_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
+  info_ = ModelInfo{};
+  settings_->set_loaded_model(std::nullopt, 0, std::nullopt);
+  set_state(State::Failed);
+}
+
+void ModelController::set_state(State s) {
+  state_ = s;
+  emit stateChanged();
+}
+
+}  // namespace hearth::ui

@@ -1,0 +1,91 @@
+// The loaded model as the window sees it: load state and progress, name,
+// quant and backend for the status line, and the crash-safe reload at start.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QtQml/qqmlregistration.h>
+
+#include <optional>
+
+#include "common/load_marker.h"
+#include "common/settings.h"
+#include "engine/engine_client.h"
+
+namespace hearth::ui {
+
+class SettingsController;
+
+class ModelController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("Created by the app")
+
+  Q_PROPERTY(State state READ state NOTIFY stateChanged)
+  Q_PROPERTY(bool ready READ ready NOTIFY stateChanged)
+  Q_PROPERTY(bool loading READ loading NOTIFY stateChanged)
+  Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
+  Q_PROPERTY(QString modelName READ modelName NOTIFY stateChanged)
+  Q_PROPERTY(QString modelPath READ modelPath NOTIFY stateChanged)
+  Q_PROPERTY(QString quant READ quant NOTIFY stateChanged)
+  Q_PROPERTY(QString backend READ backend NOTIFY stateChanged)
+  Q_PROPERTY(int contextMax READ contextMax NOTIFY stateChanged)
+  Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY stateChanged)
+  Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+  Q_PROPERTY(bool demoAvailable READ demoAvailable CONSTANT)
+
+ public:
+  enum class State { NoModel, Loading, Ready, Failed };
+  Q_ENUM(State)
+
+  ModelController(EngineClient* engine, SettingsController* settings,
+                  std::optional<app::LoadMarker> marker, QString demo_model_path,
+                  QObject* parent = nullptr);
+
+  // At start: loads `cli_model` if given, else the last model unless loading
+  // it crashed the previous run (then says why in `notice`).
+  void start(const QString& cli_model);
+
+  State state() const { return state_; }
+  bool ready() const { return state_ == State::Ready; }
+  bool loading() const { return state_ == State::Loading; }
+  double progress() const { return progress_; }
+  QString modelName() const { return info_.name; }
+  QString modelPath() const { return state_ == State::Loading ? loading_path_ : info_.path; }
+  QString quant() const { return info_.quant; }
+  QString backend() const { return info_.backend; }
+  int contextMax() const { return info_.context_max; }
+  QString errorMessage() const { return error_; }
+  QString notice() const { return notice_; }
+  bool demoAvailable() const;
+  const ModelInfo& info() const { return info_; }
+
+  Q_INVOKABLE void load(const QString& path);
+  Q_INVOKABLE void loadDemo();
+  Q_INVOKABLE void reload();
+  Q_INVOKABLE void dismissNotice();
+
+ signals:
+  void stateChanged();
+  void progressChanged();
+  void noticeChanged();
+
+ private:
+  void on_loaded(const ModelInfo& info);
+  void on_failed(const QString& path, const QString& message);
+  void set_state(State s);
+
+  EngineClient* engine_;
+  SettingsController* settings_;
+  std::optional<app::LoadMarker> marker_;
+  QString demo_path_;
+  State state_ = State::NoModel;
+  double progress_ = 0;
+  QString loading_path_;
+  ModelInfo info_;
+  QString error_;
+  QString notice_;
+  std::optional<app::LoadSettings> requested_with_;
+};
+
+}  // namespace hearth::ui

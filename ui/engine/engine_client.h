@@ -1,0 +1,42 @@
+// The GUI thread's view of the engine. The app implements it with an
+// EngineService on its own thread; view-model tests implement it with a
+// deterministic double. All calls return at once; results arrive as signals
+// on the GUI thread.
+#pragma once
+
+#include <QObject>
+
+#include "engine/engine_types.h"
+
+namespace hearth::ui {
+
+class EngineClient : public QObject {
+  Q_OBJECT
+
+ public:
+  using QObject::QObject;
+  ~EngineClient() override = default;
+
+  virtual void loadModel(const LoadRequest& request) = 0;
+  virtual void unloadModel() = 0;
+  virtual void generate(RequestId id, const GenerationRequest& request) = 0;
+  // Takes effect between two tokens; the reply ends with finished(stop_reason
+  // "cancelled") carrying the text produced so far.
+  virtual void cancel(RequestId id) = 0;
+
+ signals:
+  void loadProgress(double fraction);
+  void modelLoaded(const hearth::ui::ModelInfo& info);
+  void loadFailed(const QString& path, const QString& message);
+  void modelUnloaded();
+  // Text pieces, batched by the engine thread (at most ~30 per second).
+  void chunk(hearth::ui::RequestId id, const QString& text);
+  void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
+  void failed(hearth::ui::RequestId id, const QString& message);
+  void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);
+};
+
+// Registers the metatypes above for queued connections; call once at start-up.
+void register_engine_metatypes();
+
+}  // namespace hearth::ui

@@ -1,0 +1,92 @@
+// Values that travel between the GUI thread and the engine thread. Plain
+// copyable structs registered as Qt metatypes so queued signals can carry them.
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+
+namespace hearth::ui {
+
+// Identifies one generation; results for stale ids are dropped.
+using RequestId = quint64;
+
+struct LoadRequest {
+  QString model_path;
+  int context_length = 4096;
+  int memory_budget_mib = 4096;
+  QString kv_cache_type = QStringLiteral("f16");
+  int threads = 0;
+  QString gpu_device;
+  int gpu_layers = -1;
+};
+
+// What the engine reports about a loaded model. Shape figures feed the memory
+// estimate of the settings page.
+struct ModelInfo {
+  QString path;
+  QString name;          // e.g. "stories260K"
+  QString architecture;  // e.g. "llama"
+  QString quant;         // dominant tensor type, e.g. "Q4_K_M" or "F32"
+  QString backend;       // "Vulkan: <device>" or "CPU: <reason>"
+  int context_max = 0;   // tokens the loaded cache holds
+  int context_train = 0; // the model's trained context length
+  int n_layer = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;
+  int n_embd = 0;
+  int n_vocab = 0;
+  quint64 weights_bytes = 0;
+};
+
+enum class ChatRole { System, User, Assistant };
+
+struct ChatTurn {
+  ChatRole role = ChatRole::User;
+  QString text;
+};
+
+struct Sampling {
+  double temperature = 0.7;
+  int top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double repeat_penalty = 1.1;
+  qint64 seed = -1;
+};
+
+struct GenerationRequest {
+  QList<ChatTurn> turns;  // system prompt first, the user's last message last
+  Sampling sampling;
+  QString overflow_policy = QStringLiteral("evict");
+  int max_new_tokens = 1024;
+};
+
+// Figures of one finished (or stopped) reply.
+struct GenerationStats {
+  double ttft_ms = 0;
+  double tokens_per_second = 0;
+  int generated_tokens = 0;
+  int context_used = 0;
+  int context_max = 0;
+  QString stop_reason;  // "eos", "length", "cancelled", "context"
+};
+
+// Something the engine did to fit the context: turns dropped or summarized.
+struct ContextEvent {
+  enum class Kind { Dropped, Summarized };
+  Kind kind = Kind::Dropped;
+  int at_token = 0;        // context position where it happened
+  int turns = 0;           // how many turns it affected
+  QString summary;         // the summary text (Summarized only)
+};
+
+}  // namespace hearth::ui
+
+Q_DECLARE_METATYPE(hearth::ui::LoadRequest)
+Q_DECLARE_METATYPE(hearth::ui::ModelInfo)
+Q_DECLARE_METATYPE(hearth::ui::GenerationRequest)
+Q_DECLARE_METATYPE(hearth::ui::GenerationStats)
+Q_DECLARE_METATYPE(hearth::ui::ContextEvent)

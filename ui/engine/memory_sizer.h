@@ -1,0 +1,49 @@
+// How much memory a model needs at a given context length: the numbers behind
+// the settings page's breakdown bar. The engine's own sizing function plugs in
+// behind this interface so the bar shows what the engine will allocate.
+#pragma once
+
+#include <cstdint>
+
+#include "common/settings.h"
+
+namespace hearth::ui {
+
+// The figures of a model that sizing needs (read from its GGUF header).
+struct ModelShape {
+  int n_layer = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;
+  int n_embd = 0;
+  int n_vocab = 0;
+  uint64_t weights_bytes = 0;
+};
+
+struct MemoryBreakdown {
+  uint64_t weights_bytes = 0;
+  uint64_t kv_bytes = 0;
+  uint64_t scratch_bytes = 0;
+  uint64_t total() const { return weights_bytes + kv_bytes + scratch_bytes; }
+};
+
+class MemorySizer {
+ public:
+  virtual ~MemorySizer() = default;
+  virtual MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,
+                                   app::KvCacheType kv_type) const = 0;
+};
+
+// Closed-form estimate used until the engine's sizing function is linked in:
+// KV = 2 (K and V) * n_layer * n_head_kv * head_dim * n_ctx * bytes per element
+// (F16: 2; Q8_0: 34 bytes per block of 32). Scratch covers one 512-token
+// prefill batch of activations plus the logits row.
+class FormulaMemorySizer final : public MemorySizer {
+ public:
+  MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,
+                           app::KvCacheType kv_type) const override;
+};
+
+// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+uint64_t available_ram_bytes();
+
+}  // namespace hearth::ui

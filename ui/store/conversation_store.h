@@ -1,0 +1,97 @@
+// The app's view of conversation storage: plain C++, called only on the
+// storage thread (see storage_executor.h). The SQLite implementation adapts
+// the storage library; tests use an in-memory double.
+#pragma once
+
+#include <hearth/engine/core/result.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hearth::ui {
+
+struct ConversationKey {
+  int64_t value = 0;
+  friend bool operator==(ConversationKey, ConversationKey) = default;
+};
+struct MessageKey {
+  int64_t value = 0;
+  friend bool operator==(MessageKey, MessageKey) = default;
+};
+
+enum class StoredRole { System, User, Assistant };
+enum class MessageState { Complete, Streaming, Interrupted, Error };
+
+struct ConversationRecord {
+  ConversationKey id;
+  std::string title;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  bool pinned = false;
+  bool archived = false;
+};
+
+// Figures stored with an assistant reply.
+struct ReplyFigures {
+  double ttft_ms = 0;
+  double tokens_per_second = 0;
+  int tokens = 0;
+  std::string backend;
+};
+
+struct MessageRecord {
+  MessageKey id;
+  ConversationKey conversation;
+  std::optional<MessageKey> parent;  // nullopt for the first message
+  StoredRole role = StoredRole::User;
+  std::string content;
+  MessageState state = MessageState::Complete;
+  int64_t created_ms = 0;
+  ReplyFigures figures;
+};
+
+// One conversation's message tree and the leaf the user last looked at.
+struct MessageTree {
+  std::vector<MessageRecord> messages;  // in creation order
+  std::optional<MessageKey> active_leaf;
+};
+
+enum class ArchiveFilter { ActiveOnly, ArchivedOnly };
+
+struct SearchHit {
+  ConversationKey conversation;
+  std::optional<MessageKey> message;  // nullopt when the title matched
+  std::string title;
+  // Snippet with the matched words between kHighlightOpen and kHighlightClose.
+  std::string snippet;
+};
+inline constexpr char kHighlightOpen = '\x02';
+inline constexpr char kHighlightClose = '\x03';
+
+class ConversationStore {
+ public:
+  virtual ~ConversationStore() = default;
+
+  virtual Result<std::vector<ConversationRecord>> list_conversations(ArchiveFilter filter) = 0;
+  virtual Result<ConversationRecord> create_conversation(const std::string& title) = 0;
+  virtual Status rename_conversation(ConversationKey id, const std::string& title) = 0;
+  virtual Status set_pinned(ConversationKey id, bool pinned) = 0;
+  virtual Status set_archived(ConversationKey id, bool archived) = 0;
+  virtual Status delete_conversation(ConversationKey id) = 0;
+
+  virtual Result<MessageTree> load_messages(ConversationKey id) = 0;
+  // Appends a message under `parent` and makes it the active leaf.
+  virtual Result<MessageRecord> append_message(ConversationKey id, std::optional<MessageKey> parent,
+                                               StoredRole role, const std::string& content,
+                                               MessageState state) = 0;
+  // Replaces a message's text and state (a streaming reply as it grows).
+  virtual Status update_message(MessageKey id, const std::string& content, MessageState state,
+                                const ReplyFigures& figures) = 0;
+  virtual Status set_active_leaf(ConversationKey id, MessageKey leaf) = 0;
+
+  virtual Result<std::vector<SearchHit>> search(const std::string& query, int limit) = 0;
+};
+
+}  // namespace hearth::ui
