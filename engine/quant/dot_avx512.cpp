@@ -35,6 +35,7 @@ struct PackVec {
   static I dp(I acc, const uint32_t* w, int32_t word) {
     return _mm512_dpbusd_epi32(acc, _mm512_load_si512(w), _mm512_set1_epi32(word));
   }
+  static I iset1(int32_t v) { return _mm512_set1_epi32(v); }
   static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
   static F load(const float* p) { return _mm512_loadu_ps(p); }
   static F set1(float v) { return _mm512_set1_ps(v); }

@@ -32,6 +32,7 @@ struct PackVec {
     return _mm256_dpbusd_avx_epi32(acc, _mm256_load_si256(reinterpret_cast<const __m256i*>(w)),
                                    _mm256_set1_epi32(word));
   }
+  static I iset1(int32_t v) { return _mm256_set1_epi32(v); }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
   static F load(const float* p) { return _mm256_loadu_ps(p); }
   static F set1(float v) { return _mm256_set1_ps(v); }
