@@ -126,7 +126,8 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   for (DType type : kWeightTypes) {
     const TypeKernels& k = table_.get(type);
     const TypeKernels& ref = scalar_.get(type);
-    const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
+    for (int64_t n : traits(type).block_elements == 256 ? std::vector<int64_t>{512, 768}
+                                                        : std::vector<int64_t>{96, 160}) {
     const int64_t rows = 37, cols = 9;
     const Matrix w = random_rows(type, rows, n, 5);
     const Matrix a = random_rows(k.act_type, cols, n, 6);
@@ -147,6 +148,7 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
           }
         }
       }
+    }
     }
   }
 }
