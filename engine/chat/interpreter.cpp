@@ -390,6 +390,10 @@ Template::~Template() = default;
 const std::string& Template::source() const { return impl_->source; }
 
 Result<Template> Template::parse(std::string_view source, const Limits& limits) {
+  if (source.size() > limits.max_template_bytes) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("template of {} bytes exceeds the limit of {}",
+                                                            source.size(), limits.max_template_bytes));
+  }
   HEARTH_TRY(std::vector<Token> tokens, tokenize_template(source));
   auto impl = std::make_shared<Impl>();
   impl->source = std::string(source);

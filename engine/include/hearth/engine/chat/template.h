@@ -27,6 +27,7 @@ struct Limits {
   int64_t max_range_size = 100'000;          // range() length, as the reference sandbox
   int64_t max_loop_iterations = 1'000'000;   // all loops of one render together
   int max_call_depth = 100;                  // nested macro calls (recursion)
+  size_t max_template_bytes = 4u << 20;      // template source (real ones are < 100 KiB)
   int max_nesting_depth = 256;               // blocks and expressions while parsing
   int max_eval_depth = 600;                  // nested evaluation steps at run time (stack guard)
   uint32_t max_data_depth = 256;             // nesting of lists and dicts
