@@ -383,6 +383,8 @@ struct Template::Impl {
 };
 
 Template::Template(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+Template::Template(const Template&) = default;
+Template& Template::operator=(const Template&) = default;
 Template::Template(Template&&) noexcept = default;
 Template& Template::operator=(Template&&) noexcept = default;
 Template::~Template() = default;

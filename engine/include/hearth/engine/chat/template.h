@@ -61,6 +61,10 @@ class Template {
 
   const std::string& source() const;
 
+  // Copies are cheap and share the immutable syntax tree; renders from
+  // several threads at once are safe (each render has its own state).
+  Template(const Template&);
+  Template& operator=(const Template&);
   Template(Template&&) noexcept;
   Template& operator=(Template&&) noexcept;
   ~Template();
@@ -68,7 +72,7 @@ class Template {
  private:
   struct Impl;
   explicit Template(std::shared_ptr<const Impl> impl);
-  std::shared_ptr<const Impl> impl_;  // shared: macros may outlive a render's frames
+  std::shared_ptr<const Impl> impl_;
 };
 
 // Parses and renders in one step.
