@@ -11,6 +11,8 @@ const std::vector<VerbEntry>& all_verbs() {
       {"logits", "evaluate token ids and write every position's logits", run_logits},
       {"generate", "complete a prompt, streaming", run_generate},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
+      {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
+      {"detokenize", "token ids back to text", run_detokenize},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},
   };
   return verbs;
