@@ -203,8 +203,10 @@ TEST(EndToEnd, ChatBranchSearchAndRestartWithRealEngineAndStorage) {
 
   // The database holds the conversation and the reply on the active branch.
   {
+    storage::OpenOptions read_only;
+    read_only.access = storage::Access::ReadOnly;
     auto db = storage::Database::open((dir.path() + QStringLiteral("/hearth.sqlite3")).toStdString(),
-                                      storage::OpenOptions{storage::Access::ReadOnly});
+                                      read_only);
     ASSERT_TRUE(db.ok()) << db.error().message;
     auto path = storage::Messages(*db).active_path(storage::ConversationId(conversation));
     ASSERT_TRUE(path.ok()) << path.error().message;
