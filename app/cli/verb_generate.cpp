@@ -1,6 +1,7 @@
 // hearth-cli generate: plain completion (--raw) or one chat turn, streamed.
 #include <fmt/format.h>
 #include <hearth/engine/runtime/session.h>
+#include <hearth/engine/tokenizer/stream_decoder.h>
 
 #include <cstdio>
 
@@ -74,7 +75,7 @@ int run_generate(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "generate: %s\n", setup.error().message.c_str());
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
-  auto decoder = PieceDecoder::from_model(*setup->model);
+  auto decoder = TextCodec::from_model(*setup->model);
   if (!decoder.ok()) {
     std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
     return kExitBadInput;
@@ -90,10 +91,9 @@ int run_generate(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     prompt = *ids;
-    for (int32_t t : prompt) prompt_text += decoder->piece(t);
-    if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);
+    prompt_text = decoder->tokenizer().detokenize(prompt);
   } else {
-    auto ids = tokenize_prompt(*setup->model, *args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
+    auto ids = decoder->encode(*args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
     if (!ids.ok()) {
       std::fprintf(stderr, "generate: %s\n", ids.error().message.c_str());
       return kExitBadInput;
@@ -110,13 +110,15 @@ int run_generate(const std::vector<std::string>& argv) {
   }
   std::fputs(prompt_text.c_str(), stdout);
   std::fflush(stdout);
-  const PieceDecoder& dec = *decoder;
+  tokenizer::StreamDecoder stream(decoder->tokenizer());
   auto result = (*session)->generate(
-      prompt, opt, [&](int32_t t) { return dec.piece(t); },
+      prompt, opt, [&](int32_t t) { return stream.push(t); },
       [](const runtime::TokenEvent& e) {
         std::fwrite(e.text.data(), 1, e.text.size(), stdout);
         std::fflush(stdout);
       });
+  const std::string tail = stream.flush();
+  std::fputs(tail.c_str(), stdout);
   std::fputc('\n', stdout);
   if (!result.ok()) {
     std::fprintf(stderr, "generate: %s\n", result.error().message.c_str());
