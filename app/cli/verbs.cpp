@@ -9,6 +9,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"pull", "download a model (NAME:QUANT or URL), resumable, verified", run_pull},
       {"logits", "evaluate token ids and write every position's logits", run_logits},
       {"generate", "complete a prompt, streaming", run_generate},
+      {"chat", "interactive chat with the model's template, streaming", run_chat},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},
   };

@@ -28,5 +28,6 @@ int run_logits(const std::vector<std::string>& args);
 int run_generate(const std::vector<std::string>& args);
 int run_gen_model(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
+int run_chat(const std::vector<std::string>& args);
 
 }  // namespace hearth::cli
