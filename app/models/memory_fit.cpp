@@ -1,5 +1,6 @@
 #include "models/memory_fit.h"
 
+#include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/quant/types.h>
 
 #include <fmt/format.h>
@@ -39,14 +40,14 @@ std::optional<KvType> kv_type_from_string(std::string_view text) {
 }
 
 uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type) {
-  // One K row and one V row per token per layer, n_head_kv * head_dim wide.
-  const int64_t row_elements = int64_t{shape.n_head_kv} * shape.head_dim;
-  auto row = row_bytes(to_dtype(kv_type), row_elements);
-  // A row that is not a whole number of Q8_0 blocks cannot be stored in Q8_0;
-  // the engine falls back to F16 for such a cache, and so does the estimate.
-  const uint64_t bytes_per_row =
-      row.ok() ? row.value() : row_bytes(DType::F16, row_elements).value_or(0);
-  return 2ull * shape.n_layer * uint64_t{n_ctx} * bytes_per_row;
+  // The engine's sizing function is the single source of truth: it is what
+  // engine/kv allocates (positions rounded up to whole cache blocks, Q8_0
+  // scales included).
+  auto bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, to_dtype(kv_type));
+  if (bytes.ok()) return bytes.value();
+  // Heads that are not whole Q8_0 blocks cannot use a Q8_0 cache; such a
+  // model runs with an F16 cache, so that is what the estimate shows.
+  return kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, DType::F16).value_or(0);
 }
 
 uint64_t scratch_bytes(const ModelShape& shape, uint32_t n_ctx) {

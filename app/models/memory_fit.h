@@ -25,9 +25,10 @@ struct KvSettings {
 
 // Bytes of the KV cache: K and V, for every layer, n_head_kv * head_dim
 // elements per token each, in the cache precision (F16: 2 bytes per element,
-// Q8_0: 34 bytes per 32 elements). This is the one place Hearth's picker
-// computes it; once engine/kv exposes its allocation function, this body
-// becomes a call to it so the estimate is exactly what the engine allocates.
+// Q8_0: 34 bytes per 32 elements), for n_ctx rounded up to whole cache blocks.
+// The picker's one place for this number; it calls the engine's sizing
+// function (hearth::kv::kv_cache_bytes) so the estimate is what the engine
+// allocates.
 uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type);
 
 // Working memory besides weights and KV: activations for one batch of

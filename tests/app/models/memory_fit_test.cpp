@@ -20,15 +20,17 @@ TEST(KvCacheBytes, MatchesTheFormulaForRealShapes) {
   // Qwen2.5 0.5B: 24 layers, 2 KV heads of 64; 2*24*128*32768*2 = 384 MiB.
   const ModelShape qwen05{24, 14, 2, 64, 896};
   EXPECT_EQ(kv_cache_bytes(qwen05, 32768, KvType::F16), 384 * MiB);
-  // SmolLM2 360M: 32 layers, 5 KV heads of 64 -> 320-element rows.
+  // SmolLM2 360M: 32 layers, 5 KV heads of 64 -> 320-element rows; the
+  // cache holds whole blocks of 32 positions, so 1000 tokens take 1024.
   const ModelShape smol{32, 15, 5, 64, 960};
-  EXPECT_EQ(kv_cache_bytes(smol, 1000, KvType::F16), 2ull * 32 * 1000 * 640);
-  EXPECT_EQ(kv_cache_bytes(smol, 1000, KvType::Q8_0), 2ull * 32 * 1000 * 340);
+  EXPECT_EQ(kv_cache_bytes(smol, 1000, KvType::F16), 2ull * 32 * 1024 * 640);
+  EXPECT_EQ(kv_cache_bytes(smol, 1000, KvType::Q8_0), 2ull * 32 * 1024 * 340);
 }
 
 TEST(KvCacheBytes, RowsThatAreNotWholeQ8BlocksFallBackToF16) {
   const ModelShape odd{1, 1, 1, 40, 40};
-  EXPECT_EQ(kv_cache_bytes(odd, 10, KvType::Q8_0), 2ull * 1 * 10 * 80);
+  // 10 positions round up to one block of 32; F16 rows of 40 elements.
+  EXPECT_EQ(kv_cache_bytes(odd, 10, KvType::Q8_0), 2ull * 1 * 32 * 80);
 }
 
 TEST(EstimateMemory, IsTheSumOfItsParts) {

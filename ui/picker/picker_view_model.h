@@ -1,0 +1,152 @@
+// The model picker as QML sees it: one row per catalog (or imported) model,
+// each with its quant variants, the memory fit of every variant on this
+// machine, the recommended variant, installed files and running downloads.
+// Filtering (search text, size, fits-my-machine) happens here so QML stays
+// declarative. Lives on the GUI thread.
+#pragma once
+
+#include <QAbstractListModel>
+#include <QHash>
+#include <QString>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+#include <vector>
+
+#include "models/catalog.h"
+#include "models/memory_fit.h"
+
+namespace hearth::models {
+class Download;
+class DownloadQueue;
+}  // namespace hearth::models
+
+namespace hearth::ui {
+
+class PickerViewModel : public QAbstractListModel {
+  Q_OBJECT
+  QML_ELEMENT
+
+  Q_PROPERTY(QString filterText READ filterText WRITE setFilterText NOTIFY filtersChanged)
+  Q_PROPERTY(bool fitsOnly READ fitsOnly WRITE setFitsOnly NOTIFY filtersChanged)
+  // Largest download size shown, in bytes; 0 shows every size.
+  Q_PROPERTY(double maxSizeBytes READ maxSizeBytes WRITE setMaxSizeBytes NOTIFY filtersChanged)
+  Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY machineChanged)
+  Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY machineChanged)
+  // Free VRAM in bytes as the GPU backend reports it; 0 without a usable GPU.
+  Q_PROPERTY(double vramFreeBytes READ vramFreeBytes WRITE setVramFreeBytes NOTIFY machineChanged)
+  Q_PROPERTY(double ramAvailableBytes READ ramAvailableBytes NOTIFY machineChanged)
+  Q_PROPERTY(QString modelsDir READ modelsDir WRITE setModelsDir NOTIFY modelsDirChanged)
+  Q_PROPERTY(int totalCount READ totalCount NOTIFY countsChanged)
+  Q_PROPERTY(int visibleCount READ visibleCount NOTIFY countsChanged)
+  Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+
+ public:
+  enum Role {
+    IdRole = Qt::UserRole + 1,
+    NameRole,
+    FamilyRole,
+    DescriptionRole,
+    LicenseRole,
+    ParametersRole,       // double, count
+    ContextLengthRole,
+    VariantsRole,         // QVariantList of maps, see variant_map()
+    RecommendedQuantRole, // "" when nothing fits
+    BestFitRole,          // "gpu" | "partial" | "cpu" | "no" of the recommended variant
+    InstalledQuantsRole,  // QStringList
+    ImportedRole,         // bool: added from a local file or URL
+  };
+  Q_ENUM(Role)
+
+  explicit PickerViewModel(QObject* parent = nullptr);
+  ~PickerViewModel() override;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QHash<int, QByteArray> roleNames() const override;
+
+  QString filterText() const { return filter_text_; }
+  void setFilterText(const QString& text);
+  bool fitsOnly() const { return fits_only_; }
+  void setFitsOnly(bool on);
+  double maxSizeBytes() const { return static_cast<double>(max_size_); }
+  void setMaxSizeBytes(double bytes);
+  int contextLength() const { return static_cast<int>(kv_.n_ctx); }
+  void setContextLength(int n_ctx);
+  QString kvType() const { return QString::fromLatin1(models::to_string(kv_.kv_type)); }
+  void setKvType(const QString& type);
+  double vramFreeBytes() const { return static_cast<double>(machine_.vram_free_bytes); }
+  void setVramFreeBytes(double bytes);
+  double ramAvailableBytes() const { return static_cast<double>(machine_.ram_available_bytes); }
+  QString modelsDir() const { return models_dir_; }
+  void setModelsDir(const QString& dir);
+  int totalCount() const { return static_cast<int>(entries_.size()); }
+  int visibleCount() const { return static_cast<int>(visible_.size()); }
+  QString lastError() const { return last_error_; }
+
+  // Replaces the catalog (tests, or a catalog file chosen by the user).
+  bool loadCatalogJson(const QString& json_text);
+  // Overrides the machine's RAM figure (tests); normally read from /proc/meminfo.
+  void setRamAvailableBytes(double bytes);
+
+  Q_INVOKABLE void download(const QString& id, const QString& quant);
+  Q_INVOKABLE void pause(const QString& id, const QString& quant);
+  Q_INVOKABLE void resume(const QString& id, const QString& quant);
+  Q_INVOKABLE void cancel(const QString& id, const QString& quant);
+  Q_INVOKABLE void remove(const QString& id, const QString& quant);
+  // Re-hashes an installed file against the SHA-256 recorded at download.
+  Q_INVOKABLE void verify(const QString& id, const QString& quant);
+  // Asks the app to load an installed variant.
+  Q_INVOKABLE void load(const QString& id, const QString& quant);
+  // Downloads the variant if needed, then asks the app to reload the engine
+  // with it, keeping the conversation.
+  Q_INVOKABLE void switchQuant(const QString& id, const QString& quant);
+  // Adds a local .gguf (its header gives the numbers) or an HTTPS URL.
+  Q_INVOKABLE bool importLocalFile(const QString& path);
+  Q_INVOKABLE bool addFromUrl(const QString& url);
+  Q_INVOKABLE QString formatBytes(double bytes) const;
+  Q_INVOKABLE void clearError();
+
+ signals:
+  void filtersChanged();
+  void machineChanged();
+  void modelsDirChanged();
+  void countsChanged();
+  void lastErrorChanged();
+  // The app connects this to its model controller.
+  void loadRequested(const QString& path, bool keepConversation);
+  void verified(const QString& id, const QString& quant, bool ok, const QString& message);
+
+ private:
+  struct Entry {
+    models::CatalogModel model;
+    bool imported = false;
+  };
+
+  void rebuild_visible();
+  void refresh_installed();
+  void refresh_row(const QString& id);
+  QVariantList variant_list(const Entry& entry) const;
+  const Entry* find(const QString& id) const;
+  QString destination_for(const models::CatalogVariant& variant) const;
+  QString installed_path(const QString& id, const QString& quant) const;
+  models::Download* find_download(const QString& id, const QString& quant) const;
+  void set_error(const QString& message);
+
+  std::vector<Entry> entries_;
+  std::vector<size_t> visible_;  // indexes into entries_
+  models::Catalog catalog_;
+  models::KvSettings kv_;
+  models::MachineBudget machine_;
+  QString filter_text_;
+  bool fits_only_ = false;
+  uint64_t max_size_ = 0;
+  QString models_dir_;
+  QString last_error_;
+  QHash<QString, QString> installed_;  // "id:quant" -> path
+  QHash<QString, models::Download*> downloads_;  // "id:quant"
+  QHash<QString, bool> load_after_download_;
+  models::DownloadQueue* queue_;
+};
+
+}  // namespace hearth::ui
