@@ -140,4 +140,31 @@ Result<std::vector<int32_t>> TextCodec::encode(const std::string& text, PromptMo
   return tokenizer_.tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
 }
 
+Result<PieceFallback> PieceFallback::from_model(const model::Model& model) {
+  PieceFallback f;
+  HEARTH_TRY(f.pieces_, model.file().get_string_array("tokenizer.ggml.tokens"));
+  auto eos = model.file().find_uint("tokenizer.ggml.eos_token_id");
+  if (eos.ok() && *eos && **eos < f.pieces_.size()) f.eos_ = static_cast<int32_t>(**eos);
+  return f;
+}
+
+std::string PieceFallback::piece(int32_t token) const {
+  if (token < 0 || static_cast<size_t>(token) >= pieces_.size() || token == eos_) return {};
+  const std::string& p = pieces_[static_cast<size_t>(token)];
+  if (p.size() == 6 && p.rfind("<0x", 0) == 0 && p.back() == '>') {
+    return std::string(1, static_cast<char>(std::strtol(p.substr(3, 2).c_str(), nullptr, 16)));
+  }
+  if (p.size() > 2 && p.front() == '<' && p.back() == '>') return {};  // <s>, </s>, <unk>
+  std::string out;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p.compare(i, 3, "\xE2\x96\x81") == 0) {
+      out += ' ';
+      i += 2;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace hearth::cli

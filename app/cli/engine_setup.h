@@ -65,4 +65,17 @@ class TextCodec {
   std::string template_;
 };
 
+// Token ids to text straight from the vocabulary's pieces (SentencePiece
+// U+2581 spaces and <0xNN> byte tokens), for when the tokenizer is unavailable.
+class PieceFallback {
+ public:
+  static Result<PieceFallback> from_model(const model::Model& model);
+  std::string piece(int32_t token) const;
+  std::vector<int32_t> end_of_generation() const { return eos_ >= 0 ? std::vector<int32_t>{eos_} : std::vector<int32_t>{}; }
+
+ private:
+  std::vector<std::string> pieces_;
+  int32_t eos_ = -1;
+};
+
 }  // namespace hearth::cli
