@@ -1,5 +1,6 @@
 #version 450
-// out[i] = silu(gate[i]) * up[i], the gated feed-forward activation.
+// out[i] = act(gate[i]) * up[i], the gated feed-forward activation:
+// SiLU (SwiGLU) by default, GELU tanh form (GeGLU) with OP_GELU.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 
@@ -12,5 +13,10 @@ void main() {
   const uint i = flat_index();
   if (i >= p.n) return;
   const float g = gate[i];
+#ifdef OP_GELU
+  const float u = 0.7978845608028654 * (g + 0.044715 * g * g * g);
+  outv[i] = g * (1.0 - 1.0 / (exp(2.0 * u) + 1.0)) * up[i];
+#else
   outv[i] = g / (1.0 + exp(-g)) * up[i];
+#endif
 }

@@ -19,7 +19,9 @@ void main() {
   y[i] = v * (1.0 - 1.0 / (exp(2.0 * u) + 1.0));
 #elif defined(OP_SILU)
   y[i] = v / (1.0 + exp(-v));
+#elif defined(OP_SOFTCAP)
+  y[i] = p.scale * tanh(v / p.scale);
 #else
-#error "unary.comp: define OP_SCALE, OP_GELU or OP_SILU"
+#error "unary.comp: define OP_SCALE, OP_GELU, OP_SILU or OP_SOFTCAP"
 #endif
 }

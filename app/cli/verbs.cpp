@@ -7,9 +7,12 @@ const std::vector<VerbEntry>& all_verbs() {
   static const std::vector<VerbEntry> verbs = {
       {"catalog", "list downloadable models and whether they fit this machine", run_catalog},
       {"pull", "download a model (NAME:QUANT or URL), resumable, verified", run_pull},
+      {"template", "render a conversation with a chat template", run_template},
       {"logits", "evaluate token ids and write every position's logits", run_logits},
       {"generate", "complete a prompt, streaming", run_generate},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
+      {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
+      {"detokenize", "token ids back to text", run_detokenize},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},
   };
   return verbs;

@@ -26,7 +26,7 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   const QDir dir(options_.data_dir);
   qsettings_ = std::make_unique<QSettings>(dir.filePath(QStringLiteral("settings.ini")),
                                            QSettings::IniFormat);
-  sizer_ = std::make_unique<ui::FormulaMemorySizer>();
+  sizer_ = std::make_unique<ui::EngineMemorySizer>();
 
   if (store) {
     persistent_ = true;

@@ -91,6 +91,7 @@ struct Stmt {
   std::vector<std::pair<ExprPtr, Body>> branches;
   Body body;
   Body else_body;
+  bool uses_loop = true;  // For: the body names `loop` (else the loop object is not built)
 };
 
 struct TemplateAst {

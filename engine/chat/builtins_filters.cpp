@@ -20,6 +20,22 @@ const Value* arg_at(const Args& args, const KwArgs& kwargs, size_t index, std::s
   return nullptr;
 }
 
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 using FilterFn = Result<Value> (*)(Interpreter& in, const Value& v, Args& args, KwArgs& kwargs);
@@ -263,7 +279,7 @@ Result<Value> f_items(Interpreter& in, const Value& v, Args&, KwArgs&) {
   if (v.is_undefined()) return Value::array({});
   if (!v.is_object()) return template_error("Can only get item pairs from a mapping.");
   std::vector<Value> out;
-  for (const auto& [key, item] : v.as_object().items()) out.push_back(Value::array({Value::string(key), item}));
+  for (const auto& [key, item] : v.as_object().items()) out.push_back(Value::tuple({Value::string(key), item}));
   Value list = Value::array(std::move(out));
   HEARTH_CHECK(in.check_collection(list.as_array().size(), list.depth()));
   return list;
@@ -278,7 +294,7 @@ Result<Value> f_dictsort(Interpreter& in, const Value& v, Args& args, KwArgs& kw
   for (const auto& [key, item] : v.as_object().items()) {
     Value sort_key = by == "value" ? item : Value::string(key);
     if (!case_sensitive && sort_key.is_string()) sort_key = Value::string(lower_text(sort_key.as_string()));
-    pairs.emplace_back(sort_key, Value::array({Value::string(key), item}));
+    pairs.emplace_back(sort_key, Value::tuple({Value::string(key), item}));
   }
   Status failure;
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
@@ -299,7 +315,11 @@ Result<Value> f_string(Interpreter& in, const Value& v, Args&, KwArgs&) {
   return string_result(in, std::move(s));
 }
 
-Result<Value> f_safe(Interpreter&, const Value& v, Args&, KwArgs&) { return v; }
+Result<Value> f_safe(Interpreter&, const Value& v, Args&, KwArgs&) {
+  if (v.is_safe()) return v;
+  HEARTH_TRY(std::string s, to_str(v));
+  return Value::safe_string(std::move(s));
+}
 
 Result<Value> f_int(Interpreter&, const Value& v, Args& args, KwArgs& kw) {
   const Value* fallback = arg_at(args, kw, 0, "default");
@@ -375,19 +395,11 @@ Result<Value> f_indent(Interpreter& in, const Value& v, Args& args, KwArgs& kw) 
 }
 
 Result<Value> f_escape(Interpreter& in, const Value& v, Args&, KwArgs&) {
+  if (v.is_safe()) return v;
   HEARTH_TRY(std::string s, to_str(v));
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return string_result(in, std::move(out));
+  std::string out = html_escape(s);
+  HEARTH_CHECK(in.check_string(out.size()));
+  return Value::safe_string(std::move(out));
 }
 
 Result<Value> f_abs(Interpreter&, const Value& v, Args&, KwArgs&) {

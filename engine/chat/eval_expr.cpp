@@ -64,8 +64,7 @@ Result<std::vector<size_t>> slice_indices(int64_t n, const Value& start_v, const
 
 Value Interpreter::lookup(const std::string& name, const Frame& frame) const {
   for (const Frame* f = &frame; f; f = f->parent.get()) {
-    auto it = f->vars.find(name);
-    if (it != f->vars.end()) return it->second;
+    if (const Value* v = f->find(name)) return *v;
   }
   Value global = find_global(name);
   if (!global.is_undefined()) return global;
@@ -102,7 +101,7 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
         HEARTH_TRY(Value v, eval(*e, frame));
         items.push_back(std::move(v));
       }
-      Value list = Value::array(std::move(items));
+      Value list = expr.kind == ExprKind::Tuple ? Value::tuple(std::move(items)) : Value::array(std::move(items));
       HEARTH_CHECK(check_collection(list.as_array().size(), list.depth()));
       return list;
     }
@@ -460,6 +459,13 @@ Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, cons
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
+      if (a.is_safe() || b.is_safe()) {
+        // Markup + str escapes the plain side, as the reference does.
+        std::string left = a.is_safe() ? a.as_string() : html_escape(a.as_string());
+        std::string right = b.is_safe() ? b.as_string() : html_escape(b.as_string());
+        HEARTH_CHECK(check_string(left.size() + right.size()));
+        return Value::safe_string(left + right);
+      }
       HEARTH_CHECK(check_string(a.as_string().size() + b.as_string().size()));
       return Value::string(a.as_string() + b.as_string());
     }

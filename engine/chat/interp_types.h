@@ -21,9 +21,23 @@ struct NamespaceData {
 };
 
 // One variable scope. Loops and macro calls open a child scope; "if" does not.
+// Scopes hold a handful of names, so a flat list beats a hash map here.
 struct Frame {
-  std::unordered_map<std::string, Value> vars;
+  std::vector<std::pair<std::string, Value>> vars;
   std::shared_ptr<Frame> parent;
+
+  const Value* find(std::string_view name) const {
+    for (const auto& [key, value] : vars) {
+      if (key == name) return &value;
+    }
+    return nullptr;
+  }
+  void set(std::string_view name, Value value) {
+    for (auto& [key, existing] : vars) {
+      if (key == name) { existing = std::move(value); return; }
+    }
+    vars.emplace_back(std::string(name), std::move(value));
+  }
 };
 
 class Interpreter;
@@ -112,6 +126,9 @@ Result<bool> apply_test(Interpreter& in, const std::string& name, const Value& s
 Value find_method(const Value& self, const std::string& name);
 // A global function (range, namespace, raise_exception, strftime_now, dict, ...).
 Value find_global(const std::string& name);
+
+// The reference's markupsafe escaping of & < > " '.
+std::string html_escape(std::string_view s);
 
 // Argument helpers for builtins: positional index or keyword name.
 const Value* arg_at(const Args& args, const KwArgs& kwargs, size_t index, std::string_view name);

@@ -78,7 +78,7 @@ Result<std::string> Interpreter::render(const TemplateAst& ast, const Value& con
   HEARTH_CHECK(check_collection(0, context.depth()));
   deadline_ = std::chrono::steady_clock::now() + config_.limits.max_render_time;
   root_ = std::make_shared<Frame>();
-  for (const auto& [key, value] : context.as_object().items()) root_->vars[key] = value;
+  for (const auto& [key, value] : context.as_object().items()) root_->set(key, value);
   std::string out;
   HEARTH_TRY(Flow flow, exec_body(ast.body, root_, out));
   (void)flow;
@@ -164,7 +164,7 @@ Result<Flow> Interpreter::exec(const Stmt& stmt, const std::shared_ptr<Frame>& f
       fn->name = stmt.name;
       fn->macro = &stmt;
       fn->closure = frame;
-      frame->vars[stmt.name] = Value::callable(std::move(fn));
+      frame->set(stmt.name, Value::callable(std::move(fn)));
       return Flow::Normal;
     }
     case StmtKind::CallBlock: {
@@ -227,7 +227,7 @@ Status Interpreter::assign(const Target& target, Value value, Frame& frame, int 
     return {};
   }
   if (!target.is_tuple) {
-    frame.vars[target.names[0]] = std::move(value);
+    frame.set(target.names[0], std::move(value));
     return {};
   }
   auto items = iterate(value);
@@ -237,7 +237,7 @@ Status Interpreter::assign(const Target& target, Value value, Frame& frame, int 
                                               target.names.size())),
                    line);
   }
-  for (size_t i = 0; i < items->size(); ++i) frame.vars[target.names[i]] = (*items)[i];
+  for (size_t i = 0; i < items->size(); ++i) frame.set(target.names[i], (*items)[i]);
   return {};
 }
 
@@ -251,21 +251,32 @@ Result<Value> loop_cycle(Interpreter&, const Value& self, Args& args, KwArgs&) {
 
 Result<Flow> Interpreter::exec_for(const Stmt& stmt, const std::shared_ptr<Frame>& frame, std::string& out) {
   HEARTH_TRY(Value iterable, eval(*stmt.expr, frame));
-  auto listed = iterate(iterable);
-  if (!listed.ok()) return at_line(listed.take_error(), stmt.line);
-  std::vector<Value> items = std::move(*listed);
+  // Lists are walked in place (they are immutable); other iterables are listed first.
+  std::vector<Value> owned;
+  const std::vector<Value>* source = nullptr;
+  if (iterable.is_array()) {
+    source = &iterable.as_array();
+  } else {
+    auto listed = iterate(iterable);
+    if (!listed.ok()) return at_line(listed.take_error(), stmt.line);
+    owned = std::move(*listed);
+    source = &owned;
+  }
   if (stmt.cond) {  // "for x in xs if cond": filter first, so loop.* counts kept items
     std::vector<Value> kept;
-    for (auto& item : items) {
-      HEARTH_CHECK(count_iteration());
+    for (const auto& item : *source) {
+      auto counted = count_iteration();
+      if (!counted.ok()) return at_line(counted.take_error(), stmt.line);
       auto scope = std::make_shared<Frame>();
       scope->parent = frame;
       HEARTH_CHECK(assign(stmt.target, item, *scope, stmt.line));
       HEARTH_TRY(Value c, eval(*stmt.cond, scope));
-      if (c.truthy()) kept.push_back(std::move(item));
+      if (c.truthy()) kept.push_back(item);
     }
-    items = std::move(kept);
+    owned = std::move(kept);
+    source = &owned;
   }
+  const std::vector<Value>& items = *source;
   if (items.empty()) return exec_body(stmt.else_body, frame, out);
   const auto n = static_cast<int64_t>(items.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -274,6 +285,11 @@ Result<Flow> Interpreter::exec_for(const Stmt& stmt, const std::shared_ptr<Frame
     auto scope = std::make_shared<Frame>();
     scope->parent = frame;
     HEARTH_CHECK(assign(stmt.target, items[static_cast<size_t>(i)], *scope, stmt.line));
+    if (!stmt.uses_loop) {
+      HEARTH_TRY(Flow flow, exec_body(stmt.body, scope, out));
+      if (flow == Flow::Break) break;
+      continue;
+    }
     auto cycle = std::make_shared<CallableData>();
     cycle->name = "cycle";
     cycle->native = loop_cycle;
@@ -291,7 +307,7 @@ Result<Flow> Interpreter::exec_for(const Stmt& stmt, const std::shared_ptr<Frame
     loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
     loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
     loop.set("cycle", Value::callable(std::move(cycle)));
-    scope->vars["loop"] = Value::object(std::move(loop));
+    scope->set("loop", Value::object(std::move(loop)));
     HEARTH_TRY(Flow flow, exec_body(stmt.body, scope, out));
     if (flow == Flow::Break) break;
   }
@@ -325,7 +341,7 @@ Result<Value> Interpreter::call_macro(const CallableData& fn, Args args, KwArgs 
   std::vector<Value> varargs;
   for (size_t i = 0; i < args.size(); ++i) {
     if (i < def.params.size()) {
-      scope->vars[def.params[i].name] = std::move(args[i]);
+      scope->set(def.params[i].name, std::move(args[i]));
     } else {
       varargs.push_back(std::move(args[i]));
     }
@@ -338,21 +354,21 @@ Result<Value> Interpreter::call_macro(const CallableData& fn, Args args, KwArgs 
     } else if (static_cast<size_t>(it - def.params.begin()) < args.size()) {
       return template_error(fmt::format("macro '{}' got multiple values for argument '{}'", fn.name, key));
     } else {
-      scope->vars[key] = std::move(value);
+      scope->set(key, std::move(value));
     }
   }
   for (const auto& p : def.params) {
-    if (scope->vars.count(p.name)) continue;
+    if (scope->find(p.name)) continue;
     if (p.default_value) {
       HEARTH_TRY(Value d, eval(*p.default_value, scope));
-      scope->vars[p.name] = std::move(d);
+      scope->set(p.name, std::move(d));
     } else {
-      scope->vars[p.name] = Value::undefined(fmt::format("parameter '{}' was not provided", p.name));
+      scope->set(p.name, Value::undefined(fmt::format("parameter '{}' was not provided", p.name)));
     }
   }
-  scope->vars["varargs"] = Value::array(std::move(varargs));
-  scope->vars["kwargs"] = Value::object(std::move(extra));
-  if (!fn.caller.is_undefined()) scope->vars["caller"] = fn.caller;
+  scope->set("varargs", Value::tuple(std::move(varargs)));
+  scope->set("kwargs", Value::object(std::move(extra)));
+  if (!fn.caller.is_undefined()) scope->set("caller", fn.caller);
   std::string text;
   HEARTH_TRY(Flow flow, exec_body(def.body, scope, text));
   (void)flow;

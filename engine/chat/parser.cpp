@@ -70,7 +70,7 @@ Status Parser::parse_body(Body& body, std::initializer_list<std::string_view> te
     switch (t.type) {
       case TokenType::End:
         if (terminators.size() != 0) {
-          return fail(fmt::format("unexpected end of template, expected '{}'", *terminators.begin()));
+          return fail(fmt::format("unexpected end of template, expected '{}'", *(terminators.end() - 1)));
         }
         return {};
       case TokenType::Text: {
@@ -207,7 +207,9 @@ Result<StmtPtr> Parser::parse_for(int line) {
   }
   if (is_name("recursive")) return fail("recursive loops are not supported");
   HEARTH_CHECK(expect_block_end());
+  const int loop_refs_before = loop_name_refs_;
   HEARTH_CHECK(parse_body(s->body, {"else", "endfor"}));
+  s->uses_loop = loop_name_refs_ != loop_refs_before;
   next();
   if (next().text == "else") {
     HEARTH_CHECK(expect_block_end());

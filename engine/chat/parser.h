@@ -97,6 +97,7 @@ class Parser {
   size_t pos_ = 0;
   int depth_ = 0;
   int max_depth_;
+  int loop_name_refs_ = 0;  // how many times the name `loop` was parsed so far
 };
 
 ExprPtr make_expr(ExprKind kind, int line);

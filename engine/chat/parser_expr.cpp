@@ -207,6 +207,7 @@ Result<ExprPtr> Parser::parse_primary() {
       if (t.text == "none" || t.text == "None") { e->literal = Value::none(); return e; }
       e->kind = ExprKind::Name;
       e->name = t.text;
+      if (e->name == "loop") ++loop_name_refs_;
       return e;
     }
     case TokenType::String: {

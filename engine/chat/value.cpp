@@ -22,19 +22,33 @@ const char* to_string(ValueKind kind) {
   return "value";
 }
 
+// Small objects (chat messages, loop info) are scanned linearly; the hash
+// index is only built once an object grows past kIndexThreshold entries.
+constexpr size_t kIndexThreshold = 16;
+
 const Value* ObjectData::find(std::string_view key) const {
+  if (index_.empty()) {
+    for (const auto& entry : items_) {
+      if (entry.first == key) return &entry.second;
+    }
+    return nullptr;
+  }
   auto it = index_.find(std::string(key));
   return it == index_.end() ? nullptr : &items_[it->second].second;
 }
 
 void ObjectData::set(std::string key, Value value) {
   depth = std::max(depth, value.depth() + 1);
-  auto it = index_.find(key);
-  if (it != index_.end()) {
-    items_[it->second].second = std::move(value);
+  if (const Value* existing = find(key)) {
+    *const_cast<Value*>(existing) = std::move(value);
     return;
   }
-  index_.emplace(key, items_.size());
+  if (!index_.empty()) {
+    index_.emplace(key, items_.size());
+  } else if (items_.size() + 1 > kIndexThreshold) {
+    for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, i);
+    index_.emplace(key, items_.size());
+  }
   items_.emplace_back(std::move(key), std::move(value));
 }
 
@@ -46,6 +60,12 @@ Value Value::string(std::string s) {
   return Value(Storage(std::make_shared<const std::string>(std::move(s))));
 }
 
+Value Value::safe_string(std::string s) {
+  Value v = string(std::move(s));
+  v.safe_ = true;
+  return v;
+}
+
 Value Value::array(std::vector<Value> items) {
   auto data = std::make_shared<ArrayData>();
   uint32_t depth = 0;
@@ -53,6 +73,12 @@ Value Value::array(std::vector<Value> items) {
   data->depth = depth + 1;
   data->items = std::move(items);
   return Value(Storage(ArrPtr(std::move(data))));
+}
+
+Value Value::tuple(std::vector<Value> items) {
+  Value v = array(std::move(items));
+  std::const_pointer_cast<ArrayData>(std::get<ArrPtr>(v.storage_))->tuple = true;
+  return v;
 }
 
 Value Value::object(ObjectData data) {

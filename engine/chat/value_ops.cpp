@@ -126,14 +126,16 @@ Status append_repr(std::string& out, const Value& v, int depth) {
   switch (v.kind()) {
     case ValueKind::String: append_str_repr(out, v.as_string()); return {};
     case ValueKind::Array: {
-      out.push_back('[');
+      const bool tuple = v.is_tuple();
+      out.push_back(tuple ? '(' : '[');
       bool first = true;
       for (const auto& item : v.as_array()) {
         if (!first) out += ", ";
         first = false;
         HEARTH_CHECK(append_repr(out, item, depth + 1));
       }
-      out.push_back(']');
+      if (tuple && v.as_array().size() == 1) out.push_back(',');
+      out.push_back(tuple ? ')' : ']');
       return {};
     }
     case ValueKind::Object: {
@@ -205,7 +207,7 @@ bool values_equal(const Value& a, const Value& b, int depth) {
     case ValueKind::Array: {
       const auto& x = a.as_array();
       const auto& y = b.as_array();
-      if (x.size() != y.size()) return false;
+      if (x.size() != y.size() || a.is_tuple() != b.is_tuple()) return false;
       for (size_t i = 0; i < x.size(); ++i) if (!values_equal(x[i], y[i], depth + 1)) return false;
       return true;
     }

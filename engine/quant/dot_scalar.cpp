@@ -293,6 +293,9 @@ void fill_scalar(KernelTable& t) {
   set_kernel(t, DType::Q5_K, DType::Q8_K, dot_q5_k, gemm_by_dot<dot_q5_k>, L);
   set_kernel(t, DType::Q6_K, DType::Q8_K, dot_q6_k, gemm_by_dot<dot_q6_k>, L);
   set_kernel(t, DType::IQ4_XS, DType::Q8_K, dot_iq4_xs, gemm_by_dot<dot_iq4_xs>, L);
+  for (size_t id = 0; id < t.by_type.size(); ++id) {
+    if (t.by_type[id].vec_dot) t.by_type[id].quantize = reference_quantizer(static_cast<DType>(id));
+  }
   t.quantize_q8_0 = quantize_row_q8_0;
   t.quantize_q8_k = quantize_row_q8_k;
 }

@@ -11,10 +11,11 @@ void fill_scalar(KernelTable& table);
 void fill_avx2(KernelTable& table);     // dot_avx2.cpp
 void fill_avxvnni(KernelTable& table);  // dot_avxvnni.cpp
 void fill_avx512(KernelTable& table);   // dot_avx512.cpp
+void fill_quantizers_avx2(KernelTable& table);  // quant_search_avx2.cpp
 
 inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, GemmFn gemm,
                        KernelLevel level) {
-  auto& k = t.by_type[static_cast<size_t>(type)];
+  auto& k = t.by_type[static_cast<size_t>(type)];  // keeps k.quantize
   k.act_type = act;
   k.vec_dot = dot;
   k.gemm = gemm;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <hearth/engine/quant/blocks.h>
+#include <hearth/engine/quant/types.h>
 
 #include <bit>
 #include <cstdint>
@@ -29,11 +30,24 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse);
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
                        bool use_mad);
+// The same search with the candidate scales evaluated 8 at a time (AVX2,
+// quant_search_avx2.cpp). Each lane sums in the scalar order, so results are
+// bit-identical to make_qkx2_quants.
+float make_qkx2_quants_avx2(int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                            float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
+                            bool use_mad);
+using Qkx2Fn = decltype(&make_qkx2_quants);
+float make_qx_quants_avx2(int n, int nmax, const float* x, int8_t* L, int rmse_type);
+using QxFn = decltype(&make_qx_quants);
 // IQ4 quantization of one super-block (shared by IQ4_NL with one 32-value
 // block and IQ4_XS with 8 sub-blocks). Writes d, the packed nibbles and, for
 // IQ4_XS, the six-bit sub-block scales.
 void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh, uint8_t* q4,
                              uint16_t* scales_h, uint8_t* scales_l);
+
+// The reference quantizer of a type (nullptr when there is none).
+using RowQuantizer = void (*)(const float*, void*, int64_t);
+RowQuantizer reference_quantizer(DType type);
 
 // Per-format row functions (n a multiple of the block size).
 void dequantize_q4_0(const void* src, float* y, int64_t n);
@@ -56,6 +70,11 @@ void quantize_q5_0(const float* x, void* dst, int64_t n);
 void quantize_q5_1(const float* x, void* dst, int64_t n);
 void quantize_iq4_nl(const float* x, void* dst, int64_t n);
 void quantize_q2_k(const float* x, void* dst, int64_t n);
+// The formats whose scale search dominates, with the search passed in.
+void quantize_q2_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
+void quantize_q4_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
+void quantize_q5_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);
+void quantize_q6_k_with(const float* x, void* dst, int64_t n, QxFn search);
 void quantize_q3_k(const float* x, void* dst, int64_t n);
 void quantize_q4_k(const float* x, void* dst, int64_t n);
 void quantize_q5_k(const float* x, void* dst, int64_t n);

@@ -46,7 +46,9 @@ void dequantize_q2_k(const void* src, float* y, int64_t n) {
   }
 }
 
-void quantize_q2_k(const float* x, void* dst, int64_t n) {
+void quantize_q2_k(const float* x, void* dst, int64_t n) { quantize_q2_k_with(x, dst, n, make_qkx2_quants); }
+
+void quantize_q2_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search) {
   auto* b = static_cast<BlockQ2_K*>(dst);
   uint8_t L[kQK_K];
   uint8_t Laux[16];
@@ -58,7 +60,7 @@ void quantize_q2_k(const float* x, void* dst, int64_t n) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < kQK_K / 16; ++j) {
       for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-      scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f,
+      scales[j] = search(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f,
                                    0.1f, 15, true);
       max_scale = std::max(max_scale, scales[j]);
       max_min = std::max(max_min, mins[j]);
@@ -190,7 +192,7 @@ namespace {
 // 0..nmax; scales and mins to six bits. Writes d, dmin, the 12 scale bytes
 // and the levels L (0..nmax) of all 256 values.
 void quantize_k_subblocks(const float* x, int nmax, float rmin, int nstep, uint16_t* d_out,
-                          uint16_t* dmin_out, uint8_t* packed, uint8_t* L) {
+                          uint16_t* dmin_out, uint8_t* packed, uint8_t* L, Qkx2Fn search) {
   uint8_t Laux[32];
   float weights[32];
   float mins[kQK_K / 32];
@@ -201,7 +203,7 @@ void quantize_k_subblocks(const float* x, int nmax, float rmin, int nstep, uint1
   float max_scale = 0, max_min = 0;
   for (int j = 0; j < kQK_K / 32; ++j) {
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-    scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin,
+    scales[j] = search(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin,
                                  0.1f, nstep, false);
     max_scale = std::max(max_scale, scales[j]);
     max_min = std::max(max_min, mins[j]);
@@ -236,11 +238,13 @@ void quantize_k_subblocks(const float* x, int nmax, float rmin, int nstep, uint1
 
 }  // namespace
 
-void quantize_q4_k(const float* x, void* dst, int64_t n) {
+void quantize_q4_k(const float* x, void* dst, int64_t n) { quantize_q4_k_with(x, dst, n, make_qkx2_quants); }
+
+void quantize_q4_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search) {
   auto* b = static_cast<BlockQ4_K*>(dst);
   uint8_t L[kQK_K];
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
-    quantize_k_subblocks(x, 15, -1.f, 20, &b[i].d, &b[i].dmin, b[i].scales, L);
+    quantize_k_subblocks(x, 15, -1.f, 20, &b[i].d, &b[i].dmin, b[i].scales, L, search);
     uint8_t* q = b[i].qs;
     for (int j = 0; j < kQK_K; j += 64, q += 32) {
       for (int l = 0; l < 32; ++l) q[l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
@@ -271,11 +275,13 @@ void dequantize_q5_k(const void* src, float* y, int64_t n) {
   }
 }
 
-void quantize_q5_k(const float* x, void* dst, int64_t n) {
+void quantize_q5_k(const float* x, void* dst, int64_t n) { quantize_q5_k_with(x, dst, n, make_qkx2_quants); }
+
+void quantize_q5_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search) {
   auto* b = static_cast<BlockQ5_K*>(dst);
   uint8_t L[kQK_K];
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
-    quantize_k_subblocks(x, 31, -0.5f, 15, &b[i].d, &b[i].dmin, b[i].scales, L);
+    quantize_k_subblocks(x, 31, -0.5f, 15, &b[i].d, &b[i].dmin, b[i].scales, L, search);
     std::memset(b[i].qh, 0, sizeof(b[i].qh));
     uint8_t* ql = b[i].qs;
     int m1 = 1, m2 = 2;
@@ -320,14 +326,16 @@ void dequantize_q6_k(const void* src, float* y, int64_t n) {
   }
 }
 
-void quantize_q6_k(const float* x, void* dst, int64_t n) {
+void quantize_q6_k(const float* x, void* dst, int64_t n) { quantize_q6_k_with(x, dst, n, make_qx_quants); }
+
+void quantize_q6_k_with(const float* x, void* dst, int64_t n, QxFn search) {
   auto* b = static_cast<BlockQ6_K*>(dst);
   int8_t L[kQK_K];
   float scales[kQK_K / 16];
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < kQK_K / 16; ++ib) {
-      scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1);
+      scales[ib] = search(16, 32, x + 16 * ib, L + 16 * ib, 1);
       const float abs_scale = std::fabs(scales[ib]);
       if (abs_scale > max_abs_scale) {
         max_abs_scale = abs_scale;

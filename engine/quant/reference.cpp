@@ -82,6 +82,10 @@ Status check_shape(DType type, int64_t n, const char* what) {
 
 bool has_reference(DType type) { return converters(type).dequantize != nullptr; }
 
+namespace detail {
+RowQuantizer reference_quantizer(DType type) { return converters(type).quantize; }
+}  // namespace detail
+
 Status dequantize_row(DType type, const void* src, float* dst, int64_t n) {
   if (auto st = check_shape(type, n, "dequantize"); !st) return st;
   converters(type).dequantize(src, dst, n);

@@ -99,6 +99,13 @@ Result<std::unique_ptr<DatabaseImpl>> connect(const std::string& path, OpenOptio
   if (int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, vfs); rc != SQLITE_OK) {
     return impl->error(rc, "open");
   }
+  // SQLite quietly falls back to read-only when the file or disk cannot be written;
+  // the writer must know now, not at the first message it fails to save.
+  if (access == Access::ReadWrite && sqlite3_db_readonly(impl->db, "main") == 1) {
+    return make_error(ErrorCode::Io, "database '" + path +
+                                         "' cannot be written: the file, its folder or the disk is read-only; "
+                                         "it can still be opened for reading");
+  }
 
   Status configured = configure(*impl, access);
   if (configured.ok()) configured = migrate(*impl);

@@ -67,17 +67,29 @@ Result<std::vector<SearchHit>> Search::query(std::string_view text, const Search
     if (options.syntax == QuerySyntax::Fts5) error.code = ErrorCode::InvalidArgument;
     return error;
   };
+  // The oldest message inside the rank window (see SearchOptions::rank_window);
+  // walking the match list in rowid order is cheap, scoring it is not.
+  std::int64_t oldest = 0;
+  if (options.rank_window > 0 && !options.conversation) {
+    HEARTH_TRY(auto stmt, impl.prepare("SELECT rowid FROM message_fts WHERE message_fts MATCH ?1 "
+                                       "ORDER BY rowid DESC LIMIT 1 OFFSET ?2"));
+    stmt.bind(1, expression).bind(2, options.rank_window - 1);
+    auto row = stmt.step();
+    if (!row.ok()) return fail(row.take_error());
+    if (*row) oldest = stmt.int64(0);
+  }
   {
     HEARTH_TRY(auto stmt, impl.prepare(
                               "SELECT m.conversation_id, m.id, c.title, "
                               "       snippet(message_fts, 0, ?2, ?3, ?4, ?5), message_fts.rank "
                               "FROM message_fts JOIN messages m ON m.id = message_fts.rowid "
                               "JOIN conversations c ON c.id = m.conversation_id "
-                              "WHERE message_fts MATCH ?1 AND (?6 IS NULL OR m.conversation_id = ?6) "
+                              "WHERE message_fts MATCH ?1 AND message_fts.rowid >= ?8 "
+                              "AND (?6 IS NULL OR m.conversation_id = ?6) "
                               "ORDER BY message_fts.rank LIMIT ?7"));
     stmt.bind(1, expression).bind(2, options.highlight_open).bind(3, options.highlight_close);
     stmt.bind(4, options.ellipsis).bind(5, tokens);
-    stmt.bind(6, options.conversation.value_or(ConversationId{})).bind(7, wanted);
+    stmt.bind(6, options.conversation.value_or(ConversationId{})).bind(7, wanted).bind(8, oldest);
     while (true) {
       auto row = stmt.step();
       if (!row.ok()) return fail(row.take_error());

@@ -114,9 +114,12 @@ void BM_Gemm(benchmark::State& state, DType type, KernelLevel level) {
   state.SetLabel(std::string(to_string(k.level)));
 }
 
-// Q4_K_M quantization from F16 input: F16 -> F32 -> Q4_K (one thread).
-// Bytes counted are F16 input bytes.
+// Quantization from F16 input: F16 -> F32 -> type, with the kernel table's
+// quantizer (SIMD scale search where present), each thread on its own rows.
+// Bytes counted are F16 input bytes. Q4_K_M is mostly Q4_K with some Q6_K.
 void BM_QuantizeFromF16(benchmark::State& state, DType type) {
+  const KernelTable kt = select_kernels(detect_cpu_features());
+  const QuantizeFn quantize = kt.get(type).quantize;
   const int64_t rows = 64;
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 0.02f);
@@ -127,7 +130,7 @@ void BM_QuantizeFromF16(benchmark::State& state, DType type) {
   for (auto _ : state) {
     for (int64_t r = 0; r < rows; ++r) {
       (void)dequantize_row(DType::F16, src.data() + r * kRowLength, row.data(), kRowLength);
-      (void)quantize_row(type, row.data(), dst.data(), kRowLength);
+      quantize(row.data(), dst.data(), kRowLength);
       benchmark::DoNotOptimize(dst.data());
     }
   }
@@ -150,7 +153,8 @@ void register_all() {
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
     benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
-                                 BM_QuantizeFromF16, t);
+                                 BM_QuantizeFromF16, t)
+        ->Threads(1)->Threads(2)->UseRealTime();
   }
 }
 

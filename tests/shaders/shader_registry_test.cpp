@@ -31,7 +31,7 @@ TEST(ShaderRegistry, EveryIdHasSpirvAndAUniqueName) {
 
 TEST(ShaderRegistry, HasTheKernelsTheBackendNeeds) {
   for (const char* name : {"binary_add", "rms_norm", "rope_normal", "rope_neox", "softmax", "swiglu",
-                           "unary_gelu", "attention_decode_f16", "matvec_q4_k", "matvec_q6_k", "matvec_q8_0",
+                           "unary_gelu", "attention_f16", "kv_store_f16", "geglu", "unary_softcap", "matvec_q4_k", "matvec_q6_k", "matvec_q8_0",
                            "matvec_f16", "matmul_q4_k", "get_rows_q4_k", "matvec_iq4_xs", "matvec_bf16"}) {
     EXPECT_TRUE(shader_by_name(name).has_value()) << name;
   }
@@ -41,7 +41,7 @@ TEST(ShaderParams, PushConstantLayoutsAreTightlyPacked) {
   // The GLSL side reads these with std430 push-constant layout: 4-byte scalars.
   EXPECT_EQ(sizeof(MatvecParams), 3 * sizeof(uint32_t));
   EXPECT_EQ(offsetof(RopeParams, freq_base), 16u);
-  EXPECT_EQ(offsetof(AttentionParams, scale), 16u);
+  EXPECT_EQ(offsetof(AttentionParams, scale), 24u);
 }
 
 }  // namespace

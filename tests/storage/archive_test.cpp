@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -266,6 +268,44 @@ TEST_P(ArchiveTest, BadDocumentsAreRejectedWholeWithThePathAtFault) {
   broken.erase("title");
   doc["conversations"].push_back(broken);
   expect_error(doc.dump(), ErrorCode::InvalidFormat, "$.conversations[1].title is missing");
+}
+
+TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
+  std::ifstream in(std::filesystem::path(HEARTH_TEST_DATA_DIR) / "storage" / "export-example.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(json.empty());
+  HEARTH_ASSERT_VALUE(ImportReport report, import_json(db(), json));
+  ASSERT_EQ(report.conversations.size(), 1u);
+  EXPECT_EQ(report.messages, 4);
+  HEARTH_ASSERT_VALUE(Conversation c, Conversations(db()).get(report.conversations[0]));
+  EXPECT_EQ(c.title, "Trains to Kraków");
+  EXPECT_EQ(c.created_ms, 1704067200000);
+  EXPECT_EQ(c.updated_ms, 1704067260000);
+  EXPECT_EQ(c.settings.temperature, 0.7);
+  EXPECT_EQ(c.settings.seed, 42u);
+  EXPECT_FALSE(c.settings.top_k.has_value());
+  EXPECT_EQ(c.settings.overflow, OverflowPolicy::EvictOldest);
+  EXPECT_EQ(c.pinned, Pinned::Yes);
+  HEARTH_ASSERT_VALUE(auto path, Messages(db()).active_path(c.id));
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(path[0].content, "Which bus goes to Kraków?");
+  EXPECT_EQ(path[1].content, "Several buses leave");
+  EXPECT_EQ(path[1].state, MessageState::Interrupted);
+  EXPECT_EQ(path[1].stats.backend, "cpu");
+  HEARTH_ASSERT_VALUE(auto roots, Messages(db()).roots(c.id));
+  ASSERT_EQ(roots.size(), 2u);
+  HEARTH_ASSERT_VALUE(auto first_children, Messages(db()).children(roots[0]));
+  ASSERT_EQ(first_children.size(), 1u);
+  HEARTH_ASSERT_VALUE(Message answer, Messages(db()).get(first_children[0]));
+  EXPECT_EQ(answer.stats.ttft_ms, 85.5);
+  EXPECT_EQ(answer.stats.tokens_per_second, 31.25);
+  HEARTH_ASSERT_VALUE(auto events, ContextEvents(db()).list(c.id));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, ContextEventKind::Summarized);
+  EXPECT_EQ(events[0].first_message, roots[0]);
+  EXPECT_EQ(events[0].last_message, answer.id);
+  EXPECT_EQ(events[0].tokens_removed, 13);
+  EXPECT_EQ(events[0].summary, "Asked about trains; EuroCity from Vienna.");
 }
 
 TEST_P(ArchiveTest, MarkdownShowsTheActiveBranch) {

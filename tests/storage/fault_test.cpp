@@ -5,7 +5,9 @@
 // since a failed fsync may still have written its data, after the failing step).
 #include <sqlite3.h>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "fault_vfs.h"
 #include "hearth/storage/catalog.h"
@@ -227,6 +229,74 @@ class FaultTest : public ::testing::Test {
                                                     : std::filesystem::temp_directory_path()};
   std::filesystem::path baseline_;
 };
+
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(FaultTest, ReadOnlyFileIsAClearErrorAndStaysUntouched) {
+  const auto path = dir_.file("readonly.db");
+  std::filesystem::copy_file(baseline_, path);
+  const std::string before = file_bytes(path);
+  testing::set_read_only_files(true);
+  OpenOptions options;
+  options.vfs = testing::kFaultVfsName;
+  auto db = Database::open(path, options);
+  testing::set_read_only_files(false);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.error().code, ErrorCode::Io);
+  EXPECT_NE(db.error().message.find("cannot be written"), std::string::npos) << db.error().message;
+  EXPECT_NE(db.error().message.find("read-only"), std::string::npos) << db.error().message;
+  EXPECT_NE(db.error().message.find(path.string()), std::string::npos) << db.error().message;
+  EXPECT_TRUE(file_bytes(path) == before);
+  EXPECT_TRUE(std::filesystem::exists(path));  // not moved aside: it is not damaged
+}
+
+// Opening a version 1 database migrates it; a full disk at any write of the
+// migration must leave either the old version with its data or the new one.
+TEST_F(FaultTest, DiskFullDuringMigrationKeepsTheOldVersion) {
+  const auto fixture = std::filesystem::path(HEARTH_TEST_DATA_DIR) / "storage" / "v1.db";
+  const auto path = dir_.file("v1.db");
+  std::filesystem::copy_file(fixture, path);
+  OpenOptions options;
+  options.vfs = testing::kFaultVfsName;
+  testing::arm_fault(Fault::None, 0);
+  { ASSERT_TRUE(Database::open(path, options).ok()); }
+  const std::int64_t total = testing::fault_vfs_writes();
+  ASSERT_GT(total, 3);
+  int failures = 0;
+  for (std::int64_t at = 1; at <= total; ++at) {
+    SCOPED_TRACE("disk full at write " + std::to_string(at) + " of " + std::to_string(total));
+    std::filesystem::remove(path);
+    std::filesystem::remove(path.string() + "-wal");
+    std::filesystem::remove(path.string() + "-shm");
+    std::filesystem::copy_file(fixture, path);
+    testing::arm_fault(Fault::DiskFull, at);
+    {
+      auto db = Database::open(path, options);
+      if (!db.ok()) {
+        ++failures;
+        EXPECT_NE(db.error().message.find("the disk is full"), std::string::npos) << db.error().message;
+        EXPECT_TRUE(std::filesystem::exists(path));  // a full disk is not corruption
+      }
+    }
+    testing::disarm_fault();
+    auto db = Database::open(path);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    ASSERT_TRUE(db->integrity_check().ok());
+    EXPECT_EQ(db->open_report().schema_version, Database::kSchemaVersion);
+    EXPECT_TRUE(db->open_report().schema_version_found == 1 || db->open_report().schema_version_found == 2);
+    auto c = Conversations(*db).get(ConversationId{1});
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c->title, "Trip to Kraków");
+    auto m = Messages(*db).get(MessageId{2});
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(m->content, "The EuroCity from Vienna, about seven hours.");
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(failures, 0);
+}
 
 TEST_F(FaultTest, DiskFullAtEveryWrite) { sweep(Fault::DiskFull, "the disk is full"); }
 TEST_F(FaultTest, IoErrorAtEveryWrite) { sweep(Fault::WriteIoError, "I/O error"); }

@@ -16,6 +16,7 @@ struct State {
   bool fired = false;
 };
 State state;
+bool read_only_files = false;
 
 sqlite3_vfs* real_vfs = nullptr;
 sqlite3_vfs fault_vfs;
@@ -97,6 +98,9 @@ int v_open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags, i
   auto* ff = reinterpret_cast<FaultFile*>(file);
   ff->base.pMethods = nullptr;
   ff->real = reinterpret_cast<sqlite3_file*>(ff + 1);
+  if (read_only_files && (flags & SQLITE_OPEN_MAIN_DB) != 0) {
+    flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+  }
   const int rc = real_vfs->xOpen(real_vfs, name, ff->real, flags, out_flags);
   if (rc != SQLITE_OK || ff->real->pMethods == nullptr) return rc;
   ff->base.pMethods = ff->real->pMethods->iVersion >= 3 ? &methods_v3 : &methods_v1;
@@ -147,6 +151,7 @@ void install_fault_vfs() {
 
 void arm_fault(Fault fault, std::int64_t at) { state = State{fault, at, 0, 0, false}; }
 void disarm_fault() { state.fault = Fault::None; }
+void set_read_only_files(bool read_only) { read_only_files = read_only; }
 std::int64_t fault_vfs_writes() { return state.writes; }
 std::int64_t fault_vfs_syncs() { return state.syncs; }
 bool fault_fired() { return state.fired; }

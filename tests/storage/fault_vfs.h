@@ -26,6 +26,10 @@ void install_fault_vfs();
 void arm_fault(Fault fault, std::int64_t at);
 void disarm_fault();
 
+// Opens every main database file read-only, as on a read-only disk or a file
+// without write permission.
+void set_read_only_files(bool read_only);
+
 std::int64_t fault_vfs_writes();  // since the last arm
 std::int64_t fault_vfs_syncs();
 bool fault_fired();

@@ -121,6 +121,20 @@ TEST_P(SearchTest, RanksDenserMatchesFirstAndPages) {
   EXPECT_TRUE(snippets("tea", page).empty());
 }
 
+TEST_P(SearchTest, RankWindowRanksOnlyTheNewestMatches) {
+  add("t", {"tea tea tea tea", "tea and biscuits on a plate", "some tea with milk and sugar"});
+  SearchOptions all;
+  all.rank_window = 0;
+  const auto everything = snippets("tea", all);
+  ASSERT_EQ(everything.size(), 3u);
+  EXPECT_EQ(everything[0], "[tea] [tea] [tea] [tea]");
+  SearchOptions window;
+  window.rank_window = 2;  // the oldest (and best) match falls outside
+  const auto newest = snippets("tea", window);
+  ASSERT_EQ(newest.size(), 2u);
+  for (const std::string& s : newest) EXPECT_NE(s, "[tea] [tea] [tea] [tea]");
+}
+
 TEST_P(SearchTest, TitlesAreIndexedAndFollowRenames) {
   const ConversationId c = add("Quarterly budget", {"numbers"});
   EXPECT_EQ(snippets("budget"), (std::vector<std::string>{"Quarterly [budget]"}));

@@ -1,23 +1,22 @@
 #include "engine/memory_sizer.h"
 
+#include <hearth/engine/kv/sizing.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace hearth::ui {
 
-MemoryBreakdown FormulaMemorySizer::estimate(const ModelShape& shape, int n_ctx,
-                                             app::KvCacheType kv_type) const {
+MemoryBreakdown EngineMemorySizer::estimate(const ModelShape& shape, int n_ctx,
+                                            app::KvCacheType kv_type) const {
   MemoryBreakdown b;
   b.weights_bytes = shape.weights_bytes;
-  const uint64_t elements = 2ull * static_cast<uint64_t>(shape.n_layer) *
-                            static_cast<uint64_t>(shape.n_head_kv) *
-                            static_cast<uint64_t>(shape.head_dim) *
-                            static_cast<uint64_t>(n_ctx > 0 ? n_ctx : 0);
-  switch (kv_type) {
-    case app::KvCacheType::F16: b.kv_bytes = elements * 2; break;
-    case app::KvCacheType::Q8_0: b.kv_bytes = (elements + 31) / 32 * 34; break;
-  }
+  const DType type = kv_type == app::KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
+  // An invalid shape (a model the engine could not describe) shows no KV bar
+  // rather than a made-up one.
+  b.kv_bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, type)
+                   .value_or(0);
   constexpr uint64_t kPrefillBatch = 512;
   constexpr uint64_t kActivationRows = 6;  // residual, norm, q/k/v, attention out, ffn
   b.scratch_bytes = 4ull * static_cast<uint64_t>(shape.n_vocab) +

@@ -33,11 +33,11 @@ class MemorySizer {
                                    app::KvCacheType kv_type) const = 0;
 };
 
-// Closed-form estimate used until the engine's sizing function is linked in:
-// KV = 2 (K and V) * n_layer * n_head_kv * head_dim * n_ctx * bytes per element
-// (F16: 2; Q8_0: 34 bytes per block of 32). Scratch covers one 512-token
-// prefill batch of activations plus the logits row.
-class FormulaMemorySizer final : public MemorySizer {
+// The engine's own sizing: KV bytes come from hearth::kv::kv_cache_bytes, the
+// function the engine allocates with (2 * n_layer * n_head_kv * row bytes of
+// head_dim * n_ctx rounded up to whole cache blocks). Scratch covers one
+// 512-token prefill batch of activations plus the logits row.
+class EngineMemorySizer final : public MemorySizer {
  public:
   MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,
                            app::KvCacheType kv_type) const override;

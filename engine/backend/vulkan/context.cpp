@@ -133,6 +133,9 @@ DeviceDescription describe(VkPhysicalDevice pd, uint32_t index) {
   d.shader_float16 = v12 && f12.shaderFloat16;
   d.memory_budget = has_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   d.subgroup_size = subgroup.subgroupSize;
+  d.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
   return d;
 }
 

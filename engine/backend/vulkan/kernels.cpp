@@ -14,11 +14,11 @@ using shaders::ShaderId;
 
 struct WeightShaders {
   DType type;
-  ShaderId matvec, matmul, get_rows;
+  ShaderId matvec, matvec_sg, matmul, get_rows;
 };
 
 #define HEARTH_WEIGHT_ENTRY(T, t) \
-  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
+  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matvec_sg_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
 
 constexpr WeightShaders kWeightShaders[] = {
     HEARTH_WEIGHT_ENTRY(F32, f32),     HEARTH_WEIGHT_ENTRY(F16, f16),       HEARTH_WEIGHT_ENTRY(BF16, bf16),
@@ -71,6 +71,12 @@ KernelTuning default_tuning(const VulkanContext& ctx) {
   // small-subgroup devices still have enough invocations per row.
   const uint32_t sg = ctx.description().subgroup_size;
   t.matvec = clamp(std::max<uint32_t>(32, sg > 0 ? std::bit_floor(sg) : 32));
+  if (ctx.description().subgroup_arithmetic && sg > 0) {
+    // Four subgroups per workgroup, one row each: no barriers at all.
+    t.matvec_reduction = Reduction::Subgroup;
+    t.matvec_rows = 4;
+    t.matvec = clamp(4 * std::bit_floor(sg));
+  }
   t.attention = clamp(32);
   return t;
 }
@@ -138,15 +144,27 @@ Status Kernels::activation(CommandSequence& seq, Activation act, const BufferVie
              gelu ? "gelu" : "silu");
 }
 
-Status Kernels::swiglu(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
-                       uint32_t n) {
-  HEARTH_CHECK(need_bytes("swiglu", "gate", gate, 4ull * n));
-  HEARTH_CHECK(need_bytes("swiglu", "up", up, 4ull * n));
-  HEARTH_CHECK(need_bytes("swiglu", "out", out, 4ull * n));
+Status Kernels::softcap(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float cap) {
+  if (!(cap > 0.0f)) return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan softcap: cap {} must be > 0", cap));
+  HEARTH_CHECK(need_bytes("softcap", "x", x, 4ull * n));
+  HEARTH_CHECK(need_bytes("softcap", "y", y, 4ull * n));
+  const sp::UnaryParams p{n, cap};
+  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::unary_softcap, tuning_.elementwise, bind, &p, push_size<sp::UnaryParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "softcap");
+}
+
+Status Kernels::glu(CommandSequence& seq, GluKind kind, const BufferView& gate, const BufferView& up,
+                    const BufferView& out, uint32_t n) {
+  HEARTH_CHECK(need_bytes("glu", "gate", gate, 4ull * n));
+  HEARTH_CHECK(need_bytes("glu", "up", up, 4ull * n));
+  HEARTH_CHECK(need_bytes("glu", "out", out, 4ull * n));
   const sp::GluParams p{n};
   const Binding bind[] = {{gate, Access::Read}, {up, Access::Read}, {out, Access::Write}};
-  return run(seq, ShaderId::swiglu, tuning_.elementwise, bind, &p, push_size<sp::GluParams>(),
-             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "swiglu");
+  const bool gelu = kind == GluKind::GeGlu;
+  return run(seq, gelu ? ShaderId::geglu : ShaderId::swiglu, tuning_.elementwise, bind, &p,
+             push_size<sp::GluParams>(), grid((n + tuning_.elementwise - 1) / tuning_.elementwise),
+             gelu ? "geglu" : "swiglu");
 }
 
 Status Kernels::rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
@@ -216,6 +234,12 @@ Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows));
   const sp::MatvecParams p{ncols, nrows, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  if (tuning_.matvec_reduction == Reduction::Subgroup) {
+    const uint32_t rows = std::max<uint32_t>(tuning_.matvec_rows, 1);
+    HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec_sg, {3, push_size<sp::MatvecParams>()},
+                                                  Specialization{tuning_.matvec, rows}));
+    return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((nrows + rows - 1) / rows), "matvec");
+  }
   return run(seq, shaders->matvec, tuning_.matvec, bind, &p, push_size<sp::MatvecParams>(), grid(nrows),
              "matvec");
 }
@@ -237,23 +261,66 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
   return run(seq, shaders->matmul, 256, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
 }
 
-Status Kernels::attention_decode(CommandSequence& seq, const BufferView& q, const BufferView& k,
-                                 const BufferView& v, const BufferView& out, const AttentionShape& s, float scale_factor) {
-  if (s.n_kv == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads != 0 || s.head_dim == 0 ||
-      s.head_dim > 256 || s.head_dim > 8 * tuning_.attention) {
+namespace {
+
+Status check_kv_layout(std::string_view op, const KvLayout& l) {
+  if (l.head_dim == 0 || l.n_kv_heads == 0 || l.block_tokens == 0) {
     return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("Vulkan attention: unsupported shape head_dim {} heads {}/{} n_kv {}", s.head_dim,
-                                  s.n_heads, s.n_kv_heads, s.n_kv));
+                      fmt::format("Vulkan {}: KV layout head_dim {} kv heads {} block tokens {} must be > 0", op,
+                                  l.head_dim, l.n_kv_heads, l.block_tokens));
   }
-  const uint64_t kv_bytes = 2ull * s.n_kv * s.n_kv_heads * s.head_dim;
-  HEARTH_CHECK(need_bytes("attention", "q", q, 4ull * s.n_heads * s.head_dim));
-  HEARTH_CHECK(need_bytes("attention", "k cache", k, kv_bytes));
-  HEARTH_CHECK(need_bytes("attention", "v cache", v, kv_bytes));
-  HEARTH_CHECK(need_bytes("attention", "out", out, 4ull * s.n_heads * s.head_dim));
-  const sp::AttentionParams p{s.head_dim, s.n_heads, s.n_kv_heads, s.n_kv, scale_factor};
-  const Binding bind[] = {{q, Access::Read}, {k, Access::Read}, {v, Access::Read}, {out, Access::Write}};
-  return run(seq, ShaderId::attention_decode_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
-             {s.n_heads, 1, 1}, "attention");
+  return {};
+}
+
+}  // namespace
+
+Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new,
+                         const KvBuffers& kv, const KvLayout& layout, const BufferView& positions,
+                         uint32_t n_tokens) {
+  HEARTH_CHECK(check_kv_layout("kv_store", layout));
+  const uint64_t n = uint64_t{n_tokens} * layout.n_kv_heads * layout.head_dim;
+  HEARTH_CHECK(need_bytes("kv_store", "k", k_new, 4 * n));
+  HEARTH_CHECK(need_bytes("kv_store", "v", v_new, 4 * n));
+  HEARTH_CHECK(need_bytes("kv_store", "positions", positions, 4ull * n_tokens));
+  // Shaders trust positions and the table; the regions must hold one block.
+  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  HEARTH_CHECK(need_bytes("kv_store", "k cache", kv.k, block_bytes));
+  HEARTH_CHECK(need_bytes("kv_store", "v cache", kv.v, block_bytes));
+  HEARTH_CHECK(need_bytes("kv_store", "block table", kv.block_table, 4));
+  const sp::KvStoreParams p{layout.head_dim, layout.n_kv_heads, n_tokens, layout.block_tokens};
+  const Binding bind[] = {{k_new, Access::Read},     {v_new, Access::Read},          {kv.k, Access::ReadWrite},
+                          {kv.v, Access::ReadWrite}, {kv.block_table, Access::Read}, {positions, Access::Read}};
+  return run(seq, ShaderId::kv_store_f16, tuning_.elementwise, bind, &p, push_size<sp::KvStoreParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
+}
+
+Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
+                          const BufferView& positions, const BufferView& out, const AttentionShape& s,
+                          const AttentionOptions& o) {
+  HEARTH_CHECK(check_kv_layout("attention", layout));
+  if (s.n_heads == 0 || s.n_heads % layout.n_kv_heads != 0 || s.n_tokens == 0 || layout.head_dim > 256 ||
+      layout.head_dim > 8 * tuning_.attention) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan attention: unsupported shape head_dim {} heads {}/{} tokens {}",
+                                  layout.head_dim, s.n_heads, layout.n_kv_heads, s.n_tokens));
+  }
+  const uint64_t qn = uint64_t{s.n_tokens} * s.n_heads * layout.head_dim;
+  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  HEARTH_CHECK(need_bytes("attention", "q", q, 4 * qn));
+  HEARTH_CHECK(need_bytes("attention", "out", out, 4 * qn));
+  HEARTH_CHECK(need_bytes("attention", "positions", positions, 4ull * s.n_tokens));
+  HEARTH_CHECK(need_bytes("attention", "k cache", kv.k, block_bytes));
+  HEARTH_CHECK(need_bytes("attention", "v cache", kv.v, block_bytes));
+  HEARTH_CHECK(need_bytes("attention", "block table", kv.block_table, 4));
+  const sp::AttentionParams p{layout.head_dim, s.n_heads,  layout.n_kv_heads, s.n_tokens,
+                              layout.block_tokens, o.window, o.scale,         o.softcap};
+  const Binding bind[] = {{q, Access::Read},              {kv.k, Access::Read},      {kv.v, Access::Read},
+                          {kv.block_table, Access::Read}, {positions, Access::Read}, {out, Access::Write}};
+  if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
+  }
+  return run(seq, ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
+             {s.n_heads, s.n_tokens, 1}, "attention");
 }
 
 }  // namespace hearth::vulkan

@@ -115,8 +115,9 @@ Result<VkDescriptorSetLayout> PipelineSet::set_layout(uint32_t bindings) {
   return layout;
 }
 
-Result<const Pipeline*> PipelineSet::get(ShaderId shader, const PipelineLayoutDesc& desc, uint32_t workgroup_size) {
-  const auto key = std::make_pair(shader, workgroup_size);
+Result<const Pipeline*> PipelineSet::get(ShaderId shader, const PipelineLayoutDesc& desc, Specialization specialization) {
+  const auto key = std::make_pair(shader, specialization);
+  const uint32_t workgroup_size = specialization.workgroup_size;
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
   const auto& info = shaders::shader_info(shader);
   if (workgroup_size == 0 || workgroup_size > ctx_.limits().max_workgroup_size ||
@@ -156,8 +157,9 @@ Result<const Pipeline*> PipelineSet::get(ShaderId shader, const PipelineLayoutDe
   VkResult r = vkCreateShaderModule(ctx_.device(), &mi, nullptr, &module);
   if (r != VK_SUCCESS) return vk_error(r, "vkCreateShaderModule");
 
-  VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
-  VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &workgroup_size};
+  const uint32_t values[2] = {specialization.workgroup_size, specialization.param};
+  const VkSpecializationMapEntry entries[2] = {{0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}};
+  VkSpecializationInfo spec{2, entries, sizeof(values), values};
   auto ci = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   ci.stage = vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

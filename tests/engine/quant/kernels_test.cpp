@@ -121,15 +121,16 @@ TEST_P(LevelTest, VecDotMatchesScalar) {
 }
 
 // Tiles of odd shapes, written token-major with a padded output stride.
+// 16 rows or more with 4 columns or more take the repacked AVX-512 path.
 TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   for (DType type : kWeightTypes) {
     const TypeKernels& k = table_.get(type);
     const TypeKernels& ref = scalar_.get(type);
     const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
-    const int64_t rows = 7, cols = 9;
+    const int64_t rows = 37, cols = 9;
     const Matrix w = random_rows(type, rows, n, 5);
     const Matrix a = random_rows(k.act_type, cols, n, 6);
-    for (int64_t nr : {int64_t{1}, int64_t{2}, rows}) {
+    for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{16}, rows}) {
       for (int64_t nc : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{5}, cols}) {
         const size_t out_stride = static_cast<size_t>(nr) + 3;
         std::vector<float> out(out_stride * static_cast<size_t>(nc), -1.0f);
@@ -160,6 +161,37 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
     table_.quantize_activation(act, x.data(), got.data(), 1024);
     ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1024).ok());
     EXPECT_EQ(got, want) << traits(act).name;
+  }
+}
+
+// The table's quantizers (SIMD scale searches where present) must write the
+// reference quantizer's bytes exactly, on varied data: Gaussian rows of
+// several scales, all-positive rows (min clamps to 0), outliers, constants.
+TEST_P(LevelTest, QuantizersWriteTheReferenceBytes) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const int64_t n = 256 * 24;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t block = i / 256;
+    float v = gauss(rng) * (0.001f + 0.01f * static_cast<float>(block % 4));
+    if (block % 6 == 1) v = std::fabs(v) + 0.5f;           // all positive
+    if (block % 6 == 2 && i % 97 == 0) v *= 50.0f;         // outliers
+    if (block % 6 == 3) v = 0.25f;                         // constant
+    if (block % 6 == 4 && i % 256 < 128) v = 0.0f;         // half zeros
+    x[static_cast<size_t>(i)] = v;
+  }
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    ASSERT_NE(k.quantize, nullptr) << traits(type).name;
+    std::vector<uint8_t> got(*row_bytes(type, n)), want(got.size());
+    k.quantize(x.data(), got.data(), n);
+    ASSERT_TRUE(quantize_row(type, x.data(), want.data(), n).ok());
+    size_t first = got.size();
+    for (size_t i = 0; i < got.size() && first == got.size(); ++i) {
+      if (got[i] != want[i]) first = i;
+    }
+    EXPECT_EQ(first, got.size()) << traits(type).name << " differs at byte " << first;
   }
 }
 

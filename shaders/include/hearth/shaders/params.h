@@ -17,13 +17,14 @@ struct BinaryParams {
   uint b_len;
 };
 
-// y[i] = f(x[i]) with f = scale (x * scale), GELU (tanh form) or SiLU.
+// y[i] = f(x[i]) with f = scale (x * scale), GELU (tanh form), SiLU or
+// softcap (scale * tanh(x / scale)).
 struct UnaryParams {
   uint n;
   float scale;
 };
 
-// out[i] = silu(gate[i]) * up[i]
+// out[i] = act(gate[i]) * up[i], act = SiLU (SwiGLU) or GELU (GeGLU)
 struct GluParams {
   uint n;
 };
@@ -80,15 +81,32 @@ struct MatmulParams {
   uint row_stride;
 };
 
-// Single-token attention over an F16 KV cache with grouped-query heads.
-// q: [n_heads][head_dim] f32; k, v: [n_kv][n_kv_heads][head_dim] f16;
-// out: [n_heads][head_dim] f32. Query head h reads KV head h / (n_heads / n_kv_heads).
+// Causal attention of n_tokens queries over a paged F16 KV cache (decode is
+// n_tokens = 1). q: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32;
+// k, v: the cache regions, where position p of KV head h lives in row
+// ((block_table[p / block_tokens] * n_kv_heads + h) * block_tokens + p % block_tokens)
+// of head_dim f16 values; out: [n_tokens][n_heads][head_dim] f32. Query token t
+// sees positions max(0, pos - window + 1) .. pos (window 0 = all); query head h
+// reads KV head h / (n_heads / n_kv_heads); softcap > 0 applies
+// cap * tanh(score / cap) after scaling.
 struct AttentionParams {
   uint head_dim;
   uint n_heads;
   uint n_kv_heads;
-  uint n_kv;
+  uint n_tokens;
+  uint block_tokens;
+  uint window;
   float scale;
+  float softcap;
+};
+
+// Writes K and V rows (f32, [n_tokens][n_kv_heads][head_dim]) as f16 into
+// the paged cache at positions[t], same row addressing as AttentionParams.
+struct KvStoreParams {
+  uint head_dim;
+  uint n_kv_heads;
+  uint n_tokens;
+  uint block_tokens;
 };
 
 #ifdef __cplusplus
@@ -100,7 +118,8 @@ static_assert(sizeof(SoftmaxParams) == 12);
 static_assert(sizeof(GetRowsParams) == 12);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
-static_assert(sizeof(AttentionParams) == 20);
+static_assert(sizeof(AttentionParams) == 32);
+static_assert(sizeof(KvStoreParams) == 16);
 }  // namespace hearth::shaders
 #endif
 

@@ -153,55 +153,125 @@ TEST_F(VulkanKernels, RopeNormalAndNeoxFullAndPartial) {
   }
 }
 
-void attention_reference(const std::vector<float>& q, const std::vector<uint16_t>& k, const std::vector<uint16_t>& v,
-                         const AttentionShape& s, float scale, std::vector<float>& out) {
-  const uint32_t group = s.n_heads / s.n_kv_heads;
-  out.assign(s.n_heads * s.head_dim, 0.0f);
-  for (uint32_t h = 0; h < s.n_heads; ++h) {
-    const uint32_t kvh = h / group;
-    std::vector<double> scores(s.n_kv);
-    double m = -1e300;
-    for (uint32_t p = 0; p < s.n_kv; ++p) {
-      double dot = 0;
-      for (uint32_t d = 0; d < s.head_dim; ++d) {
-        dot += double(q[h * s.head_dim + d]) * testing::from_half(k[(p * s.n_kv_heads + kvh) * s.head_dim + d]);
+// Reference attention over dense per-position K/V ([pos][kv_head][head_dim]).
+std::vector<float> attention_reference(const std::vector<float>& q, const std::vector<float>& k,
+                                       const std::vector<float>& v, const std::vector<int32_t>& positions,
+                                       const KvLayout& l, uint32_t n_heads, const AttentionOptions& o) {
+  const uint32_t group = n_heads / l.n_kv_heads, hd = l.head_dim;
+  std::vector<float> out(q.size());
+  for (size_t t = 0; t < positions.size(); ++t) {
+    const int32_t last = positions[t];
+    const int32_t first = o.window > 0 ? std::max<int32_t>(0, last - static_cast<int32_t>(o.window) + 1) : 0;
+    for (uint32_t h = 0; h < n_heads; ++h) {
+      const uint32_t kvh = h / group;
+      const float* qv = &q[(t * n_heads + h) * hd];
+      std::vector<double> w;
+      double m = -1e300;
+      for (int32_t p = first; p <= last; ++p) {
+        double dot = 0;
+        for (uint32_t d = 0; d < hd; ++d) dot += double(qv[d]) * k[(size_t(p) * l.n_kv_heads + kvh) * hd + d];
+        double sc = dot * o.scale;
+        if (o.softcap > 0) sc = o.softcap * std::tanh(sc / o.softcap);
+        w.push_back(sc);
+        m = std::max(m, sc);
       }
-      scores[p] = dot * scale;
-      m = std::max(m, scores[p]);
-    }
-    double sum = 0;
-    for (auto& sc : scores) sum += (sc = std::exp(sc - m));
-    for (uint32_t d = 0; d < s.head_dim; ++d) {
-      double acc = 0;
-      for (uint32_t p = 0; p < s.n_kv; ++p) {
-        acc += scores[p] * testing::from_half(v[(p * s.n_kv_heads + kvh) * s.head_dim + d]);
+      double sum = 0;
+      for (auto& e : w) sum += (e = std::exp(e - m));
+      for (uint32_t d = 0; d < hd; ++d) {
+        double acc = 0;
+        for (int32_t p = first; p <= last; ++p) acc += w[p - first] * v[(size_t(p) * l.n_kv_heads + kvh) * hd + d];
+        out[(t * n_heads + h) * hd + d] = static_cast<float>(acc / sum);
       }
-      out[h * s.head_dim + d] = static_cast<float>(acc / sum);
     }
+  }
+  return out;
+}
+
+struct AttentionCase {
+  KvLayout layout;
+  uint32_t n_heads;
+  uint32_t n_positions;  // cached positions 0..n-1
+  uint32_t n_queries;    // the last n_queries positions are queried (1 = decode)
+  AttentionOptions options;
+};
+
+TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedF16Cache) {
+  const AttentionCase cases[] = {
+      // GQA 4/2, 50 positions over shuffled 16-token blocks, decode and batched prefill.
+      {{64, 2, 16}, 4, 50, 1, {0.125f, 0.0f, 0}},
+      {{64, 2, 16}, 4, 50, 10, {0.125f, 0.0f, 0}},
+      // Sliding window and a soft cap on the scores (Gemma 2 style).
+      {{64, 2, 16}, 4, 50, 5, {0.125f, 5.0f, 8}},
+      // One position; head_dim 128; no grouping with an odd head_dim.
+      {{128, 1, 8}, 2, 1, 1, {0.088f, 0.0f, 0}},
+      {{80, 3, 32}, 3, 70, 3, {0.11f, 0.0f, 0}},
+  };
+  for (const auto& c : cases) {
+    const KvLayout& l = c.layout;
+    const uint32_t n_blocks = (c.n_positions + l.block_tokens - 1) / l.block_tokens;
+    // Physical blocks in reverse order (plus one unused) so the table matters.
+    std::vector<int32_t> table(n_blocks);
+    for (uint32_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(n_blocks - b);
+    const size_t row = l.head_dim, per_pos = size_t{l.n_kv_heads} * row;
+    // Values exactly representable in f16, so the store's rounding cannot matter.
+    auto halves = [&](size_t n, float lo, float hi) {
+      auto v = random_floats(n, rng_, lo, hi);
+      for (auto& e : v) e = testing::from_half(testing::to_half(e));
+      return v;
+    };
+    const auto k = halves(c.n_positions * per_pos, -2.0f, 2.0f), v = halves(c.n_positions * per_pos, -1.0f, 1.0f);
+    std::vector<int32_t> all_pos(c.n_positions);
+    for (uint32_t p = 0; p < c.n_positions; ++p) all_pos[p] = static_cast<int32_t>(p);
+    const size_t cache_bytes = 2ull * (n_blocks + 1) * l.block_tokens * per_pos;
+    Buffer bk = gpu_->upload(k), bv = gpu_->upload(v), bpos = gpu_->upload(all_pos), btab = gpu_->upload(table),
+           kc = gpu_->buffer(cache_bytes), vc = gpu_->buffer(cache_bytes);
+    ASSERT_TRUE(gpu_->transfer->zero(BufferView::whole(kc)).ok());
+    ASSERT_TRUE(gpu_->transfer->zero(BufferView::whole(vc)).ok());
+    const KvBuffers kv{BufferView::whole(kc), BufferView::whole(vc), BufferView::whole(btab)};
+
+    std::vector<int32_t> qpos;
+    for (uint32_t i = c.n_positions - c.n_queries; i < c.n_positions; ++i) qpos.push_back(static_cast<int32_t>(i));
+    const auto q = random_floats(size_t{c.n_queries} * c.n_heads * row, rng_, -2.0f, 2.0f);
+    Buffer bq = gpu_->upload(q), bqpos = gpu_->upload(qpos), bo = gpu_->buffer(4 * q.size());
+    gpu_->run([&](Kernels& kr, CommandSequence& s) -> Status {
+      HEARTH_CHECK(kr.kv_store(s, BufferView::whole(bk), BufferView::whole(bv), kv, l, BufferView::whole(bpos),
+                               c.n_positions));
+      return kr.attention(s, BufferView::whole(bq), kv, l, BufferView::whole(bqpos), BufferView::whole(bo),
+                          {c.n_heads, c.n_queries}, c.options);
+    });
+    EXPECT_EQ(gpu_->seq->stats().barriers, 1u);  // attention reads what kv_store wrote
+
+    // The cache holds each row where the layout says.
+    const auto kh = gpu_->download<uint16_t>(kc, cache_bytes / 2);
+    for (uint32_t p = 0; p < c.n_positions; ++p) {
+      for (uint32_t h = 0; h < l.n_kv_heads; ++h) {
+        const size_t at = ((size_t(table[p / l.block_tokens]) * l.n_kv_heads + h) * l.block_tokens + p % l.block_tokens) * row;
+        for (uint32_t d = 0; d < row; ++d) {
+          ASSERT_EQ(testing::from_half(kh[at + d]), k[p * per_pos + h * row + d]) << "pos " << p << " head " << h;
+        }
+      }
+    }
+    const auto want = attention_reference(q, k, v, qpos, l, c.n_heads, c.options);
+    expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention");
   }
 }
 
-TEST_F(VulkanKernels, AttentionDecodeOverF16Cache) {
-  // 45 positions cross the 32-position tiles; GQA 4 query heads on 2 KV heads;
-  // a single position and head_dim 128 too.
-  for (const AttentionShape shape : {AttentionShape{64, 4, 2, 45}, AttentionShape{128, 2, 1, 1},
-                                     AttentionShape{80, 3, 3, 70}}) {
-    const auto q = random_floats(shape.n_heads * shape.head_dim, rng_, -2.0f, 2.0f);
-    const size_t kv_n = size_t{shape.n_kv} * shape.n_kv_heads * shape.head_dim;
-    std::vector<uint16_t> k(kv_n), v(kv_n);
-    for (auto& e : k) e = testing::to_half(random_floats(1, rng_, -2.0f, 2.0f)[0]);
-    for (auto& e : v) e = testing::to_half(random_floats(1, rng_)[0]);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-    Buffer bq = gpu_->upload(q), bk = gpu_->upload(k), bv = gpu_->upload(v),
-           bo = gpu_->buffer(4 * shape.n_heads * shape.head_dim);
-    gpu_->run([&](Kernels& kr, CommandSequence& s) {
-      return kr.attention_decode(s, BufferView::whole(bq), BufferView::whole(bk), BufferView::whole(bv),
-                                 BufferView::whole(bo), shape, scale);
-    });
-    std::vector<float> want;
-    attention_reference(q, k, v, shape, scale, want);
-    expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention");
+TEST_F(VulkanKernels, SoftcapAndGeglu) {
+  const uint32_t n = 999;
+  const auto x = random_floats(n, rng_, -80.0f, 80.0f), u = random_floats(n, rng_);
+  Buffer bx = gpu_->upload(x), bu = gpu_->upload(u), cap = gpu_->buffer(4 * n), geglu = gpu_->buffer(4 * n);
+  gpu_->run([&](Kernels& k, CommandSequence& s) -> Status {
+    HEARTH_CHECK(k.softcap(s, BufferView::whole(bx), BufferView::whole(cap), n, 30.0f));
+    return k.glu(s, GluKind::GeGlu, BufferView::whole(bx), BufferView::whole(bu), BufferView::whole(geglu), n);
+  });
+  std::vector<float> want_cap(n), want_geglu(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    want_cap[i] = static_cast<float>(30.0 * std::tanh(v / 30.0));
+    want_geglu[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))) * u[i]);
   }
+  expect_near_all(gpu_->download<float>(cap, n), want_cap, 1e-5f, 1e-5f, "softcap");
+  expect_near_all(gpu_->download<float>(geglu, n), want_geglu, 1e-5f, 1e-4f, "geglu");
 }
 
 }  // namespace

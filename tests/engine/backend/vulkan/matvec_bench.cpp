@@ -30,6 +30,7 @@ void BM_Matvec(benchmark::State& state, DType type) {
   const auto rows = static_cast<uint32_t>(state.range(0));
   const auto cols = static_cast<uint32_t>(state.range(1));
   const auto dispatches = static_cast<uint32_t>(state.range(2));  // per submit
+  const bool subgroups = state.range(3) != 0;
   VulkanConfig cfg;
   cfg.requirements.software = SoftwareDevices::Allow;
   Setup s;
@@ -42,7 +43,16 @@ void BM_Matvec(benchmark::State& state, DType type) {
   s.allocator = std::make_unique<DeviceAllocator>(*s.ctx);
   s.transfer = std::move(Transfer::create(*s.ctx, *s.allocator).value());
   s.pipelines = std::make_unique<PipelineSet>(*s.ctx, nullptr);
-  s.kernels = std::make_unique<Kernels>(*s.ctx, *s.pipelines, default_tuning(*s.ctx));
+  KernelTuning tuning = default_tuning(*s.ctx);
+  if (subgroups && tuning.matvec_reduction != Reduction::Subgroup) {
+    state.SkipWithError("the device has no subgroup arithmetic");
+    return;
+  }
+  if (!subgroups) {
+    tuning.matvec_reduction = Reduction::SharedMemory;
+    tuning.matvec = 32;
+  }
+  s.kernels = std::make_unique<Kernels>(*s.ctx, *s.pipelines, tuning);
 
   const uint64_t wbytes = row_bytes(type, cols).value() * rows;
   std::vector<uint8_t> w(wbytes);
@@ -77,13 +87,15 @@ void BM_Matvec(benchmark::State& state, DType type) {
     if (!st.ok()) state.SkipWithError(st.error().message.c_str());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * wbytes * dispatches));
-  state.SetLabel(std::string(traits(type).name) + " on " + s.ctx->description().name);
+  state.SetLabel(std::string(traits(type).name) + (subgroups ? " subgroup" : " shared") + " on " +
+                 s.ctx->description().name);
 }
 
-// Shapes: Qwen2.5-0.5B's FFN down (896x4864) and a 4096x4096 square (~9 MiB Q4_K);
-// 8 dispatches per submit, as in one layer's worth of decode work.
+// Shapes: Qwen2.5-0.5B's FFN down (896x4864) and a 4096x4864 matrix; 8
+// dispatches per submit, as in one layer's worth of decode work; shared-memory
+// (0) and subgroup (1) reductions.
 #define HEARTH_MATVEC_BENCH(T)                                                                  \
-  BENCHMARK_CAPTURE(BM_Matvec, T, DType::T)->Args({896, 4864, 8})->Args({4096, 4096, 4})       \
+  BENCHMARK_CAPTURE(BM_Matvec, T, DType::T)->ArgsProduct({{896, 4096}, {4864}, {8}, {0, 1}})       \
       ->Unit(benchmark::kMillisecond)->UseRealTime()
 
 HEARTH_MATVEC_BENCH(Q4_K);

@@ -39,6 +39,7 @@ const char* to_string(ValueKind kind);
 struct ArrayData {
   std::vector<Value> items;
   uint32_t depth = 1;  // nesting depth of containers, this one included
+  bool tuple = false;  // prints as (a, b) and differs from a list in ==, as in Python
 };
 
 class ObjectData {
@@ -73,7 +74,11 @@ class Value {
   static Value integer(int64_t i) { return Value(Storage(i)); }
   static Value number(double d) { return Value(Storage(d)); }
   static Value string(std::string s);
+  // A string marked safe (the reference's Markup, made by |safe and |escape):
+  // adding a plain string to it HTML-escapes the plain one.
+  static Value safe_string(std::string s);
   static Value array(std::vector<Value> items);
+  static Value tuple(std::vector<Value> items);
   static Value object(ObjectData data);
   static Value make_namespace(std::shared_ptr<NamespaceData> ns);
   static Value callable(std::shared_ptr<const CallableData> fn);
@@ -98,11 +103,13 @@ class Value {
   double to_double() const;
   const std::string& as_string() const { return *std::get<StrPtr>(storage_); }
   const std::vector<Value>& as_array() const { return std::get<ArrPtr>(storage_)->items; }
+  bool is_tuple() const { return is_array() && std::get<ArrPtr>(storage_)->tuple; }
   const ObjectData& as_object() const { return *std::get<ObjPtr>(storage_); }
   NamespaceData& as_namespace() const { return *std::get<NsPtr>(storage_); }
   const std::shared_ptr<NamespaceData>& namespace_ptr() const { return std::get<NsPtr>(storage_); }
   const CallableData& as_callable() const { return *std::get<FnPtr>(storage_); }
   const std::string* undefined_hint() const;
+  bool is_safe() const { return safe_; }
 
   // Container nesting depth: 0 for scalars, 1 for a flat list, ...
   uint32_t depth() const;
@@ -120,6 +127,7 @@ class Value {
                                ObjPtr, NsPtr, FnPtr>;
   explicit Value(Storage s) : storage_(std::move(s)) {}
   Storage storage_;
+  bool safe_ = false;  // strings only
 };
 
 // Builds an object from key/value pairs in order (later duplicates replace earlier ones).

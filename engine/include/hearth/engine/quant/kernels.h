@@ -10,6 +10,19 @@
 // For prompt processing quantize every token's activation row, then call
 // k.gemm on tiles of weight rows x activation rows (threads split the tiles).
 //
+// Performance notes for callers:
+// - Decode (one activation row): call vec_dot per weight row (or gemm with
+//   cols = 1, which does the same). Split rows across threads in contiguous
+//   ranges; every weight byte is read once per token.
+// - Prompt processing: give gemm as many activation rows (tokens) as you
+//   have, and split the weight rows across threads in multiples of 16. At
+//   the AVX-512 level, tiles of >= 16 rows x >= 4 tokens repack 16 weight
+//   rows at a time into an interleaved layout (scratch per call) and are
+//   2-4x faster per multiply-add than vec_dot; the repacking is amortised
+//   over the tokens, so larger token counts are better.
+// - Every function is reentrant and keeps no state; a KernelTable can be
+//   shared by all threads.
+//
 // A KernelTable is a plain value with no global state; tests build one per
 // level to check every SIMD kernel against the scalar one.
 #pragma once
@@ -75,6 +88,9 @@ struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
   GemmFn gemm = nullptr;
+  // Float row -> this weight format: the same bytes as quantize_row() in
+  // reference.h, faster where a SIMD search exists (Q2_K, Q4_K, Q5_K).
+  QuantizeFn quantize = nullptr;
   KernelLevel level = KernelLevel::Scalar;  // level of the vec_dot actually used
 };
 

@@ -29,6 +29,7 @@ struct DeviceDescription {
   bool memory_budget = false;        // VK_EXT_memory_budget
   bool unified_memory = false;       // a device-local type is also host-visible
   uint32_t subgroup_size = 0;
+  bool subgroup_arithmetic = false;  // subgroupAdd etc. in compute shaders
 };
 
 enum class RejectReason { NotPicked, ApiTooOld, NoComputeQueue, No16BitStorage, TooLittleMemory, SoftwareDevice };

@@ -12,12 +12,18 @@ namespace hearth::vulkan {
 
 enum class RopeStyle { Normal, NeoX };
 enum class Activation { Gelu, Silu };
+enum class GluKind { SwiGlu, GeGlu };
+// How matvec reduces a row: subgroupAdd where the device has subgroup
+// arithmetic, a shared-memory tree otherwise.
+enum class Reduction { Subgroup, SharedMemory };
 
 // Workgroup sizes (specialization constant 0), chosen per device.
 struct KernelTuning {
   uint32_t elementwise = 256;
   uint32_t row_reduce = 64;  // RMSNorm, softmax (power of two)
   uint32_t matvec = 32;      // power of two
+  Reduction matvec_reduction = Reduction::SharedMemory;
+  uint32_t matvec_rows = 1;  // rows per workgroup with Reduction::Subgroup
   uint32_t get_rows = 64;
   uint32_t attention = 32;   // power of two; head_dim <= 8 * attention
 };
@@ -30,11 +36,29 @@ struct RopeShape {
   uint32_t n_tokens = 0;
 };
 
-struct AttentionShape {
+// The paged F16 KV cache as the shaders address it: position p of KV head h
+// is row ((block_table[p / block_tokens] * n_kv_heads + h) * block_tokens +
+// p % block_tokens) of head_dim halves, in the K and V regions.
+struct KvLayout {
   uint32_t head_dim = 0;
-  uint32_t n_heads = 0;
-  uint32_t n_kv_heads = 0;  // divides n_heads
-  uint32_t n_kv = 0;        // cached positions to attend to (>= 1)
+  uint32_t n_kv_heads = 0;
+  uint32_t block_tokens = 0;
+};
+
+struct AttentionShape {
+  uint32_t n_heads = 0;   // query heads; a multiple of n_kv_heads
+  uint32_t n_tokens = 0;  // queries (1 for decode)
+};
+
+struct AttentionOptions {
+  float scale = 1.0f;    // applied to q.k
+  float softcap = 0.0f;  // > 0: cap * tanh(score / cap)
+  uint32_t window = 0;   // > 0: only the last `window` positions are visible
+};
+
+// The cache regions and the block table (i32, one entry per logical block).
+struct KvBuffers {
+  BufferView k, v, block_table;
 };
 
 class Kernels {
@@ -52,8 +76,13 @@ class Kernels {
              uint32_t b_len);
   Status scale(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float factor);
   Status activation(CommandSequence& seq, Activation act, const BufferView& x, const BufferView& y, uint32_t n);
+  Status softcap(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float cap);
+  Status glu(CommandSequence& seq, GluKind kind, const BufferView& gate, const BufferView& up,
+             const BufferView& out, uint32_t n);
   Status swiglu(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
-                uint32_t n);
+                uint32_t n) {
+    return glu(seq, GluKind::SwiGlu, gate, up, out, n);
+  }
   // x, y: [nrows][ncols] f32; w: [ncols] f32
   Status rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
                   uint32_t ncols, uint32_t nrows, float eps);
@@ -71,9 +100,15 @@ class Kernels {
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
-  // q: [n_heads][head_dim] f32; k, v: [>= n_kv][n_kv_heads][head_dim] f16; out: [n_heads][head_dim] f32
-  Status attention_decode(CommandSequence& seq, const BufferView& q, const BufferView& k, const BufferView& v,
-                          const BufferView& out, const AttentionShape& shape, float scale);
+  // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as f16 at
+  // positions[t] (i32). The block table must cover every position.
+  Status kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new, const KvBuffers& kv,
+                  const KvLayout& layout, const BufferView& positions, uint32_t n_tokens);
+  // q: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32 (causal:
+  // token t sees cached positions up to positions[t]); out like q.
+  Status attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
+                   const BufferView& positions, const BufferView& out, const AttentionShape& shape,
+                   const AttentionOptions& options);
 
   const KernelTuning& tuning() const { return tuning_; }
 

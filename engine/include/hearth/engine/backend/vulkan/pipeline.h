@@ -6,6 +6,7 @@
 #include <hearth/engine/backend/vulkan/context.h>
 #include <hearth/shaders/shader_registry.h>
 
+#include <compare>
 #include <map>
 #include <span>
 #include <memory>
@@ -52,6 +53,14 @@ struct PipelineLayoutDesc {
   uint32_t push_constant_bytes = 0;
 };
 
+// Specialization constants: 0 = workgroup size (every shader), 1 = a
+// per-shader tuning value (rows per workgroup for matvec; ignored by others).
+struct Specialization {
+  uint32_t workgroup_size = 64;
+  uint32_t param = 1;
+  auto operator<=>(const Specialization&) const = default;
+};
+
 struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -69,8 +78,10 @@ class PipelineSet {
   PipelineSet(const PipelineSet&) = delete;
   PipelineSet& operator=(const PipelineSet&) = delete;
 
-  // The pipeline for `shader` with specialization constant 0 = workgroup_size.
-  Result<const Pipeline*> get(ShaderId shader, const PipelineLayoutDesc& desc, uint32_t workgroup_size);
+  Result<const Pipeline*> get(ShaderId shader, const PipelineLayoutDesc& desc, Specialization spec);
+  Result<const Pipeline*> get(ShaderId shader, const PipelineLayoutDesc& desc, uint32_t workgroup_size) {
+    return get(shader, desc, Specialization{workgroup_size, 1});
+  }
   size_t created() const { return pipelines_.size(); }
 
  private:
@@ -78,7 +89,7 @@ class PipelineSet {
 
   const VulkanContext& ctx_;
   PipelineCache* cache_;
-  std::map<std::pair<ShaderId, uint32_t>, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<std::pair<ShaderId, Specialization>, std::unique_ptr<Pipeline>> pipelines_;
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
   std::map<std::pair<uint32_t, uint32_t>, VkPipelineLayout> layouts_;
 };

@@ -1,0 +1,393 @@
+#include "hearth/engine/backend/vulkan/vulkan_backend.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "hearth/engine/backend/vulkan/kernels.h"
+#include "hearth/engine/backend/vulkan/transfer.h"
+#include "hearth/engine/core/checked_math.h"
+
+namespace hearth::vulkan {
+namespace {
+
+using backend::Graph;
+using backend::Node;
+using backend::Op;
+using backend::Tensor;
+using backend::TensorKind;
+
+class VulkanBuffer final : public backend::Buffer {
+ public:
+  VulkanBuffer(vulkan::Buffer buffer, backend::BufferUsage usage) : buffer_(std::move(buffer)), usage_(usage) {}
+  size_t size() const override { return buffer_.size(); }
+  backend::BufferUsage usage() const override { return usage_; }
+  void* host_data() override { return buffer_.mapped(); }
+  const vulkan::Buffer& buffer() const { return buffer_; }
+
+ private:
+  vulkan::Buffer buffer_;
+  backend::BufferUsage usage_;
+};
+
+// A bump allocator over one buffer; offsets keep the descriptor alignment.
+struct Arena {
+  Buffer buffer;
+  uint64_t used = 0;
+  Result<BufferView> take(uint64_t bytes, uint64_t alignment) {
+    const uint64_t start = *checked_align_up(used, alignment);
+    const uint64_t size = std::max<uint64_t>(bytes, 4);
+    if (!buffer.valid() || start + size > buffer.size()) {
+      return make_error(ErrorCode::Internal, "Vulkan: activation arena overflow");
+    }
+    used = start + size;
+    return BufferView{&buffer, start, size};
+  }
+};
+
+class VulkanBackendImpl final : public VulkanBackend {
+ public:
+  Status init(const VulkanConfig& config, Logger logger) {
+    HEARTH_TRY(ctx_, VulkanContext::create(config, logger));
+    allocator_ = std::make_unique<DeviceAllocator>(*ctx_);
+    HEARTH_TRY(transfer_, Transfer::create(*ctx_, *allocator_));
+    if (!config.pipeline_cache_path.empty()) {
+      HEARTH_TRY(cache_, PipelineCache::open(*ctx_, config.pipeline_cache_path));
+    }
+    pipelines_ = std::make_unique<PipelineSet>(*ctx_, cache_.get());
+    kernels_ = std::make_unique<Kernels>(*ctx_, *pipelines_, default_tuning(*ctx_));
+    HEARTH_TRY(seq_, CommandSequence::create(*ctx_, kMaxDispatches, config.profiling));
+    return {};
+  }
+
+  ~VulkanBackendImpl() override {
+    if (cache_) (void)cache_->save();
+    seq_.reset();
+    weights_.clear();
+    activations_.buffer.reset();
+    inputs_.buffer.reset();
+    output_.reset();
+    kernels_.reset();
+    pipelines_.reset();
+    cache_.reset();
+    transfer_.reset();
+    allocator_.reset();
+  }
+
+  const char* name() const override { return "vulkan"; }
+
+  backend::DeviceInfo device() const override {
+    const auto& d = ctx_->description();
+    backend::DeviceInfo info;
+    info.name = d.name;
+    info.kind = d.kind == DeviceKind::Discrete     ? backend::DeviceKind::DiscreteGpu
+                : d.kind == DeviceKind::Integrated ? backend::DeviceKind::IntegratedGpu
+                                                   : backend::DeviceKind::Other;
+    const auto budget = allocator_->budget();
+    info.memory_total = budget.device_local_total;
+    info.memory_free = budget.free_bytes();
+    return info;
+  }
+
+  bool supports(Op op, DType type) const override {
+    switch (op) {
+      case Op::GetRows:
+      case Op::MatMul: return Kernels::supports_weights(type);
+      case Op::KvStore:
+      case Op::Attention: return type == DType::F16;
+      default: return type == DType::F32;
+    }
+  }
+
+  Result<std::unique_ptr<backend::Buffer>> allocate(size_t bytes, backend::BufferUsage usage) override {
+    HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, bytes, MemoryUsage::DeviceLocal));
+    return std::unique_ptr<backend::Buffer>(new VulkanBuffer(std::move(b), usage));
+  }
+
+  Status compute(Graph& graph) override;
+
+  VulkanBackendStats stats() const override {
+    VulkanBackendStats s = stats_;
+    s.device_bytes = allocator_->stats().device_bytes;
+    return s;
+  }
+
+  void release_weights() override {
+    weights_.clear();
+    stats_.weight_bytes = 0;
+    signature_.clear();  // the recording referenced them
+  }
+
+  std::vector<std::pair<std::string, double>> last_timings() const override {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& t : seq_->timings()) out.emplace_back(t.label, t.ms);
+    return out;
+  }
+
+ private:
+  static constexpr uint32_t kMaxDispatches = 4096;
+
+  Result<BufferView> weight_view(const Tensor& t);
+  Status place(Graph& graph, std::vector<uint64_t>& signature);
+  Status record(const Graph& graph);
+  Status record_node(const Node& n);
+  Result<KvBuffers> kv_buffers(const backend::KvView& kv);
+  BufferView view(const Tensor* t) const { return views_.at(t); }
+
+  std::unique_ptr<VulkanContext> ctx_;
+  std::unique_ptr<DeviceAllocator> allocator_;
+  std::unique_ptr<Transfer> transfer_;
+  std::unique_ptr<PipelineCache> cache_;
+  std::unique_ptr<PipelineSet> pipelines_;
+  std::unique_ptr<Kernels> kernels_;
+  std::unique_ptr<CommandSequence> seq_;
+  std::unordered_map<const void*, Buffer> weights_;  // by host address of the weight data
+  Arena activations_;                                // device-local
+  Arena inputs_;                                     // host-visible: ids, positions, block tables
+  Buffer output_;                                    // host-visible: graph.output
+  std::unordered_map<const Tensor*, BufferView> views_;
+  std::unordered_map<const int32_t*, BufferView> tables_;
+  std::vector<std::pair<const void*, BufferView>> input_copies_;  // host data -> mapped input range
+  std::vector<uint64_t> signature_;                               // of the recorded graph
+  VulkanBackendStats stats_;
+};
+
+Result<BufferView> VulkanBackendImpl::weight_view(const Tensor& t) {
+  if (auto it = weights_.find(t.data); it != weights_.end()) return BufferView::whole(it->second);
+  if (t.data == nullptr) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan: weight '{}' has no data", t.name));
+  }
+  HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, t.bytes(), MemoryUsage::DeviceLocal));
+  HEARTH_CHECK(transfer_->upload(BufferView::whole(b), {static_cast<const std::byte*>(t.data), t.bytes()}));
+  stats_.weight_bytes += t.bytes();
+  auto [it, inserted] = weights_.emplace(t.data, std::move(b));
+  return BufferView::whole(it->second);
+}
+
+Result<KvBuffers> VulkanBackendImpl::kv_buffers(const backend::KvView& kv) {
+  const auto* vb = dynamic_cast<const VulkanBuffer*>(kv.buffer);
+  if (vb == nullptr) return make_error(ErrorCode::InvalidArgument, "Vulkan: the KV cache was not allocated by this backend");
+  const uint64_t region = uint64_t(kv.n_blocks) * kv.n_head_kv * kv.block_tokens * kv.row_bytes;
+  const BufferView whole = BufferView::whole(vb->buffer());
+  return KvBuffers{whole.sub(kv.k_offset, region), whole.sub(kv.v_offset, region), tables_.at(kv.block_table)};
+}
+
+// Assigns device memory to every tensor and builds the graph's signature:
+// everything that goes into the recorded commands, so an equal signature
+// means the previous recording can be submitted again.
+Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
+  const uint64_t align = std::max<uint64_t>(ctx_->limits().storage_offset_alignment, 16);
+  uint64_t act_bytes = 0, in_bytes = 0;
+  auto grow = [&](uint64_t& total, uint64_t bytes) { total = *checked_align_up(total, align) + std::max<uint64_t>(bytes, 4); };
+  for (const Node& n : graph.nodes()) {
+    for (const Tensor* s : n.src) {
+      if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
+    }
+    if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.n_blocks);
+    if (n.dst && n.dst != graph.output) grow(act_bytes, n.dst->bytes());
+  }
+  if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
+  if (activations_.buffer.size() < act_bytes || inputs_.buffer.size() < in_bytes ||
+      output_.size() < graph.output->bytes()) {
+    // Grow with headroom so prefill followed by decode does not reallocate.
+    HEARTH_CHECK(seq_->begin());  // drop the recording that references the old buffers
+    signature_.clear();
+    if (activations_.buffer.size() < act_bytes) {
+      activations_.buffer.reset();
+      HEARTH_TRY(activations_.buffer, Buffer::create(*ctx_, *allocator_, act_bytes + act_bytes / 2, MemoryUsage::DeviceLocal));
+    }
+    if (inputs_.buffer.size() < in_bytes) {
+      inputs_.buffer.reset();
+      HEARTH_TRY(inputs_.buffer, Buffer::create(*ctx_, *allocator_, in_bytes + in_bytes / 2 + 4096, MemoryUsage::Upload));
+    }
+    if (output_.size() < graph.output->bytes()) {
+      output_.reset();
+      HEARTH_TRY(output_, Buffer::create(*ctx_, *allocator_, graph.output->bytes(), MemoryUsage::Readback));
+    }
+  }
+  activations_.used = 0;
+  inputs_.used = 0;
+  views_.clear();
+  tables_.clear();
+  input_copies_.clear();
+  auto add_sig = [&](uint64_t v) { sig.push_back(v); };
+  for (const Node& n : graph.nodes()) {
+    add_sig(static_cast<uint64_t>(n.op));
+    for (const Tensor* s : n.src) {
+      if (!s) {
+        add_sig(0);
+        continue;
+      }
+      if (!views_.count(s)) {
+        if (s->kind == TensorKind::Weight) {
+          HEARTH_TRY(views_[s], weight_view(*s));
+        } else if (s->kind == TensorKind::Input) {
+          HEARTH_TRY(views_[s], inputs_.take(s->bytes(), align));
+          input_copies_.emplace_back(s->data, views_[s]);
+        } else {
+          return make_error(ErrorCode::InvalidArgument,
+                            fmt::format("Vulkan: {} reads an activation no earlier node wrote", to_string(n.op)));
+        }
+      }
+      add_sig(reinterpret_cast<uintptr_t>(views_[s].buffer));
+      add_sig(views_[s].offset);
+      for (int64_t e : s->ne) add_sig(static_cast<uint64_t>(e));
+      add_sig(static_cast<uint64_t>(s->type));
+    }
+    if (n.op == Op::KvStore || n.op == Op::Attention) {
+      const auto& kv = n.params.kv;
+      if (!tables_.count(kv.block_table)) {
+        HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.n_blocks, align));
+        input_copies_.emplace_back(kv.block_table, tables_[kv.block_table]);
+      }
+      add_sig(reinterpret_cast<uintptr_t>(kv.buffer));
+      add_sig(kv.k_offset);
+      add_sig(kv.v_offset);
+      add_sig(static_cast<uint64_t>(kv.n_blocks));
+      add_sig(tables_[kv.block_table].offset);
+    }
+    if (n.dst) {
+      if (n.dst == graph.output) {
+        views_[n.dst] = BufferView{&output_, 0, n.dst->bytes()};
+      } else {
+        HEARTH_TRY(views_[n.dst], activations_.take(n.dst->bytes(), align));
+      }
+      add_sig(views_[n.dst].offset);
+      for (int64_t e : n.dst->ne) add_sig(static_cast<uint64_t>(e));
+    }
+    // Parameters that become push constants.
+    const auto& p = n.params;
+    uint32_t bits[6];
+    std::memcpy(&bits[0], &p.eps, 4);
+    std::memcpy(&bits[1], &p.scalar, 4);
+    std::memcpy(&bits[2], &p.rope.freq_base, 4);
+    std::memcpy(&bits[3], &p.rope.freq_scale, 4);
+    std::memcpy(&bits[4], &p.attn.scale, 4);
+    std::memcpy(&bits[5], &p.attn.softcap, 4);
+    for (uint32_t b : bits) add_sig(b);
+    add_sig(static_cast<uint64_t>(p.group));
+    add_sig(static_cast<uint64_t>(p.offset));
+    add_sig(static_cast<uint64_t>(p.rope.n_dims) << 32 | static_cast<uint32_t>(p.rope.head_dim));
+    add_sig(static_cast<uint64_t>(p.rope.mode));
+    add_sig(static_cast<uint64_t>(p.attn.n_head) << 32 | static_cast<uint32_t>(p.attn.window));
+  }
+  return {};
+}
+
+Status VulkanBackendImpl::record_node(const Node& n) {
+  auto& k = *kernels_;
+  auto& s = *seq_;
+  const Tensor* a = n.src[0];
+  const Tensor* b = n.src[1];
+  auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  switch (n.op) {
+    case Op::GetRows:
+      return k.get_rows(s, a->type, view(a), view(b), view(n.dst), u32(a->ne[0]), u32(b->ne[0]));
+    case Op::RmsNorm: {
+      if (b->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan rms_norm: weight '{}' is {}", b->name, traits(b->type).name));
+      const int64_t group = n.params.group > 0 ? n.params.group : a->ne[0];
+      return k.rms_norm(s, view(a), view(b), view(n.dst), u32(group), u32(a->elements() / group), n.params.eps);
+    }
+    case Op::MatMul: {
+      const uint32_t m = u32(a->ne[1]), cols = u32(a->ne[0]), tokens = u32(b->ne[1]);
+      HEARTH_CHECK(tokens == 1 ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m)
+                               : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+      if (const Tensor* bias = n.src[2]) {
+        if (bias->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matmul: bias '{}' is not F32", bias->name));
+        return k.add(s, view(n.dst), view(bias), view(n.dst), m * tokens, m);
+      }
+      return {};
+    }
+    case Op::Add: return k.add(s, view(a), view(b), view(n.dst), u32(a->elements()), u32(a->elements()));
+    case Op::Scale: return k.scale(s, view(a), view(n.dst), u32(a->elements()), n.params.scalar);
+    case Op::Rope: {
+      const auto& r = n.params.rope;
+      if (r.ext_factor != 0.0f || r.freq_factors != nullptr || r.attn_factor != 1.0f) {
+        return make_error(ErrorCode::Unsupported, "Vulkan rope: YaRN and frequency factors are not implemented");
+      }
+      HEARTH_CHECK(s.copy(view(a), view(n.dst)));  // the shader rotates in place
+      const RopeShape shape{u32(r.head_dim), u32(r.n_dims), u32(a->ne[0] / r.head_dim), u32(a->ne[1])};
+      return k.rope(s, r.mode == backend::RopeMode::NeoX ? RopeStyle::NeoX : RopeStyle::Normal, view(n.dst), view(b),
+                    shape, r.freq_base, r.freq_scale);
+    }
+    case Op::KvStore: {
+      const auto& kv = n.params.kv;
+      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
+      HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      return k.kv_store(s, view(a), view(b), bufs, layout, view(n.src[2]), u32(a->ne[1]));
+    }
+    case Op::Attention: {
+      const auto& kv = n.params.kv;
+      const auto& p = n.params.attn;
+      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
+      HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
+                         {p.scale, p.softcap, u32(std::max(0, p.window))});
+    }
+    case Op::SwiGlu: return k.glu(s, GluKind::SwiGlu, view(a), view(b), view(n.dst), u32(a->elements()));
+    case Op::GeluGlu: return k.glu(s, GluKind::GeGlu, view(a), view(b), view(n.dst), u32(a->elements()));
+    case Op::SoftCap: return k.softcap(s, view(a), view(n.dst), u32(a->elements()), n.params.scalar);
+    case Op::SliceCols: {
+      const uint64_t width = 4ull * n.dst->ne[0], src_row = 4ull * a->ne[0];
+      for (int64_t r = 0; r < a->ne[1]; ++r) {
+        HEARTH_CHECK(s.copy(view(a).sub(r * src_row + 4ull * n.params.offset, width), view(n.dst).sub(r * width, width)));
+      }
+      return {};
+    }
+    case Op::LastRows: {
+      const uint64_t row = 4ull * a->ne[0];
+      return s.copy(view(a).sub((a->ne[1] - n.dst->ne[1]) * row, n.dst->bytes()), view(n.dst));
+    }
+  }
+  return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
+}
+
+Status VulkanBackendImpl::record(const Graph& graph) {
+  HEARTH_CHECK(seq_->begin());
+  for (const Node& n : graph.nodes()) {
+    auto st = record_node(n);
+    if (!st.ok()) {
+      signature_.clear();
+      return make_error(st.error().code, fmt::format("{} (node {})", st.error().message, to_string(n.op)));
+    }
+  }
+  HEARTH_CHECK(seq_->end());
+  stats_.recordings += 1;
+  return {};
+}
+
+Status VulkanBackendImpl::compute(Graph& graph) {
+  HEARTH_CHECK(backend::check_supported(*this, graph));
+  std::vector<uint64_t> sig;
+  HEARTH_CHECK(place(graph, sig));
+  for (const auto& [host, dst] : input_copies_) {
+    std::memcpy(dst.buffer->mapped() + dst.offset, host, dst.size);
+  }
+  if (sig != signature_ || !seq_->recorded()) {
+    HEARTH_CHECK(record(graph));
+    signature_ = std::move(sig);
+  } else {
+    stats_.reuses += 1;
+  }
+  HEARTH_CHECK(seq_->submit_and_wait());
+  for (Node& n : graph.nodes()) {
+    if (n.dst && n.dst != graph.output) n.dst->data = nullptr;  // device memory only
+  }
+  graph.output->data = output_.mapped();
+  return {};
+}
+
+}  // namespace
+
+VulkanBackend::~VulkanBackend() = default;
+
+Result<std::unique_ptr<VulkanBackend>> VulkanBackend::create(const VulkanConfig& config, Logger logger) {
+  auto b = std::make_unique<VulkanBackendImpl>();
+  HEARTH_CHECK(b->init(config, std::move(logger)));
+  return std::unique_ptr<VulkanBackend>(std::move(b));
+}
+
+}  // namespace hearth::vulkan

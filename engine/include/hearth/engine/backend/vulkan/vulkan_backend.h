@@ -1,0 +1,40 @@
+// The Vulkan implementation of backend::Backend: runs a Graph's nodes with the
+// kernels of kernels.h. Weights are uploaded on first use and stay on the
+// device; activations live in a device arena; the recorded command buffer is
+// reused while the graph's shape stays the same (every decode step).
+#pragma once
+
+#include <hearth/engine/backend/backend.h>
+#include <hearth/engine/backend/vulkan/config.h>
+#include <hearth/engine/core/log.h>
+
+#include <memory>
+
+namespace hearth::vulkan {
+
+struct VulkanBackendStats {
+  uint64_t weight_bytes = 0;    // uploaded weights held on the device
+  uint64_t device_bytes = 0;    // everything the allocator holds
+  uint32_t recordings = 0;      // command buffers recorded
+  uint32_t reuses = 0;          // computes that resubmitted the previous recording
+};
+
+class VulkanBackend : public backend::Backend {
+ public:
+  // When no device is usable the error message is the user-facing fallback
+  // line ("Vulkan: no device with 16-bit storage; running on CPU").
+  static Result<std::unique_ptr<VulkanBackend>> create(const VulkanConfig& config, Logger logger = {});
+  ~VulkanBackend() override;
+
+  virtual VulkanBackendStats stats() const = 0;
+  // Drops every uploaded weight (model unload); buffers allocated through
+  // allocate() stay with their owners.
+  virtual void release_weights() = 0;
+  // Per-dispatch GPU time of the last compute (profiling enabled in config).
+  virtual std::vector<std::pair<std::string, double>> last_timings() const = 0;
+
+ protected:
+  VulkanBackend() = default;
+};
+
+}  // namespace hearth::vulkan

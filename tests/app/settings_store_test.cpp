@@ -1,0 +1,56 @@
+#include "common/settings_store.h"
+
+#include <QSettings>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+namespace hearth::app {
+namespace {
+
+TEST(SettingsStore, EmptyFileGivesDefaults) {
+  QTemporaryDir dir;
+  QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
+  EXPECT_EQ(load_settings(store), Settings{});
+}
+
+TEST(SettingsStore, EveryFieldRoundTrips) {
+  QTemporaryDir dir;
+  Settings s;
+  s.system_prompt = "Be brief. Ünïcode ✓";
+  s.sampling = {0.25, 7, 0.5, 0.1, 1.3, 1234567890123};
+  s.load.context_length = 8192;
+  s.load.memory_budget_mib = 12000;
+  s.load.kv_cache_type = KvCacheType::Q8_0;
+  s.load.threads = 3;
+  s.load.gpu_device = "Radeon 780M";
+  s.load.gpu_layers = 12;
+  s.overflow_policy = OverflowPolicy::Summarize;
+  s.theme = Theme::Dark;
+  s.font_point_size = 15;
+  s.last_model_path = "/models/a b.gguf";
+  s.log_level = "debug";
+  {
+    QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
+    save_settings(store, s);
+  }
+  QSettings reread(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
+  EXPECT_EQ(load_settings(reread), s);
+}
+
+TEST(SettingsStore, MalformedValuesFallBackOrClamp) {
+  QTemporaryDir dir;
+  QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
+  store.setValue(QStringLiteral("sampling/temperature"), QStringLiteral("hot"));
+  store.setValue(QStringLiteral("model/context_length"), 99999999);
+  store.setValue(QStringLiteral("model/kv_cache_type"), QStringLiteral("q3"));
+  store.setValue(QStringLiteral("appearance/font_point_size"), 2);
+  const Settings s = load_settings(store);
+  EXPECT_DOUBLE_EQ(s.sampling.temperature, Settings{}.sampling.temperature);
+  EXPECT_EQ(s.load.context_length, SettingsLimits::kMaxContext);
+  EXPECT_EQ(s.load.kv_cache_type, KvCacheType::F16);
+  EXPECT_EQ(s.font_point_size, SettingsLimits::kMinFontPoint);
+}
+
+}  // namespace
+}  // namespace hearth::app

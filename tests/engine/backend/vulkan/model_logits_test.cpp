@@ -1,0 +1,101 @@
+// The Vulkan backend runs the real model graphs: every fixture model's logits
+// against the reference engine's (tolerances from tests/data/FIXTURES-README.md),
+// as one prefill batch (tiled matmul, batched attention) and token by token
+// (matvec, decode attention, a recording reused between tokens).
+#include <gtest/gtest.h>
+#include <hearth/engine/backend/vulkan/vulkan_backend.h>
+#include <hearth/engine/model/model.h>
+
+#include <numeric>
+
+#include "../../model/fixture_logits.h"
+#include "vulkan_test_env.h"
+
+namespace hearth::vulkan {
+namespace {
+
+using hearth::testing::compare_logits;
+using hearth::testing::data_path;
+using hearth::testing::read_f32;
+using hearth::testing::read_ids;
+
+struct Case {
+  const char* model;
+  const char* tokens;
+  double min_cosine;
+  double min_top1;
+};
+
+constexpr double kF32Cos = 0.99999, kF16Cos = 0.9998, kQCos = 0.998;
+const Case kCases[] = {
+    {"tiny-llama-f32.gguf", "tokens.txt", kF32Cos, 1.0},
+    {"tiny-llama-f16.gguf", "tokens.txt", kF16Cos, 0.95},
+    {"tiny-llama-q8_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q4_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-llama-q6_k.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-qwen2-f16.gguf", "tokens.txt", kF16Cos, 0.95},
+    {"tiny-qwen2-q8_0.gguf", "tokens.txt", kQCos, 0.85},
+    {"tiny-qwen2-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
+    {"stories260K.gguf", "stories260K.prompt-tokens.txt", kF32Cos, 1.0},
+};
+
+enum class Feed { OneBatch, TokenByToken };
+
+class VulkanModelLogits : public ::testing::TestWithParam<Case> {};
+
+void check(const Case& c, Feed feed) {
+  auto be = VulkanBackend::create(testing::test_config());
+  ASSERT_TRUE(be.ok()) << be.error().message;
+  const uint64_t device_start = (*be)->stats().device_bytes;
+  {
+    auto model = model::Model::load(data_path(std::string("models/") + c.model));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const auto ids = read_ids(data_path(std::string("models/") + c.tokens));
+    auto cache = kv::KvCache::create(**be, (*model)->kv_config(static_cast<int64_t>(ids.size()), DType::F16));
+    ASSERT_TRUE(cache.ok()) << cache.error().message;
+    std::vector<int32_t> pos(ids.size());
+    std::iota(pos.begin(), pos.end(), 0);
+    std::vector<float> all, logits;
+    if (feed == Feed::OneBatch) {
+      auto st = (*model)->forward(**be, **cache, model::Batch{ids, pos}, model::LogitsRows::All, all);
+      ASSERT_TRUE(st.ok()) << st.error().message;
+    } else {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        auto st = (*model)->forward(**be, **cache, model::Batch{std::span(ids).subspan(i, 1), std::span(pos).subspan(i, 1)},
+                                    model::LogitsRows::Last, logits);
+        ASSERT_TRUE(st.ok()) << st.error().message;
+        all.insert(all.end(), logits.begin(), logits.end());
+      }
+      // Same graph shape every step: recorded once, resubmitted after.
+      EXPECT_EQ((*be)->stats().recordings, 1u);
+      EXPECT_EQ((*be)->stats().reuses, ids.size() - 1);
+    }
+    const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+    ASSERT_EQ(all.size(), ref.size());
+    const auto a = compare_logits(all, ref, ref.size() / ids.size());
+    EXPECT_GE(a.min_cosine, c.min_cosine) << c.model;
+    EXPECT_GE(a.top1, c.min_top1) << c.model;
+    EXPECT_GT((*be)->stats().weight_bytes, 0u);
+  }
+  // Unloading (weights released, cache destroyed) returns the device memory;
+  // the backend's own scratch (activations, inputs, output) stays for reuse.
+  (*be)->release_weights();
+  EXPECT_EQ((*be)->stats().weight_bytes, 0u);
+  EXPECT_LE((*be)->stats().device_bytes, device_start + (64ull << 20));
+}
+
+TEST_P(VulkanModelLogits, OneBatch) { check(GetParam(), Feed::OneBatch); }
+TEST_P(VulkanModelLogits, TokenByToken) { check(GetParam(), Feed::TokenByToken); }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.model;
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace hearth::vulkan

@@ -1,0 +1,205 @@
+#include "store/sqlite_conversation_store.h"
+
+#include <hearth/storage/conversations.h>
+#include <hearth/storage/messages.h>
+#include <hearth/storage/search.h>
+
+namespace hearth::ui {
+namespace {
+
+// The sidebar shows this many conversations; paging in the list is future work.
+constexpr int64_t kListLimit = 1000;
+
+ConversationRecord to_record(const storage::Conversation& c) {
+  ConversationRecord r;
+  r.id = ConversationKey{c.id.value()};
+  r.title = c.title;
+  r.created_ms = c.created_ms;
+  r.updated_ms = c.updated_ms;
+  r.pinned = c.pinned == storage::Pinned::Yes;
+  r.archived = c.archived == storage::Archived::Yes;
+  return r;
+}
+
+StoredRole to_role(storage::Role role) {
+  switch (role) {
+    case storage::Role::System: return StoredRole::System;
+    case storage::Role::User: return StoredRole::User;
+    case storage::Role::Assistant:
+    case storage::Role::Tool: return StoredRole::Assistant;
+  }
+  return StoredRole::User;
+}
+
+storage::Role from_role(StoredRole role) {
+  switch (role) {
+    case StoredRole::System: return storage::Role::System;
+    case StoredRole::User: return storage::Role::User;
+    case StoredRole::Assistant: return storage::Role::Assistant;
+  }
+  return storage::Role::User;
+}
+
+MessageState to_state(storage::MessageState s) {
+  switch (s) {
+    case storage::MessageState::Complete: return MessageState::Complete;
+    case storage::MessageState::Streaming: return MessageState::Streaming;
+    case storage::MessageState::Interrupted: return MessageState::Interrupted;
+    case storage::MessageState::Error: return MessageState::Error;
+  }
+  return MessageState::Complete;
+}
+
+storage::MessageState from_state(MessageState s) {
+  switch (s) {
+    case MessageState::Complete: return storage::MessageState::Complete;
+    case MessageState::Streaming: return storage::MessageState::Streaming;
+    case MessageState::Interrupted: return storage::MessageState::Interrupted;
+    case MessageState::Error: return storage::MessageState::Error;
+  }
+  return storage::MessageState::Complete;
+}
+
+MessageRecord to_record(const storage::Message& m) {
+  MessageRecord r;
+  r.id = MessageKey{m.id.value()};
+  r.conversation = ConversationKey{m.conversation.value()};
+  if (m.parent.valid()) r.parent = MessageKey{m.parent.value()};
+  r.role = to_role(m.role);
+  r.content = m.content;
+  r.state = to_state(m.state);
+  r.created_ms = m.created_ms;
+  r.figures.ttft_ms = m.stats.ttft_ms.value_or(0);
+  r.figures.tokens_per_second = m.stats.tokens_per_second.value_or(0);
+  r.figures.tokens = static_cast<int>(m.token_count);
+  r.figures.backend = m.stats.backend;
+  return r;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteConversationStore>> SqliteConversationStore::open(
+    const std::filesystem::path& file) {
+  HEARTH_TRY(storage::Database db, storage::Database::open(file));
+  return std::unique_ptr<SqliteConversationStore>(new SqliteConversationStore(std::move(db)));
+}
+
+Result<std::unique_ptr<SqliteConversationStore>> SqliteConversationStore::open_in_memory() {
+  HEARTH_TRY(storage::Database db, storage::Database::open_in_memory());
+  return std::unique_ptr<SqliteConversationStore>(new SqliteConversationStore(std::move(db)));
+}
+
+Result<std::vector<ConversationRecord>> SqliteConversationStore::list_conversations(ArchiveFilter filter) {
+  storage::ConversationPage page;
+  page.filter = filter == ArchiveFilter::ArchivedOnly ? storage::ArchiveFilter::ArchivedOnly
+                                                      : storage::ArchiveFilter::NotArchived;
+  page.limit = kListLimit;
+  HEARTH_TRY(auto rows, storage::Conversations(db_).list(page));
+  std::vector<ConversationRecord> out;
+  out.reserve(rows.size());
+  for (const auto& c : rows) out.push_back(to_record(c));
+  return out;
+}
+
+Result<ConversationRecord> SqliteConversationStore::create_conversation(const std::string& title) {
+  storage::Conversations conversations(db_);
+  storage::NewConversation n;
+  n.title = title;
+  HEARTH_TRY(storage::ConversationId id, conversations.create(n));
+  HEARTH_TRY(storage::Conversation c, conversations.get(id));
+  return to_record(c);
+}
+
+Status SqliteConversationStore::rename_conversation(ConversationKey id, const std::string& title) {
+  return storage::Conversations(db_).rename(storage::ConversationId(id.value), title);
+}
+
+Status SqliteConversationStore::set_pinned(ConversationKey id, bool pinned) {
+  return storage::Conversations(db_).set_pinned(storage::ConversationId(id.value),
+                                                pinned ? storage::Pinned::Yes : storage::Pinned::No);
+}
+
+Status SqliteConversationStore::set_archived(ConversationKey id, bool archived) {
+  return storage::Conversations(db_).set_archived(
+      storage::ConversationId(id.value), archived ? storage::Archived::Yes : storage::Archived::No);
+}
+
+Status SqliteConversationStore::delete_conversation(ConversationKey id) {
+  return storage::Conversations(db_).remove(storage::ConversationId(id.value));
+}
+
+Result<MessageTree> SqliteConversationStore::load_messages(ConversationKey id) {
+  const storage::ConversationId cid(id.value);
+  HEARTH_TRY(storage::Conversation c, storage::Conversations(db_).get(cid));
+  HEARTH_TRY(auto all, storage::Messages(db_).all(cid));
+  MessageTree tree;
+  tree.messages.reserve(all.size());
+  for (const auto& m : all) tree.messages.push_back(to_record(m));
+  if (c.active_leaf.valid()) tree.active_leaf = MessageKey{c.active_leaf.value()};
+  return tree;
+}
+
+Result<MessageRecord> SqliteConversationStore::append_message(ConversationKey id,
+                                                              std::optional<MessageKey> parent,
+                                                              StoredRole role,
+                                                              const std::string& content,
+                                                              MessageState state) {
+  storage::Messages messages(db_);
+  const storage::ConversationId cid(id.value);
+  const storage::MessageId pid = parent ? storage::MessageId(parent->value) : storage::MessageId();
+  storage::MessageId mid;
+  if (state == MessageState::Streaming) {
+    // A reply being generated: inserted empty, filled by update_message.
+    HEARTH_TRY(mid, messages.begin_reply(cid, pid, from_role(role)));
+    if (!content.empty()) HEARTH_CHECK(messages.update_reply(mid, content, 0));
+  } else {
+    storage::NewMessage n;
+    n.role = from_role(role);
+    n.content = content;
+    HEARTH_TRY(mid, messages.append(cid, pid, n));
+  }
+  HEARTH_TRY(storage::Message m, messages.get(mid));
+  return to_record(m);
+}
+
+Status SqliteConversationStore::update_message(MessageKey id, const std::string& content,
+                                               MessageState state, const ReplyFigures& figures) {
+  storage::Messages messages(db_);
+  const storage::MessageId mid(id.value);
+  if (state == MessageState::Streaming) return messages.update_reply(mid, content, figures.tokens);
+  storage::ReplyEnd end;
+  end.state = from_state(state);
+  end.content = content;
+  end.token_count = figures.tokens;
+  if (figures.ttft_ms > 0) end.stats.ttft_ms = figures.ttft_ms;
+  if (figures.tokens_per_second > 0) end.stats.tokens_per_second = figures.tokens_per_second;
+  end.stats.backend = figures.backend;
+  if (state == MessageState::Error) end.error_message = "generation failed";
+  return messages.finish_reply(mid, end);
+}
+
+Status SqliteConversationStore::set_active_leaf(ConversationKey, MessageKey leaf) {
+  // switch_to follows the newest child down from `leaf`; for a leaf that is itself.
+  return storage::Messages(db_).switch_to(storage::MessageId(leaf.value));
+}
+
+Result<std::vector<SearchHit>> SqliteConversationStore::search(const std::string& query, int limit) {
+  storage::SearchOptions options;
+  options.limit = limit;
+  options.highlight_open = std::string(1, kHighlightOpen);
+  options.highlight_close = std::string(1, kHighlightClose);
+  HEARTH_TRY(auto hits, storage::Search(db_).query(query, options));
+  std::vector<SearchHit> out;
+  out.reserve(hits.size());
+  for (const auto& h : hits) {
+    SearchHit hit;
+    hit.conversation = ConversationKey{h.conversation.value()};
+    if (h.message.valid()) hit.message = MessageKey{h.message.value()};
+    hit.title = h.title;
+    hit.snippet = h.snippet;
+    out.push_back(std::move(hit));
+  }
+  return out;
+}
+
+}  // namespace hearth::ui
