@@ -5,12 +5,15 @@
 
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/core/result.h>
+#include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/model/model.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <hearth/engine/tokenizer/tokenizer.h>
 
 #include "args.h"
 
@@ -21,6 +24,9 @@ std::vector<FlagSpec> engine_flags();
 
 struct EngineSetup {
   std::unique_ptr<backend::Backend> backend;
+  // What the backend runs on, or why Vulkan was not used ("Vulkan: ...;
+  // running on CPU"); printed on stderr, never silent.
+  std::string backend_note;
   std::unique_ptr<model::Model> model;
   DType kv_type = DType::F16;
   int threads = 2;
@@ -30,33 +36,35 @@ struct EngineSetup {
 // cache included in the memory check. Errors are one line for stderr.
 Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx);
 
-enum class PromptMode { Raw, Chat };
-// Text to prompt ids with the model's tokenizer (BOS as the vocabulary says);
-// Chat mode wraps the text as one user turn with the model's chat template.
-Result<std::vector<int32_t>> tokenize_prompt(const model::Model& model, const std::string& text, PromptMode mode);
-
 // Parses "1 2 3" (spaces, commas or newlines) into token ids.
 Result<std::vector<int32_t>> parse_ids(const std::string& text);
 
-// Token pieces to text from the vocabulary stored in the model file
-// (SentencePiece U+2581 spaces, <0xNN> byte tokens, byte-level BPE's
-// printable-byte mapping).
-class PieceDecoder {
+enum class PromptMode { Raw, Chat };
+
+using ChatMessage = chat::ChatMessage;
+
+// Text in and out of a model: its tokenizer and chat template.
+class TextCodec {
  public:
-  static Result<PieceDecoder> from_model(const model::Model& model);
-  std::string piece(int32_t token) const;
-  bool is_control(int32_t token) const;
-  int32_t bos() const { return bos_; }
-  int32_t eos() const { return eos_; }
-  std::vector<int32_t> end_of_generation() const { return eog_; }
+  static Result<TextCodec> from_model(const model::Model& model);
+
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
+  std::vector<int32_t> end_of_generation() const { return tokenizer_.vocab().eog; }
+  // The model's own template, or the built-in one its vocabulary points to.
+  const chat::ChatTemplate& chat_template() const { return template_; }
+
+  // Raw: the text as is, BOS as the vocabulary says. Chat: the text as one
+  // user turn through the model's chat template.
+  Result<std::vector<int32_t>> encode(const std::string& text, PromptMode mode) const;
+  // The whole conversation rendered with the template (and the generation
+  // prompt), tokenized with special tokens parsed.
+  Result<std::vector<int32_t>> encode_chat(const std::vector<ChatMessage>& messages) const;
+  Result<std::string> render_chat(const std::vector<ChatMessage>& messages) const;
 
  private:
-  std::vector<std::string> pieces_;
-  std::vector<int32_t> types_;
-  bool byte_level_ = false;
-  int32_t bos_ = -1;
-  int32_t eos_ = -1;
-  std::vector<int32_t> eog_;
+  TextCodec(tokenizer::Tokenizer t, chat::ChatTemplate tmpl) : tokenizer_(std::move(t)), template_(std::move(tmpl)) {}
+  tokenizer::Tokenizer tokenizer_;
+  chat::ChatTemplate template_;
 };
 
 }  // namespace hearth::cli

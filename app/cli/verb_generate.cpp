@@ -1,8 +1,10 @@
 // hearth-cli generate: plain completion (--raw) or one chat turn, streamed.
 #include <fmt/format.h>
 #include <hearth/engine/runtime/session.h>
+#include <hearth/engine/tokenizer/stream_decoder.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "args.h"
 #include "engine_setup.h"
@@ -25,7 +27,8 @@ int run_generate(const std::vector<std::string>& argv) {
                  {"seed", FlagKind::Value, "random seed (default 0)", "", "S"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"raw", FlagKind::Switch, "plain completion, no chat template", "", ""},
-                 {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""}}};
+                 {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""},
+                 {"print-ids", FlagKind::Switch, "print the generated token ids instead of text", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   auto args = parse_args(spec, argv);
   if (!args.ok()) {
@@ -74,7 +77,7 @@ int run_generate(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "generate: %s\n", setup.error().message.c_str());
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
-  auto decoder = PieceDecoder::from_model(*setup->model);
+  auto decoder = TextCodec::from_model(*setup->model);
   if (!decoder.ok()) {
     std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
     return kExitBadInput;
@@ -90,10 +93,13 @@ int run_generate(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     prompt = *ids;
-    for (int32_t t : prompt) prompt_text += decoder->piece(t);
-    if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);
+    // Shown as the text it stands for: a leading BOS is dropped so the
+    // SentencePiece space prefix of the first word goes with it.
+    std::span<const int32_t> shown(prompt);
+    if (!shown.empty() && shown.front() == decoder->tokenizer().vocab().special.bos) shown = shown.subspan(1);
+    prompt_text = decoder->tokenizer().detokenize(shown);
   } else {
-    auto ids = tokenize_prompt(*setup->model, *args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
+    auto ids = decoder->encode(*args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
     if (!ids.ok()) {
       std::fprintf(stderr, "generate: %s\n", ids.error().message.c_str());
       return kExitBadInput;
@@ -108,16 +114,25 @@ int run_generate(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "generate: %s\n", session.error().message.c_str());
     return kExitBadInput;
   }
-  std::fputs(prompt_text.c_str(), stdout);
+  const bool print_ids = args->has("print-ids");
+  if (!print_ids) std::fputs(prompt_text.c_str(), stdout);
   std::fflush(stdout);
-  const PieceDecoder& dec = *decoder;
+  tokenizer::StreamDecoder stream(decoder->tokenizer());
   auto result = (*session)->generate(
-      prompt, opt, [&](int32_t t) { return dec.piece(t); },
-      [](const runtime::TokenEvent& e) {
-        std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+      prompt, opt, [&](int32_t t) { return stream.push(t); },
+      [print_ids](const runtime::TokenEvent& e) {
+        if (print_ids) {
+          std::printf("%d\n", e.token);
+        } else {
+          std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+        }
         std::fflush(stdout);
       });
-  std::fputc('\n', stdout);
+  const std::string tail = stream.flush();
+  if (!print_ids) {
+    std::fputs(tail.c_str(), stdout);
+    std::fputc('\n', stdout);
+  }
   if (!result.ok()) {
     std::fprintf(stderr, "generate: %s\n", result.error().message.c_str());
     return kExitBadInput;
