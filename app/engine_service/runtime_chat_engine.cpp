@@ -2,7 +2,7 @@
 // model's tokenizer and chat template, a runtime Session that keeps its KV
 // cache between replies (a follow-up only prefills what is new), and the
 // figures the status line shows.
-#include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/chat/json.h>
 #include <hearth/engine/chat/template.h>
 #include <hearth/engine/kv/sizing.h>
@@ -86,7 +86,13 @@ class RuntimeChatEngine final : public ChatEngine {
       if (parsed.ok()) template_.emplace(std::move(parsed).value());
     }
 
-    backend_ = backend::make_cpu_backend({request.threads});
+    runtime::BackendRequest backend_request;
+    backend_request.preference =
+        request.gpu_layers == 0 ? runtime::BackendPreference::Cpu : runtime::BackendPreference::Auto;
+    backend_request.gpu_device = request.gpu_device.toStdString();
+    backend_request.cpu_threads = request.threads;
+    auto choice = runtime::choose_backend(backend_request);
+    backend_ = std::move(choice.backend);
     const auto& hp = model_->hparams();
     const int64_t n_ctx = std::min<int64_t>(request.context_length,
                                             hp.n_ctx_train > 0 ? hp.n_ctx_train : request.context_length);
@@ -100,7 +106,7 @@ class RuntimeChatEngine final : public ChatEngine {
                                                         : QFileInfo(request.model_path).completeBaseName();
     info.architecture = QString::fromStdString(hp.architecture);
     info.quant = dominant_type(model_->file());
-    info.backend = QStringLiteral("CPU: no Vulkan backend in this build");
+    info.backend = QString::fromStdString(choice.description);
     info.context_max = static_cast<int>(session_->n_ctx());
     info.context_train = static_cast<int>(hp.n_ctx_train);
     info.n_layer = static_cast<int>(hp.n_layer);
