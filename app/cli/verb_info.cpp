@@ -28,8 +28,9 @@ std::string kv_type_name(DType t) { return t == DType::Q8_0 ? "q8_0" : "f16"; }
 void print_text(const std::string& path, const tools::ModelSummary& s, const kv::MemoryEstimate& m) {
   std::printf("file:           %s (%s)\n", path.c_str(), human_bytes(s.file_bytes).c_str());
   std::printf("architecture:   %s\n", s.architecture.c_str());
-  std::printf("parameters:     %llu (%.2f B)\n", static_cast<unsigned long long>(s.parameters),
-              static_cast<double>(s.parameters) / 1e9);
+  const double p = static_cast<double>(s.parameters);
+  const std::string short_count = p >= 1e9 ? fmt::format("{:.2f} B", p / 1e9) : fmt::format("{:.2f} M", p / 1e6);
+  std::printf("parameters:     %llu (%s)\n", static_cast<unsigned long long>(s.parameters), short_count.c_str());
   std::printf("context length: %lld\n", static_cast<long long>(s.context_length));
   std::printf("layers %lld, heads %lld, KV heads %lld, head dim %lld, embedding %lld\n",
               static_cast<long long>(s.dims.n_layer), static_cast<long long>(s.dims.n_head),

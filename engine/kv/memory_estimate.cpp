@@ -10,14 +10,15 @@
 namespace hearth::kv {
 
 Result<uint64_t> scratch_bytes(const ModelDims& dims, int64_t n_ctx, int64_t n_batch) {
-  if (n_ctx <= 0 || n_batch <= 0 || dims.n_embd <= 0 || dims.n_head <= 0 || dims.n_head_kv <= 0) {
+  if (n_ctx <= 0 || n_batch <= 0 || dims.n_embd < 0 || dims.n_head < 0 || dims.n_head_kv < 0) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("scratch size needs positive counts (n_ctx {}, n_batch {}, n_embd {}, n_head {}, "
                                   "n_head_kv {})",
                                   n_ctx, n_batch, dims.n_embd, dims.n_head, dims.n_head_kv));
   }
   const auto batch = static_cast<uint64_t>(std::min(n_batch, n_ctx));
-  const uint64_t group = static_cast<uint64_t>(std::max<int64_t>(1, dims.n_head / dims.n_head_kv));
+  // Heads per KV head (at least 1; an unknown head count counts as 1).
+  const uint64_t group = static_cast<uint64_t>(std::max<int64_t>(1, dims.n_head / std::max<int64_t>(1, dims.n_head_kv)));
   auto activations = checked_mul(batch, static_cast<uint64_t>(dims.n_embd));
   if (activations) activations = checked_mul(*activations, sizeof(float) * 8);
   auto scores = checked_mul(batch, static_cast<uint64_t>(n_ctx));

@@ -184,6 +184,12 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
     }
   }
   HEARTH_CHECK(writer.begin(output));
+  // From here on a failure leaves a partial file: remove it.
+  auto fail = [&output](Error error) {
+    std::error_code ignored;
+    std::filesystem::remove(output, ignored);
+    return error;
+  };
 
   const quant::KernelTable kernels = quant::select_kernels(quant::detect_cpu_features());
   QuantizeReport report;
@@ -191,25 +197,29 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
   for (size_t i = 0; i < order.size(); ++i) {
     const gguf::TensorInfo& t = *order[i];
     const DType type = types[i];
-    HEARTH_TRY(const uint64_t src_rb, row_bytes(t.type, t.row_length()));
-    HEARTH_TRY(const uint64_t dst_rb, row_bytes(type, t.row_length()));
+    auto src_rb_or = row_bytes(t.type, t.row_length());
+    auto dst_rb_or = row_bytes(type, t.row_length());
+    if (!src_rb_or.ok()) return fail(src_rb_or.take_error());
+    if (!dst_rb_or.ok()) return fail(dst_rb_or.take_error());
+    const uint64_t src_rb = *src_rb_or;
+    const uint64_t dst_rb = *dst_rb_or;
     out.assign(dst_rb * static_cast<uint64_t>(t.rows()), 0);
     const bool blocks = traits(type).quantized;
     Job job{t.type, type, file.tensor_data(t).data(), out.data(), t.row_length(), src_rb, dst_rb,
             blocks ? kernels.get(type).quantize : nullptr, options.error_report};
     TensorReport tr{t.name, t.type, type, t.elements(), out.size(), 0.0, 0.0};
     if (auto st = run_job(job, t.rows(), options.threads, tr); !st) {
-      return make_error(st.error().code, fmt::format("{}: tensor '{}': {}", where, t.name, st.error().message));
+      return fail(make_error(st.error().code, fmt::format("{}: tensor '{}': {}", where, t.name, st.error().message)));
     }
     if (auto st = writer.write_tensor_data(out); !st) {
-      return make_error(st.error().code, fmt::format("{}: {}", output.string(), st.error().message));
+      return fail(make_error(st.error().code, fmt::format("{}: {}", output.string(), st.error().message)));
     }
     report.input_bytes += t.bytes;
     report.output_bytes += out.size();
     if (options.on_tensor) options.on_tensor(tr);
     report.tensors.push_back(std::move(tr));
   }
-  HEARTH_CHECK(writer.finish());
+  if (auto st = writer.finish(); !st) return fail(st.take_error());
   return report;
 }
 
