@@ -8,6 +8,7 @@
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/tools/quantize_model.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -242,6 +243,42 @@ TEST_F(QuantizeModel, KQuantModelsAreAsFaithfulAsReference) {
     EXPECT_GE(ours.min_cosine, theirs.min_cosine - 0.01) << fixture;
     // Top-1 agreement with the F32 model: within 4 positions of 64 of the reference file's.
     EXPECT_GE(ours.top1, theirs.top1 - 4.0 / 64) << fixture;
+  }
+}
+
+// Every target writes a file that loads and runs, with a per-tensor error no
+// larger than its format's bits allow: a uniform b-bit grid over a block's
+// range has an RMS error of about range / (2^b * sqrt(12)), which for these
+// near-Gaussian weights is under 2^(2-b) of their RMS (F16/BF16: 11 and 8
+// mantissa bits).
+double max_relative_error(DType type) {
+  switch (type) {
+    case DType::F32: return 0.0;
+    case DType::F16: return 1e-3;
+    case DType::BF16: return 4e-3;
+    case DType::Q8_0: return 1.0 / 64;
+    case DType::Q6_K: return 1.0 / 16;
+    case DType::Q5_0: case DType::Q5_1: case DType::Q5_K: return 1.0 / 8;
+    case DType::Q4_0: case DType::Q4_1: case DType::Q4_K: case DType::IQ4_NL: case DType::IQ4_XS: return 1.0 / 4;
+    case DType::Q3_K: return 1.0 / 2;
+    case DType::Q2_K: return 1.0;
+    default: return 0.0;
+  }
+}
+
+TEST_F(QuantizeModel, EveryTargetWritesARunnableModel) {
+  for (QuantTarget target : all_quant_targets()) {
+    QuantizeReport report;
+    const auto out = quantize("tiny-llama-f32.gguf", target, &report);
+    ASSERT_FALSE(report.tensors.empty()) << to_string(target);
+    for (const auto& t : report.tensors) {
+      EXPECT_LE(t.relative_error(), max_relative_error(t.type))
+          << to_string(target) << " " << t.name << " as " << traits(t.type).name;
+    }
+    const auto logits = run_logits(out);
+    ASSERT_EQ(logits.size(), 64u * 512) << to_string(target);
+    for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << to_string(target);
+    fs::remove(out);
   }
 }
 
