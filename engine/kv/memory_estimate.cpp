@@ -19,8 +19,12 @@ Result<uint64_t> scratch_bytes(const ModelDims& dims, int64_t n_ctx, int64_t n_b
   const auto batch = static_cast<uint64_t>(std::min(n_batch, n_ctx));
   // Heads per KV head (at least 1; an unknown head count counts as 1).
   const uint64_t group = static_cast<uint64_t>(std::max<int64_t>(1, dims.n_head / std::max<int64_t>(1, dims.n_head_kv)));
-  auto activations = checked_mul(batch, static_cast<uint64_t>(dims.n_embd));
-  if (activations) activations = checked_mul(*activations, sizeof(float) * 8);
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(0, v)); };
+  const uint64_t known = 4 * u(dims.n_embd) + 3 * u(dims.n_ff) + (u(dims.n_head) + 2 * u(dims.n_head_kv)) * u(dims.head_dim) +
+                         u(dims.n_vocab);
+  const uint64_t per_token = std::max<uint64_t>(8 * u(dims.n_embd), known);
+  auto activations = checked_mul(batch, per_token);
+  if (activations) activations = checked_mul(*activations, sizeof(float));
   auto scores = checked_mul(batch, static_cast<uint64_t>(n_ctx));
   if (scores) scores = checked_mul(*scores, sizeof(float));
   if (scores) scores = checked_mul(*scores, group);

@@ -46,6 +46,8 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
   HEARTH_TRY(s.dims.n_head_kv, optional_count(file, a + ".attention.head_count_kv", s.dims.n_head));
   HEARTH_TRY(s.dims.head_dim, optional_count(file, a + ".attention.key_length", s.dims.n_embd / s.dims.n_head));
   HEARTH_TRY(s.context_length, optional_count(file, a + ".context_length", 0));
+  HEARTH_TRY(s.dims.n_ff, optional_count(file, a + ".feed_forward_length", 0));
+  if (const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight")) s.dims.n_vocab = embd->dims[1];
   s.chat_template = file.chat_template().has_value();
   return s;
 }

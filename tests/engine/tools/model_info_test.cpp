@@ -35,6 +35,8 @@ TEST(ModelInfo, TinyLlamaSummary) {
   EXPECT_EQ(s->dims.n_head_kv, 2);
   EXPECT_EQ(s->dims.head_dim, 64);
   EXPECT_EQ(s->dims.n_embd, 256);
+  EXPECT_EQ(s->dims.n_ff, 768);
+  EXPECT_EQ(s->dims.n_vocab, 512);
   EXPECT_TRUE(s->chat_template);
   // The reference's Q4_K_M mix of this file: output, blk.1.attn_v and
   // blk.1.ffn_down at Q6_K (210 bytes per 256), norms F32, the rest Q4_K
@@ -63,6 +65,9 @@ TEST(ModelInfo, MemoryEstimateByHand) {
   EXPECT_EQ(q->kv_bytes, 2ull * 2 * 2 * (64 / 32 * 34) * 128);
   EXPECT_EQ(q->scratch_bytes, (64ull << 20) + 100ull * 256 * 4 * 8 + 100ull * 100 * 4 * 2);
   EXPECT_FALSE(kv::estimate_memory(dims, 0, 0, DType::F16).ok());
+  // With n_ff and n_vocab known, per token: 4 * 256 + 3 * 768 + (4 + 2 * 2) * 64 + 512 = 4352 floats.
+  const kv::ModelDims full{2, 256, 4, 2, 64, 768, 512};
+  EXPECT_EQ(*kv::scratch_bytes(full, 512), (64ull << 20) + 512ull * 4352 * 4 + 512ull * 512 * 4 * 2);
   EXPECT_FALSE(kv::estimate_memory(dims, 0, 512, DType::Q4_0).ok());
 }
 

@@ -17,6 +17,8 @@ struct ModelDims {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
+  int64_t n_ff = 0;     // feed-forward width; 0 when unknown
+  int64_t n_vocab = 0;  // logits per token; 0 when unknown
 };
 
 // Prompt tokens per batch assumed for the activations.
@@ -25,10 +27,15 @@ inline constexpr int64_t kScratchBatchTokens = 512;
 inline constexpr uint64_t kScratchRuntimeBytes = 64ull << 20;
 
 // Working memory besides weights and KV for a batch of min(n_batch, n_ctx)
-// tokens: about eight float vectors of n_embd per token (residual, norms,
-// attention output, FFN gate/up/down inputs), plus one head group's attention
-// scores over the whole context (n_head / n_head_kv rows of n_ctx floats per
-// token), plus the runtime allowance. The same numbers as the app's picker.
+// tokens. Per token, the floats the CPU backend's activation pool holds at
+// its peak, with room for its block reuse: four vectors of n_embd (residual,
+// norm, attention output, FFN output), three of n_ff (gate, up, their
+// product), Q/K/V ((n_head + 2 n_head_kv) * head_dim) and the logits
+// (n_vocab); at least eight vectors of n_embd when n_ff and n_vocab are
+// unknown. Plus one head group's attention scores over the whole context
+// (n_head / n_head_kv rows of n_ctx floats per token) and the runtime
+// allowance. A test replays the CPU backend's pool over a forward graph and
+// checks that this covers it.
 Result<uint64_t> scratch_bytes(const ModelDims& dims, int64_t n_ctx, int64_t n_batch = kScratchBatchTokens);
 
 struct MemoryEstimate {
