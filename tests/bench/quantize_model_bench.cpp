@@ -1,7 +1,7 @@
 // Whole-model quantization throughput: F16 -> Q4_K_M with 2 threads, in MB/s
 // of F16 input (the target is >= 100 MB/s on 2 cores). The model is a
 // ~300 MB random F16 file with Llama-like shapes (n_embd 2048, n_ff 8192, GQA
-// 32/8), written once to the temporary folder.
+// 32/8), written once to the temporary folder and removed at exit.
 #include <benchmark/benchmark.h>
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/quant/fp16.h>
@@ -67,6 +67,15 @@ fs::path model_file() {
     (void)w.finish();
     return p;
   }();
+  // Removed when the program exits.
+  struct Remover {
+    fs::path p;
+    ~Remover() {
+      std::error_code ignored;
+      fs::remove(p, ignored);
+    }
+  };
+  static const Remover remover{path};
   return path;
 }
 
