@@ -100,6 +100,10 @@ class Session {
                                   const std::atomic<bool>* cancel = nullptr);
 
   void reset();
+  // Adopts `tokens` as the context when positions 0..n-1 of the cache already
+  // hold their K/V (restored from a prefix cache, or moved and re-rotated by
+  // an evict). The next prefill computes fresh logits.
+  Status adopt_context(std::vector<int32_t> tokens);
   const std::vector<int32_t>& context() const { return context_; }
   int64_t n_ctx() const { return cache_->capacity(); }
   kv::KvCache& cache() { return *cache_; }
