@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/chat/json.h>
+#include <hearth/engine/chat/template.h>
 #include <hearth/engine/kv/sizing.h>
+
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -75,10 +79,6 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   return s;
 }
 
-Result<std::vector<int32_t>> tokenize_prompt(const model::Model&, const std::string&, PromptMode) {
-  return make_error(ErrorCode::Unsupported, "text prompts need the tokenizer, which this build lacks; pass --tokens");
-}
-
 Result<std::vector<int32_t>> parse_ids(const std::string& text) {
   std::string t = text;
   for (char& c : t) {
@@ -99,76 +99,63 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text) {
   return ids;
 }
 
-namespace {
-
-// Byte-level BPE maps each byte to a printable code point; this inverts it.
-int byte_of_codepoint(uint32_t cp) {
-  if ((cp >= 33 && cp <= 126) || (cp >= 161 && cp <= 172) || (cp >= 174 && cp <= 255)) return static_cast<int>(cp);
-  // The remaining bytes were mapped to 256.. in increasing byte order.
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    if (printable) continue;
-    if (static_cast<uint32_t>(256 + n) == cp) return b;
-    ++n;
-  }
-  return -1;
+Result<TextCodec> TextCodec::from_model(const model::Model& model) {
+  HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model.file()));
+  TextCodec codec(std::move(tok));
+  codec.template_ = model.file().chat_template().value_or("");
+  return codec;
 }
 
-}  // namespace
-
-Result<PieceDecoder> PieceDecoder::from_model(const model::Model& model) {
-  PieceDecoder d;
-  const auto& f = model.file();
-  HEARTH_TRY(d.pieces_, f.get_string_array("tokenizer.ggml.tokens"));
-  auto types = f.get_int_array("tokenizer.ggml.token_type");
-  if (types.ok()) {
-    for (int64_t t : *types) d.types_.push_back(static_cast<int32_t>(t));
+Result<std::string> TextCodec::render_chat(const std::vector<ChatMessage>& messages) const {
+  if (template_.empty()) {
+    return make_error(ErrorCode::NotFound, "the model has no chat template (tokenizer.chat_template); use --raw");
   }
-  auto kind = f.find_string("tokenizer.ggml.model");
-  d.byte_level_ = kind.ok() && *kind && **kind == "gpt2";
-  auto bos = f.find_uint("tokenizer.ggml.bos_token_id");
-  auto eos = f.find_uint("tokenizer.ggml.eos_token_id");
-  if (bos.ok() && *bos) d.bos_ = static_cast<int32_t>(**bos);
-  if (eos.ok() && *eos) d.eos_ = static_cast<int32_t>(**eos);
-  if (d.eos_ >= 0) d.eog_.push_back(d.eos_);
-  auto eot = f.find_uint("tokenizer.ggml.eot_token_id");
-  if (eot.ok() && *eot) d.eog_.push_back(static_cast<int32_t>(**eot));
-  for (size_t i = 0; i < d.pieces_.size(); ++i) {
-    const auto& p = d.pieces_[i];
-    if (p == "<|im_end|>" || p == "<|eot_id|>" || p == "<|end|>" || p == "<end_of_turn>" || p == "<|endoftext|>") {
-      d.eog_.push_back(static_cast<int32_t>(i));
-    }
-  }
-  return d;
+  const auto& vocab = tokenizer_.vocab();
+  auto token_text = [&](int32_t id) {
+    return vocab.valid(id) ? vocab.tokens[static_cast<size_t>(id)].text : std::string();
+  };
+  nlohmann::json ctx;
+  ctx["messages"] = nlohmann::json::array();
+  for (const auto& m : messages) ctx["messages"].push_back({{"role", m.role}, {"content", m.content}});
+  ctx["add_generation_prompt"] = true;
+  ctx["bos_token"] = token_text(vocab.special.bos);
+  ctx["eos_token"] = token_text(vocab.special.eos);
+  HEARTH_TRY(auto value, chat::parse_json(ctx.dump(), "chat context"));
+  return chat::render_template(template_, value);
 }
 
-bool PieceDecoder::is_control(int32_t token) const {
-  const auto i = static_cast<size_t>(token);
-  return i < types_.size() && types_[i] == 3;  // GGUF token type 3: control
+Result<std::vector<int32_t>> TextCodec::encode_chat(const std::vector<ChatMessage>& messages) const {
+  HEARTH_TRY(const std::string text, render_chat(messages));
+  // Templates usually write the BOS text themselves; add it only when they do not.
+  const auto& vocab = tokenizer_.vocab();
+  const int32_t bos = vocab.special.bos;
+  const std::string bos_text = vocab.valid(bos) ? vocab.tokens[static_cast<size_t>(bos)].text : std::string();
+  const bool has_bos = !bos_text.empty() && text.rfind(bos_text, 0) == 0;
+  return tokenizer_.tokenize(text, has_bos ? tokenizer::AddSpecial::No : tokenizer::AddSpecial::AsVocab,
+                             tokenizer::ParseSpecial::Yes);
 }
 
-std::string PieceDecoder::piece(int32_t token) const {
-  if (token < 0 || static_cast<size_t>(token) >= pieces_.size() || is_control(token)) return {};
+Result<std::vector<int32_t>> TextCodec::encode(const std::string& text, PromptMode mode) const {
+  if (mode == PromptMode::Chat) return encode_chat({ChatMessage{"user", text}});
+  return tokenizer_.tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
+}
+
+Result<PieceFallback> PieceFallback::from_model(const model::Model& model) {
+  PieceFallback f;
+  HEARTH_TRY(f.pieces_, model.file().get_string_array("tokenizer.ggml.tokens"));
+  auto eos = model.file().find_uint("tokenizer.ggml.eos_token_id");
+  if (eos.ok() && *eos && **eos < f.pieces_.size()) f.eos_ = static_cast<int32_t>(**eos);
+  return f;
+}
+
+std::string PieceFallback::piece(int32_t token) const {
+  if (token < 0 || static_cast<size_t>(token) >= pieces_.size() || token == eos_) return {};
   const std::string& p = pieces_[static_cast<size_t>(token)];
-  std::string out;
-  if (byte_level_) {
-    for (size_t i = 0; i < p.size();) {
-      const auto c = static_cast<unsigned char>(p[i]);
-      uint32_t cp;
-      size_t len;
-      if (c < 0x80) { cp = c; len = 1; }
-      else if ((c >> 5) == 6 && i + 1 < p.size()) { cp = ((c & 0x1fu) << 6) | (static_cast<unsigned char>(p[i + 1]) & 0x3fu); len = 2; }
-      else { out += p[i]; ++i; continue; }
-      const int b = byte_of_codepoint(cp);
-      if (b >= 0) out += static_cast<char>(b); else out.append(p, i, len);
-      i += len;
-    }
-    return out;
-  }
   if (p.size() == 6 && p.rfind("<0x", 0) == 0 && p.back() == '>') {
-    return std::string(1, static_cast<char>(std::stoi(p.substr(3, 2), nullptr, 16)));
+    return std::string(1, static_cast<char>(std::strtol(p.substr(3, 2).c_str(), nullptr, 16)));
   }
+  if (p.size() > 2 && p.front() == '<' && p.back() == '>') return {};  // <s>, </s>, <unk>
+  std::string out;
   for (size_t i = 0; i < p.size(); ++i) {
     if (p.compare(i, 3, "\xE2\x96\x81") == 0) {
       out += ' ';

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <hearth/engine/tokenizer/tokenizer.h>
+
 #include "args.h"
 
 namespace hearth::cli {
@@ -30,33 +32,50 @@ struct EngineSetup {
 // cache included in the memory check. Errors are one line for stderr.
 Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx);
 
-enum class PromptMode { Raw, Chat };
-// Text to prompt ids with the model's tokenizer (BOS as the vocabulary says);
-// Chat mode wraps the text as one user turn with the model's chat template.
-Result<std::vector<int32_t>> tokenize_prompt(const model::Model& model, const std::string& text, PromptMode mode);
-
 // Parses "1 2 3" (spaces, commas or newlines) into token ids.
 Result<std::vector<int32_t>> parse_ids(const std::string& text);
 
-// Token pieces to text from the vocabulary stored in the model file
-// (SentencePiece U+2581 spaces, <0xNN> byte tokens, byte-level BPE's
-// printable-byte mapping).
-class PieceDecoder {
+enum class PromptMode { Raw, Chat };
+
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+// Text in and out of a model: its tokenizer and chat template.
+class TextCodec {
  public:
-  static Result<PieceDecoder> from_model(const model::Model& model);
+  static Result<TextCodec> from_model(const model::Model& model);
+
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
+  std::vector<int32_t> end_of_generation() const { return tokenizer_.vocab().eog; }
+  bool has_template() const { return !template_.empty(); }
+
+  // Raw: the text as is, BOS as the vocabulary says. Chat: the text as one
+  // user turn through the model's chat template.
+  Result<std::vector<int32_t>> encode(const std::string& text, PromptMode mode) const;
+  // The whole conversation rendered with the template (and the generation
+  // prompt), tokenized with special tokens parsed.
+  Result<std::vector<int32_t>> encode_chat(const std::vector<ChatMessage>& messages) const;
+  Result<std::string> render_chat(const std::vector<ChatMessage>& messages) const;
+
+ private:
+  explicit TextCodec(tokenizer::Tokenizer t) : tokenizer_(std::move(t)) {}
+  tokenizer::Tokenizer tokenizer_;
+  std::string template_;
+};
+
+// Token ids to text straight from the vocabulary's pieces (SentencePiece
+// U+2581 spaces and <0xNN> byte tokens), for when the tokenizer is unavailable.
+class PieceFallback {
+ public:
+  static Result<PieceFallback> from_model(const model::Model& model);
   std::string piece(int32_t token) const;
-  bool is_control(int32_t token) const;
-  int32_t bos() const { return bos_; }
-  int32_t eos() const { return eos_; }
-  std::vector<int32_t> end_of_generation() const { return eog_; }
+  std::vector<int32_t> end_of_generation() const { return eos_ >= 0 ? std::vector<int32_t>{eos_} : std::vector<int32_t>{}; }
 
  private:
   std::vector<std::string> pieces_;
-  std::vector<int32_t> types_;
-  bool byte_level_ = false;
-  int32_t bos_ = -1;
   int32_t eos_ = -1;
-  std::vector<int32_t> eog_;
 };
 
 }  // namespace hearth::cli

@@ -134,7 +134,10 @@ int run_gen_model(const std::vector<std::string>& argv) {
   std::vector<Planned> plan;
   auto add = [&](const std::string& name, std::vector<int64_t> dims, int64_t layer) {
     const bool vec = dims.size() == 1;
-    const DType t = vec ? DType::F32 : tensor_type(name, layer, s.n_layer, *base, q4_k_m);
+    DType t = vec ? DType::F32 : tensor_type(name, layer, s.n_layer, *base, q4_k_m);
+    // Rows that are not whole 256-value super-blocks (Qwen2.5 0.5B's 896)
+    // fall back as the reference quantizer does: Q4_K -> Q5_0, Q6_K -> Q8_0.
+    if (dims[0] % traits(t).block_elements != 0) t = t == DType::Q6_K ? DType::Q8_0 : DType::Q5_0;
     const float scale = vec ? 0.0f : std::sqrt(3.0f / static_cast<float>(dims[0]));
     plan.push_back({gguf::TensorSpec{name, t, std::move(dims)}, scale});
   };

@@ -1,8 +1,10 @@
 // hearth-cli generate: plain completion (--raw) or one chat turn, streamed.
 #include <fmt/format.h>
 #include <hearth/engine/runtime/session.h>
+#include <hearth/engine/tokenizer/stream_decoder.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "args.h"
 #include "engine_setup.h"
@@ -74,12 +76,27 @@ int run_generate(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "generate: %s\n", setup.error().message.c_str());
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
-  auto decoder = PieceDecoder::from_model(*setup->model);
+  auto decoder = TextCodec::from_model(*setup->model);
+  // Token-id prompts still work when the tokenizer refuses the vocabulary:
+  // the pieces are then rendered straight from the vocabulary.
+  std::optional<PieceFallback> fallback;
   if (!decoder.ok()) {
-    std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
-    return kExitBadInput;
+    if (!args->has("tokens")) {
+      std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
+      return kExitBadInput;
+    }
+    std::fprintf(stderr, "generate: tokenizer unavailable (%s); showing raw vocabulary pieces\n",
+                 decoder.error().message.c_str());
+    auto fb = PieceFallback::from_model(*setup->model);
+    if (!fb.ok()) {
+      std::fprintf(stderr, "generate: %s\n", fb.error().message.c_str());
+      return kExitBadInput;
+    }
+    fallback = std::move(*fb);
+    opt.end_of_generation = fallback->end_of_generation();
+  } else {
+    opt.end_of_generation = decoder->end_of_generation();
   }
-  opt.end_of_generation = decoder->end_of_generation();
 
   std::vector<int32_t> prompt;
   std::string prompt_text;
@@ -90,10 +107,14 @@ int run_generate(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     prompt = *ids;
-    for (int32_t t : prompt) prompt_text += decoder->piece(t);
-    if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);
+    if (fallback) {
+      for (int32_t t : prompt) prompt_text += fallback->piece(t);
+      if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);  // the SentencePiece prefix
+    } else {
+      prompt_text = decoder->tokenizer().detokenize(prompt);
+    }
   } else {
-    auto ids = tokenize_prompt(*setup->model, *args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
+    auto ids = decoder->encode(*args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
     if (!ids.ok()) {
       std::fprintf(stderr, "generate: %s\n", ids.error().message.c_str());
       return kExitBadInput;
@@ -110,13 +131,16 @@ int run_generate(const std::vector<std::string>& argv) {
   }
   std::fputs(prompt_text.c_str(), stdout);
   std::fflush(stdout);
-  const PieceDecoder& dec = *decoder;
+  std::optional<tokenizer::StreamDecoder> stream;
+  if (!fallback) stream.emplace(decoder->tokenizer());
   auto result = (*session)->generate(
-      prompt, opt, [&](int32_t t) { return dec.piece(t); },
+      prompt, opt, [&](int32_t t) { return stream ? stream->push(t) : fallback->piece(t); },
       [](const runtime::TokenEvent& e) {
         std::fwrite(e.text.data(), 1, e.text.size(), stdout);
         std::fflush(stdout);
       });
+  const std::string tail = stream ? stream->flush() : std::string();
+  std::fputs(tail.c_str(), stdout);
   std::fputc('\n', stdout);
   if (!result.ok()) {
     std::fprintf(stderr, "generate: %s\n", result.error().message.c_str());

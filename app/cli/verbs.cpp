@@ -10,6 +10,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"template", "render a conversation with a chat template", run_template},
       {"logits", "evaluate token ids and write every position's logits", run_logits},
       {"generate", "complete a prompt, streaming", run_generate},
+      {"chat", "interactive chat with the model's template, streaming", run_chat},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
       {"detokenize", "token ids back to text", run_detokenize},

@@ -383,6 +383,8 @@ struct Template::Impl {
 };
 
 Template::Template(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+Template::Template(const Template&) = default;
+Template& Template::operator=(const Template&) = default;
 Template::Template(Template&&) noexcept = default;
 Template& Template::operator=(Template&&) noexcept = default;
 Template::~Template() = default;
@@ -390,6 +392,10 @@ Template::~Template() = default;
 const std::string& Template::source() const { return impl_->source; }
 
 Result<Template> Template::parse(std::string_view source, const Limits& limits) {
+  if (source.size() > limits.max_template_bytes) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("template of {} bytes exceeds the limit of {}",
+                                                            source.size(), limits.max_template_bytes));
+  }
   HEARTH_TRY(std::vector<Token> tokens, tokenize_template(source));
   auto impl = std::make_shared<Impl>();
   impl->source = std::string(source);

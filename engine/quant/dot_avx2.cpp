@@ -1,10 +1,13 @@
 // Avx2 kernels: the shared 256-bit implementation compiled for this level
-// (see dot_x86_256.inc; compile flags are set per file in CMakeLists.txt).
+// (see dot_x86_256.inc; compile flags are set per file in CMakeLists.txt),
+// plus repacked 8-row prompt-processing tiles for the formats whose codes
+// are small enough for vpmaddubsw sums to stay in int16 (see PackVec).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
@@ -18,8 +21,71 @@
 namespace hearth::quant::detail {
 namespace avx2 {
 #include "dot_x86_256.inc"
+
+// 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
+// that are accumulated in int16 over the groups of a (half) block and
+// widened once: exact while 2 * max(u) * 127 * groups < 32768, i.e. codes
+// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K) or <= 7 over 4 (Q3_K,
+// Q2_K). Other formats keep the plain tiles at this level.
+struct PackVec {
+  static constexpr int kRows = 8;
+  using F = __m256;
+  using I = __m256i;  // 16 int16 pair sums: lanes 2r, 2r+1 belong to row r
+  static F fzero() { return _mm256_setzero_ps(); }
+  static I izero() { return _mm256_setzero_si256(); }
+  static I iset1(int32_t) { return _mm256_setzero_si256(); }  // no kSym128 packers here
+  static I dp(I acc, const uint32_t* w, int32_t word) {
+    const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32(word)));
+  }
+  static F cvt(I v) { return _mm256_cvtepi32_ps(_mm256_madd_epi16(v, _mm256_set1_epi16(1))); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  static void store_rows(float* out, F v, int rows) {
+    if (rows == kRows) {
+      _mm256_storeu_ps(out, v);
+    } else {
+      const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+      _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lane), v);
+    }
+  }
+};
+
+#include "dot_x86_packed.inc"
+
+namespace {
+
+// Q4_0 as raw nibbles u = q (0..15): x = d u - 8 d.
+struct Q4_0NibblePacker {
+  using Act = BlockQ8_0;
+  static constexpr int kHalves = 1;
+  static constexpr bool kSym128 = false;
+  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
+    const BlockQ4_0& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), bytes_from_nibbles(blk.qs));
+    *d = half(blk.d);
+    *m = 8.0f * *d;
+  }
+};
+
+}  // namespace
+
+void fill_avx2_packed(KernelTable& t) {
+  using detail::gemm_by_dot;
+  const auto gemm = [&t](DType type, GemmFn fn) { t.by_type[static_cast<size_t>(type)].gemm = fn; };
+  gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
+  gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);
+  gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
+  gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
+}
 }  // namespace avx2
 
-void fill_avx2(KernelTable& t) { avx2::fill_avx2(t); }
+void fill_avx2(KernelTable& t) {
+  avx2::fill_avx2(t);
+  avx2::fill_avx2_packed(t);
+}
 
 }  // namespace hearth::quant::detail

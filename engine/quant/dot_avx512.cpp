@@ -24,7 +24,31 @@ namespace avx512 {
 #include "dot_x86_256.inc"
 #include "dot_avx512_wide.inc"
 #include "dot_avx512_decode.inc"
-#include "dot_avx512_packed.inc"
+
+// 16 weight rows per 512-bit register for the repacked tiles.
+struct PackVec {
+  static constexpr int kRows = 16;
+  using F = __m512;
+  using I = __m512i;
+  static F fzero() { return _mm512_setzero_ps(); }
+  static I izero() { return _mm512_setzero_si512(); }
+  static I dp(I acc, const uint32_t* w, int32_t word) {
+    return _mm512_dpbusd_epi32(acc, _mm512_load_si512(w), _mm512_set1_epi32(word));
+  }
+  static I iset1(int32_t v) { return _mm512_set1_epi32(v); }
+  static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  static void store_rows(float* out, F v, int rows) {
+    _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << rows) - 1), v);
+  }
+};
+
+#include "dot_x86_packed.inc"
+#include "dot_avx512_fill.inc"
 }  // namespace avx512
 
 void fill_avx512(KernelTable& t) {

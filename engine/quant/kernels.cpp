@@ -91,6 +91,7 @@ KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level) {
   if (use(KernelLevel::Avx2)) {
     detail::fill_avx2(table);
     detail::fill_quantizers_avx2(table);
+    detail::fill_act_quantizers_avx2(table);
     table.level = KernelLevel::Avx2;
   }
   // The AVX-VNNI build uses the VEX encoding; a CPU with only AVX512-VNNI

@@ -11,7 +11,8 @@ void fill_scalar(KernelTable& table);
 void fill_avx2(KernelTable& table);     // dot_avx2.cpp
 void fill_avxvnni(KernelTable& table);  // dot_avxvnni.cpp
 void fill_avx512(KernelTable& table);   // dot_avx512.cpp
-void fill_quantizers_avx2(KernelTable& table);  // quant_search_avx2.cpp
+void fill_quantizers_avx2(KernelTable& table);      // quant_search_avx2.cpp
+void fill_act_quantizers_avx2(KernelTable& table);  // act_quant_avx2.cpp
 
 inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, GemmFn gemm,
                        KernelLevel level) {

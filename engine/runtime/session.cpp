@@ -94,6 +94,17 @@ Status Session::adopt_context(std::vector<int32_t> tokens) {
   return {};
 }
 
+Status Session::truncate(size_t n) {
+  if (n > context_.size()) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("cannot keep {} tokens of a context of {}", n, context_.size()));
+  }
+  context_.resize(n);
+  cache_->set_used(static_cast<int64_t>(n));
+  if (n == 0) logits_.clear();
+  return {};
+}
+
 Status Session::prefill(std::span<const int32_t> tokens) {
   if (static_cast<int64_t>(context_.size() + tokens.size()) > config_.n_ctx) {
     return make_error(ErrorCode::LimitExceeded,

@@ -23,7 +23,7 @@ void op_slice_cols(const Node& n, ThreadPool& pool);
 void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
 void op_kv_store(const Node& n, ThreadPool& pool);
-void op_attention(const Node& n, ThreadPool& pool);
+void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.

@@ -2,6 +2,7 @@
 // pass per (query, head): scores, online softmax and the weighted sum of V rows
 // without materializing the score matrix.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -54,7 +55,11 @@ void op_kv_store(const Node& n, ThreadPool&) {
   }
 }
 
-void op_attention(const Node& n, ThreadPool& pool) {
+// Work items are (tile of queries, head). For each block of the cache the
+// item converts that head's K and V rows to floats once and reuses them for
+// every query of the tile, so a long prefill does not convert each key once
+// per query. Scores use the kernel table's F32 dot product.
+void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const KvView& kv = n.params.kv;
   const AttentionParams& p = n.params.attn;
   const Tensor* q = n.src[0];
@@ -62,41 +67,59 @@ void op_attention(const Node& n, ThreadPool& pool) {
   const int64_t n_tok = q->ne[1];
   const int32_t group = p.n_head / p.n_head_kv;
   const int64_t hd = p.head_dim;
-  pool.parallel_for(n_tok * p.n_head, 1, [&](int64_t b, int64_t e, int) {
-    std::vector<float> buf(static_cast<size_t>(3 * hd));
-    float* krow = buf.data();
-    float* vrow = krow + hd;
-    float* acc = vrow + hd;
+  const int64_t bt = kv.block_tokens;
+  constexpr int64_t kTile = 16;
+  const int64_t tiles = (n_tok + kTile - 1) / kTile;
+  const auto dot = kt.get(DType::F32).vec_dot;
+  pool.parallel_for(tiles * p.n_head, 1, [&](int64_t b, int64_t e, int) {
+    std::vector<float> kbuf(static_cast<size_t>(bt * hd)), vbuf(static_cast<size_t>(bt * hd));
+    std::vector<float> acc(static_cast<size_t>(kTile * hd)), m(kTile), l(kTile);
     for (int64_t item = b; item < e; ++item) {
-      const int64_t t = item / p.n_head;
-      const int32_t h = static_cast<int32_t>(item % p.n_head);
+      const int64_t tile = item / p.n_head;
+      const auto h = static_cast<int32_t>(item % p.n_head);
       const int32_t kvh = h / group;
-      const float* qrow = static_cast<const float*>(q->data) + t * q->ne[0] + h * hd;
-      const int32_t last = pos[t];
-      const int32_t first = p.window > 0 ? std::max(0, last - p.window + 1) : 0;
-      float m = -std::numeric_limits<float>::infinity();
-      float l = 0.0f;
-      std::fill(acc, acc + hd, 0.0f);
-      for (int32_t j = first; j <= last; ++j) {
-        load_row(kv_row(kv.k, kv, j, kvh), krow, kv);
-        float s = 0.0f;
-        for (int64_t i = 0; i < hd; ++i) s += qrow[i] * krow[i];
-        s *= p.scale;
-        if (p.softcap > 0.0f) s = p.softcap * std::tanh(s / p.softcap);
-        load_row(kv_row(kv.v, kv, j, kvh), vrow, kv);
-        if (s > m) {
-          const float c = std::exp(m - s);  // rescale what was accumulated under the old max
-          l *= c;
-          for (int64_t i = 0; i < hd; ++i) acc[i] *= c;
-          m = s;
-        }
-        const float w = std::exp(s - m);
-        l += w;
-        for (int64_t i = 0; i < hd; ++i) acc[i] += w * vrow[i];
+      const int64_t t0 = tile * kTile, nt = std::min(kTile, n_tok - t0);
+      int32_t lo = INT32_MAX, hi = 0;
+      for (int64_t i = 0; i < nt; ++i) {
+        const int32_t last = pos[t0 + i];
+        lo = std::min(lo, p.window > 0 ? std::max(0, last - p.window + 1) : 0);
+        hi = std::max(hi, last);
       }
-      float* out = static_cast<float*>(n.dst->data) + t * n.dst->ne[0] + h * hd;
-      const float inv = l > 0 ? 1.0f / l : 0.0f;
-      for (int64_t i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
+      std::fill(l.begin(), l.end(), 0.0f);
+      for (int32_t j0 = lo / static_cast<int32_t>(bt) * static_cast<int32_t>(bt); j0 <= hi; j0 += static_cast<int32_t>(bt)) {
+        const int32_t j1 = std::min<int32_t>(j0 + static_cast<int32_t>(bt) - 1, hi);
+        for (int32_t j = std::max(j0, lo); j <= j1; ++j) {
+          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv);
+          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv);
+        }
+        for (int64_t i = 0; i < nt; ++i) {
+          const int32_t last = pos[t0 + i];
+          const int32_t first = p.window > 0 ? std::max(0, last - p.window + 1) : 0;
+          const float* qrow = static_cast<const float*>(q->data) + (t0 + i) * q->ne[0] + h * hd;
+          float* a = acc.data() + i * hd;
+          for (int32_t j = std::max(j0, first); j <= std::min(j1, last); ++j) {
+            float s = dot(hd, kbuf.data() + (j - j0) * hd, qrow) * p.scale;
+            if (p.softcap > 0.0f) s = p.softcap * std::tanh(s / p.softcap);
+            if (s > m[i]) {
+              const float c = std::exp(m[i] - s);  // rescale what was accumulated under the old max
+              l[i] *= c;
+              for (int64_t d = 0; d < hd; ++d) a[d] *= c;
+              m[i] = s;
+            }
+            const float w = std::exp(s - m[i]);
+            l[i] += w;
+            const float* v = vbuf.data() + (j - j0) * hd;
+            for (int64_t d = 0; d < hd; ++d) a[d] += w * v[d];
+          }
+        }
+      }
+      for (int64_t i = 0; i < nt; ++i) {
+        float* out = static_cast<float*>(n.dst->data) + (t0 + i) * n.dst->ne[0] + h * hd;
+        const float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        for (int64_t d = 0; d < hd; ++d) out[d] = acc[static_cast<size_t>(i * hd + d)] * inv;
+      }
     }
   });
 }

@@ -15,8 +15,11 @@ namespace hearth::backend::cpu {
 namespace {
 
 constexpr int64_t kDecodeRowGrain = 32;
-constexpr int64_t kTileRows = 32;
-constexpr int64_t kTileTokens = 64;
+// The GEMM kernel repacks 16 weight rows at a time and amortizes that over
+// every token it is given, so work items are row tiles (a multiple of 16)
+// times up to kTileTokens tokens.
+constexpr int64_t kTileRows = 64;
+constexpr int64_t kTileTokens = 512;
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {

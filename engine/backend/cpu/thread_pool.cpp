@@ -38,19 +38,23 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_chunks(int thread, uint64_t generation) {
+  const uint64_t tag = generation & 0xffffffffu;
   for (;;) {
-    const uint64_t claim = next_.fetch_add(1, std::memory_order_acq_rel);
-    if ((claim >> 32) != (generation & 0xffffffffu)) return;  // a later job, or one already finished
-    const auto chunk = static_cast<int64_t>(claim & 0xffffffffu);
-    // Read the job under the seqlock; a claim with our generation tag and a
-    // chunk index below the count keeps the caller from rewriting it.
-    const uint64_t seq = job_seq_.load(std::memory_order_acquire);
+    // Claim with a compare-exchange, never a blind increment: a worker still
+    // finishing an earlier job must not consume a chunk of the next one.
+    uint64_t cur = next_.load(std::memory_order_acquire);
+    int64_t chunk = 0;
+    for (;;) {
+      if ((cur >> 32) != tag) return;  // a later job, or this one is over
+      chunk = static_cast<int64_t>(cur & 0xffffffffu);
+      if (chunk >= chunks_.load(std::memory_order_relaxed)) return;
+      if (next_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+    }
+    // The claim carries our tag and an unfinished chunk, so the caller cannot
+    // rewrite the job until we report it done.
     const RangeFn* fn = fn_.load(std::memory_order_relaxed);
     const int64_t n = n_.load(std::memory_order_relaxed);
     const int64_t grain = grain_.load(std::memory_order_relaxed);
-    const int64_t chunks = chunks_.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (seq != 2 * generation || job_seq_.load(std::memory_order_relaxed) != seq || chunk >= chunks) return;
     const int64_t begin = chunk * grain;
     (*fn)(begin, std::min(n, begin + grain), thread);
     done_.fetch_add(1, std::memory_order_acq_rel);
@@ -87,14 +91,15 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
   }
   const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
   const int64_t chunks = (n + grain - 1) / grain;
-  job_seq_.store(2 * gen - 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  // Close the previous job's counter before rewriting the job, so a worker
+  // still looping over it cannot claim a chunk against the new fields.
+  next_.store(((gen & 0xffffffffu) << 32) | 0xffffffffu, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   fn_.store(&fn, std::memory_order_relaxed);
   n_.store(n, std::memory_order_relaxed);
   grain_.store(grain, std::memory_order_relaxed);
   chunks_.store(chunks, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
-  job_seq_.store(2 * gen, std::memory_order_release);
   next_.store((gen & 0xffffffffu) << 32, std::memory_order_release);
   {
     // The lock orders the bump against a worker deciding to sleep, so no

@@ -42,9 +42,8 @@ class ThreadPool {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
 
-  // The current job, published seqlock-style: job_seq_ is odd while the
-  // caller rewrites the fields, and even (2 * generation) once they are valid.
-  std::atomic<uint64_t> job_seq_{0};
+  // The current job. Written before next_ is stored (release) and only
+  // rewritten once every chunk of the previous job is done.
   std::atomic<const RangeFn*> fn_{nullptr};
   std::atomic<int64_t> n_{0};
   std::atomic<int64_t> grain_{1};

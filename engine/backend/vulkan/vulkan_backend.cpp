@@ -142,7 +142,15 @@ class VulkanBackendImpl final : public VulkanBackend {
   std::unique_ptr<PipelineSet> pipelines_;
   std::unique_ptr<Kernels> kernels_;
   std::unique_ptr<CommandSequence> seq_;
-  std::unordered_map<const void*, Buffer> weights_;  // by host address of the weight data
+  // Uploaded weights by host address of the data. Name and size are kept so
+  // a different tensor mapped at a reused address (a new model loaded without
+  // release_weights()) is uploaded again instead of aliasing the old one.
+  struct DeviceWeight {
+    Buffer buffer;
+    size_t bytes = 0;
+    std::string name;
+  };
+  std::unordered_map<const void*, DeviceWeight> weights_;
   Arena activations_;                                // device-local
   Arena inputs_;                                     // host-visible: ids, positions, block tables
   Buffer output_;                                    // host-visible: graph.output
@@ -154,15 +162,21 @@ class VulkanBackendImpl final : public VulkanBackend {
 };
 
 Result<BufferView> VulkanBackendImpl::weight_view(const Tensor& t) {
-  if (auto it = weights_.find(t.data); it != weights_.end()) return BufferView::whole(it->second);
+  if (auto it = weights_.find(t.data); it != weights_.end()) {
+    if (it->second.bytes == t.bytes() && it->second.name == t.name) return BufferView::whole(it->second.buffer);
+    stats_.weight_bytes -= it->second.bytes;
+    signature_.clear();  // the recording may reference the stale buffer
+    HEARTH_CHECK(seq_->begin());
+    weights_.erase(it);
+  }
   if (t.data == nullptr) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan: weight '{}' has no data", t.name));
   }
   HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, t.bytes(), MemoryUsage::DeviceLocal));
   HEARTH_CHECK(transfer_->upload(BufferView::whole(b), {static_cast<const std::byte*>(t.data), t.bytes()}));
   stats_.weight_bytes += t.bytes();
-  auto [it, inserted] = weights_.emplace(t.data, std::move(b));
-  return BufferView::whole(it->second);
+  auto [it, inserted] = weights_.emplace(t.data, DeviceWeight{std::move(b), t.bytes(), t.name});
+  return BufferView::whole(it->second.buffer);
 }
 
 Result<KvBuffers> VulkanBackendImpl::kv_buffers(const backend::KvView& kv) {

@@ -26,7 +26,9 @@ QCoreApplication* app() {
   static int argc = 1;
   static char name[] = "download_test";
   static char* argv[] = {name, nullptr};
-  static QCoreApplication* instance = new QCoreApplication(argc, argv);
+  // Another test file of this program may have made it already.
+  static QCoreApplication* instance =
+      QCoreApplication::instance() ? QCoreApplication::instance() : new QCoreApplication(argc, argv);
   return instance;
 }
 

@@ -19,7 +19,7 @@ std::string llama31_source() {
   std::ifstream in(HEARTH_TEST_DATA_DIR "/templates/llama-3.1-8b-instruct.json", std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str()).at("template").get<std::string>();
+  return nlohmann::ordered_json::parse(ss.str()).at("template").get<std::string>();
 }
 
 std::vector<ChatMessage> conversation(int n) {

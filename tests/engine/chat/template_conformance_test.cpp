@@ -34,7 +34,7 @@ std::string read_file(const std::filesystem::path& path) {
 class TemplateConformance : public ::testing::TestWithParam<std::filesystem::path> {};
 
 TEST_P(TemplateConformance, EveryCaseMatchesReference) {
-  const auto fixture = nlohmann::json::parse(read_file(GetParam()));
+  const auto fixture = nlohmann::ordered_json::parse(read_file(GetParam()));
   const std::string source = fixture.at("template").get<std::string>();
   auto parsed = Template::parse(source);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;

@@ -49,7 +49,7 @@ class TemplateVerb : public ::testing::Test {
 
 TEST_F(TemplateVerb, PrintsTheReferenceRenderingExactly) {
   for (const char* name : {"llama-3.1-8b-instruct.json", "mistral-nemo-instruct.json", "phi-3.5-mini-instruct.json"}) {
-    const auto fixture = nlohmann::json::parse(read_file(std::string(HEARTH_TEST_DATA_DIR) + "/templates/" + name));
+    const auto fixture = nlohmann::ordered_json::parse(read_file(std::string(HEARTH_TEST_DATA_DIR) + "/templates/" + name));
     write_file(dir_ / "t.jinja", fixture.at("template").get<std::string>());
     for (const auto& c : fixture.at("cases")) {
       if (!c.contains("output")) continue;
@@ -70,7 +70,7 @@ TEST_F(TemplateVerb, PrintsTheReferenceRenderingExactly) {
 // (tests/data/jinja/gguf_template_cases.json).
 TEST_F(TemplateVerb, ModelTemplatesMatchReference) {
   const auto data =
-      nlohmann::json::parse(read_file(std::string(HEARTH_TEST_DATA_DIR) + "/jinja/gguf_template_cases.json"));
+      nlohmann::ordered_json::parse(read_file(std::string(HEARTH_TEST_DATA_DIR) + "/jinja/gguf_template_cases.json"));
   ASSERT_GE(data.at("cases").size(), 40u);
   for (const auto& c : data.at("cases")) {
     const std::string model = std::string(HEARTH_TEST_DATA_DIR) + "/" + c.at("gguf").get<std::string>();

@@ -42,13 +42,13 @@ const Case kCases[] = {
 
 enum class Feed { OneBatch, TokenByToken };
 
-std::vector<float> run(const Case& c, Feed feed, backend::KernelChoice kernels) {
+std::vector<float> run(const Case& c, Feed feed, backend::KernelChoice kernels, DType kv_type = DType::F16) {
   auto model = Model::load(data_path(std::string("models/") + c.model));
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   if (!model.ok()) return {};
   auto be = backend::make_cpu_backend({2, kernels});
   const auto ids = read_ids(data_path(std::string("models/") + c.tokens));
-  auto cache = kv::KvCache::create(*be, (*model)->kv_config(static_cast<int64_t>(ids.size()), DType::F16));
+  auto cache = kv::KvCache::create(*be, (*model)->kv_config(static_cast<int64_t>(ids.size()), kv_type));
   EXPECT_TRUE(cache.ok());
   if (!cache.ok()) return {};
   std::vector<int32_t> pos(ids.size());
@@ -83,6 +83,19 @@ TEST_P(Conformance, PrefillMatchesReferenceLogits) { check(GetParam(), Feed::One
 TEST_P(Conformance, DecodeMatchesReferenceLogits) { check(GetParam(), Feed::TokenByToken, backend::KernelChoice::Fastest); }
 TEST_P(Conformance, ReferenceKernelsMatchReferenceLogits) {
   check(GetParam(), Feed::OneBatch, backend::KernelChoice::Reference);
+}
+
+// A Q8_0 KV cache quantizes K and V like a Q8_0 weight; on the F16 and F32
+// models it must stay within the quantized-weights tolerance.
+TEST(ConformanceKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
+  for (const Case& c : {kCases[0], kCases[1], kCases[6]}) {
+    const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+    const auto got = run(c, Feed::TokenByToken, backend::KernelChoice::Fastest, DType::Q8_0);
+    ASSERT_EQ(got.size(), ref.size());
+    const auto a = compare_logits(got, ref, 512);
+    EXPECT_GE(a.min_cosine, kQCos) << c.model;
+    EXPECT_GE(a.top1, 0.85) << c.model;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Conformance, ::testing::ValuesIn(kCases), [](const ::testing::TestParamInfo<Case>& param_info) {

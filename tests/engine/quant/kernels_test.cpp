@@ -126,7 +126,8 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   for (DType type : kWeightTypes) {
     const TypeKernels& k = table_.get(type);
     const TypeKernels& ref = scalar_.get(type);
-    const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
+    for (int64_t n : traits(type).block_elements == 256 ? std::vector<int64_t>{512, 768}
+                                                        : std::vector<int64_t>{96, 160}) {
     const int64_t rows = 37, cols = 9;
     const Matrix w = random_rows(type, rows, n, 5);
     const Matrix a = random_rows(k.act_type, cols, n, 6);
@@ -148,6 +149,7 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
         }
       }
     }
+    }
   }
 }
 
@@ -156,6 +158,15 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   std::normal_distribution<float> dist(0.0f, 3.0f);
   std::vector<float> x(1024);
   for (auto& v : x) v = dist(rng);
+  // Exact rounding ties: with 127 as the block maximum d = 1, so k + 0.5
+  // values must round away from zero (Q8_0) or to even (Q8_K: scale -1).
+  for (int j = 0; j < 32; ++j) x[static_cast<size_t>(j)] = static_cast<float>(j) - 15.5f;
+  x[0] = 127.0f;
+  for (int j = 256; j < 512; ++j) x[static_cast<size_t>(j)] = static_cast<float>(j % 64) - 31.5f;
+  x[300] = -127.0f;
+  for (int j = 512; j < 768; ++j) x[static_cast<size_t>(j)] = 0.0f;  // an all-zero block
+  x[900] = -50.0f;  // equal magnitudes: the first one sets the sign
+  x[901] = 50.0f;
   for (DType act : {DType::Q8_0, DType::Q8_K}) {
     std::vector<uint8_t> got(*row_bytes(act, 1024)), want(got.size());
     table_.quantize_activation(act, x.data(), got.data(), 1024);

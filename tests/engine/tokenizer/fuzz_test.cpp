@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "fixture_vocab.h"
 #include "mixed_text.h"
@@ -148,6 +149,32 @@ TEST_F(Fuzz, RandomIdTextIsStableThroughBpe) {
     }
     EXPECT_GT(checked, 100) << name;
   }
+}
+
+// One tokenizer shared by several threads (the word cache is shared too)
+// gives every thread the same ids as a single-threaded run.
+TEST_F(Fuzz, ConcurrentTokenizeAgreesWithSerial) {
+  const Tokenizer& t = tok("vocab-qwen3.gguf");
+  std::vector<std::string> texts;
+  for (uint32_t i = 0; i < 40; ++i) texts.push_back(testing::mixed_text(2000, 100 + i));
+  t.clear_cache();
+  std::vector<std::vector<TokenId>> expected;
+  for (const auto& text : texts) expected.push_back(t.tokenize(text));
+  t.clear_cache();
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < mismatches.size(); ++w) {
+    threads.emplace_back([&, w] {
+      for (size_t round = 0; round < 3; ++round) {
+        for (size_t i = 0; i < texts.size(); ++i) {
+          const size_t k = (i + w * 7) % texts.size();
+          if (t.tokenize(texts[k]) != expected[k]) ++mismatches[w];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const int m : mismatches) EXPECT_EQ(m, 0);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct Limits {
   int64_t max_range_size = 100'000;          // range() length, as the reference sandbox
   int64_t max_loop_iterations = 1'000'000;   // all loops of one render together
   int max_call_depth = 100;                  // nested macro calls (recursion)
+  size_t max_template_bytes = 4u << 20;      // template source (real ones are < 100 KiB)
   int max_nesting_depth = 256;               // blocks and expressions while parsing
   int max_eval_depth = 600;                  // nested evaluation steps at run time (stack guard)
   uint32_t max_data_depth = 256;             // nesting of lists and dicts
@@ -60,6 +61,10 @@ class Template {
 
   const std::string& source() const;
 
+  // Copies are cheap and share the immutable syntax tree; renders from
+  // several threads at once are safe (each render has its own state).
+  Template(const Template&);
+  Template& operator=(const Template&);
   Template(Template&&) noexcept;
   Template& operator=(Template&&) noexcept;
   ~Template();
@@ -67,7 +72,7 @@ class Template {
  private:
   struct Impl;
   explicit Template(std::shared_ptr<const Impl> impl);
-  std::shared_ptr<const Impl> impl_;  // shared: macros may outlive a render's frames
+  std::shared_ptr<const Impl> impl_;
 };
 
 // Parses and renders in one step.

@@ -104,6 +104,10 @@ class Session {
   // hold their K/V (restored from a prefix cache, or moved and re-rotated by
   // an evict). The next prefill computes fresh logits.
   Status adopt_context(std::vector<int32_t> tokens);
+  // Keeps the first `n` tokens of the context (and their K/V); the next
+  // prefill continues from there. Lets a chat reuse the common prefix of the
+  // previous request instead of prefilling the whole conversation again.
+  Status truncate(size_t n);
   const std::vector<int32_t>& context() const { return context_; }
   int64_t n_ctx() const { return cache_->capacity(); }
   kv::KvCache& cache() { return *cache_; }

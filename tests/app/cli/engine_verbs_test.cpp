@@ -1,0 +1,64 @@
+// hearth-cli logits and generate as a user runs them, against the fixtures.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../../engine/model/fixture_logits.h"
+
+namespace {
+
+using hearth::testing::data_path;
+
+std::string cli() { return std::string(HEARTH_BINARY_DIR) + "/app/hearth-cli"; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string tokens_arg(const std::string& file) {
+  std::string ids = slurp(data_path("models/" + file));
+  for (char& c : ids) {
+    if (c == '\n') c = ' ';
+  }
+  return ids;
+}
+
+TEST(CliLogits, MatchesTheReferenceLogits) {
+  struct C { const char* model; double cos; double top1; };
+  for (const C& c : {C{"tiny-llama-f32.gguf", 0.99999, 1.0}, C{"tiny-qwen2-q4_k_m.gguf", 0.998, 0.85}}) {
+    const std::string out = ::testing::TempDir() + "hearth-cli-logits.f32";
+    const std::string cmd = cli() + " logits --model " + data_path(std::string("models/") + c.model) + " --tokens \"" +
+                            tokens_arg("tokens.txt") + "\" --out " + out + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto got = hearth::testing::read_f32(out);
+    const auto ref = hearth::testing::read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+    ASSERT_EQ(got.size(), ref.size());
+    const auto a = hearth::testing::compare_logits(got, ref, 512);
+    EXPECT_GE(a.min_cosine, c.cos) << c.model;
+    EXPECT_GE(a.top1, c.top1) << c.model;
+  }
+}
+
+TEST(CliGenerate, StoriesGreedyBeginsWithTheReferenceText) {
+  const std::string out = ::testing::TempDir() + "hearth-cli-generate.txt";
+  const std::string cmd = cli() + " generate --model " + data_path("models/stories260K.gguf") + " --tokens \"" +
+                          tokens_arg("stories260K.prompt-tokens.txt") + "\" --temp 0 -n 100 > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string expected = slurp(data_path("models/stories260K.greedy-text.txt"));
+  EXPECT_EQ(slurp(out).substr(0, expected.size()), expected);
+}
+
+TEST(CliLogits, BadInputIsExitCodeTwoWithOneLine) {
+  const std::string cmd = cli() + " logits --model " + data_path("models/tokens.txt") + " --tokens 1 --out /dev/null 2>/dev/null";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// CPU backend ops against direct computations of their definitions.
+#include <gtest/gtest.h>
+#include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/kv/kv_cache.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace hearth::backend {
+namespace {
+
+std::vector<float> random_vec(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct RopeCase {
+  RopeMode mode;
+  float freq_scale;
+};
+
+class RopeTest : public ::testing::TestWithParam<RopeCase> {};
+
+// theta_i = pos * scale * base^(-2i/d); pairs (2i, 2i+1) or (i, i+d/2).
+TEST_P(RopeTest, RotatesPairsByThePublishedAngles) {
+  const int hd = 16, heads = 3, n = 5;
+  auto x = random_vec(static_cast<size_t>(hd * heads * n), 1);
+  std::vector<int32_t> pos{0, 1, 7, 100, 4095};
+  RopeParams p;
+  p.mode = GetParam().mode;
+  p.n_dims = hd;
+  p.head_dim = hd;
+  p.freq_base = 10000.0f;
+  p.freq_scale = GetParam().freq_scale;
+  Graph g;
+  Tensor* in = g.input(DType::F32, {hd * heads, n, 1, 1}, x.data());
+  Tensor* ps = g.input(DType::I32, {n, 1, 1, 1}, pos.data());
+  g.output = g.rope(in, ps, p);
+  auto be = make_cpu_backend({2});
+  ASSERT_TRUE(be->compute(g).ok());
+  const float* y = g.output->as<const float>();
+  for (int t = 0; t < n; ++t) {
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < hd / 2; ++i) {
+        const double theta = pos[t] * double(p.freq_scale) * std::pow(10000.0, -2.0 * i / hd);
+        const int a = p.mode == RopeMode::Normal ? 2 * i : i;
+        const int b = p.mode == RopeMode::Normal ? 2 * i + 1 : i + hd / 2;
+        const size_t base = static_cast<size_t>((t * heads + h) * hd);
+        const double x0 = x[base + a], x1 = x[base + b];
+        EXPECT_NEAR(y[base + a], x0 * std::cos(theta) - x1 * std::sin(theta), 2e-3);
+        EXPECT_NEAR(y[base + b], x0 * std::sin(theta) + x1 * std::cos(theta), 2e-3);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RopeTest,
+                         ::testing::Values(RopeCase{RopeMode::Normal, 1.0f}, RopeCase{RopeMode::NeoX, 1.0f},
+                                           RopeCase{RopeMode::Normal, 0.25f}));
+
+TEST(RmsNorm, NormalizesEachGroup) {
+  const int width = 12, group = 4, rows = 2;
+  auto x = random_vec(width * rows, 2);
+  auto w = random_vec(group, 3);
+  Graph g;
+  Tensor* in = g.input(DType::F32, {width, rows, 1, 1}, x.data());
+  Tensor* wt = g.input(DType::F32, {group, 1, 1, 1}, w.data());
+  g.output = g.rms_norm(in, wt, 1e-6f, group);
+  auto be = make_cpu_backend({1});
+  ASSERT_TRUE(be->compute(g).ok());
+  for (int s = 0; s < width * rows / group; ++s) {
+    double ss = 0;
+    for (int i = 0; i < group; ++i) ss += x[s * group + i] * x[s * group + i];
+    const double r = 1.0 / std::sqrt(ss / group + 1e-6);
+    for (int i = 0; i < group; ++i) EXPECT_NEAR(g.output->as<float>()[s * group + i], x[s * group + i] * r * w[i], 1e-5);
+  }
+}
+
+// Attention over 70 cached positions (three blocks), with a sliding window
+// and score soft-capping, against the full softmax written out.
+TEST(Attention, MatchesTheFullSoftmaxOverSeveralBlocks) {
+  const int hd = 32, nh = 4, nkv = 2, n = 70, window = 20;
+  const float cap = 2.0f;
+  auto be = make_cpu_backend({2});
+  auto cache = kv::KvCache::create(*be, kv::KvCacheConfig{1, nkv, hd, n, DType::F32});
+  ASSERT_TRUE(cache.ok());
+  const KvView view = (*cache)->layer_view(0);
+  auto q = random_vec(static_cast<size_t>(n * nh * hd), 4);
+  auto k = random_vec(static_cast<size_t>(n * nkv * hd), 5);
+  auto v = random_vec(static_cast<size_t>(n * nkv * hd), 6);
+  std::vector<int32_t> pos(n);
+  std::iota(pos.begin(), pos.end(), 0);
+  AttentionParams ap{nh, nkv, hd, 0.5f, cap, window};
+  Graph g;
+  Tensor* qt = g.input(DType::F32, {nh * hd, n, 1, 1}, q.data());
+  Tensor* kt = g.input(DType::F32, {nkv * hd, n, 1, 1}, k.data());
+  Tensor* vt = g.input(DType::F32, {nkv * hd, n, 1, 1}, v.data());
+  Tensor* ps = g.input(DType::I32, {n, 1, 1, 1}, pos.data());
+  g.kv_store(kt, vt, ps, view);
+  g.output = g.attention(qt, ps, view, ap);
+  ASSERT_TRUE(be->compute(g).ok());
+  for (int t = 0; t < n; ++t) {
+    for (int h = 0; h < nh; ++h) {
+      const int kh = h / (nh / nkv);
+      std::vector<double> s;
+      for (int j = std::max(0, t - window + 1); j <= t; ++j) {
+        double d = 0;
+        for (int i = 0; i < hd; ++i) d += double(q[(t * nh + h) * hd + i]) * k[(j * nkv + kh) * hd + i];
+        s.push_back(cap * std::tanh(d * 0.5 / cap));
+      }
+      const double mx = *std::max_element(s.begin(), s.end());
+      double z = 0;
+      for (auto& e : s) z += (e = std::exp(e - mx));
+      for (int i = 0; i < hd; ++i) {
+        double o = 0;
+        int idx = 0;
+        for (int j = std::max(0, t - window + 1); j <= t; ++j, ++idx) o += s[idx] / z * v[(j * nkv + kh) * hd + i];
+        ASSERT_NEAR(g.output->as<float>()[(t * nh + h) * hd + i], o, 1e-4) << t << " " << h << " " << i;
+      }
+    }
+  }
+}
+
+TEST(Backend, RefusesWhatItDoesNotSupportNamingTheTensor) {
+  auto be = make_cpu_backend({1});
+  EXPECT_TRUE(be->supports(Op::MatMul, DType::Q4_K));
+  EXPECT_FALSE(be->supports(Op::Attention, DType::Q4_0));
+  std::vector<int32_t> ids{0};
+  std::vector<uint8_t> data(64);
+  Graph g;
+  Tensor* w = g.input(DType::I64, {4, 2, 1, 1}, data.data());
+  w->name = "token_embd.weight";
+  g.output = g.get_rows(w, g.input(DType::I32, {1, 1, 1, 1}, ids.data()));
+  auto st = be->compute(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("'token_embd.weight'"), std::string::npos) << st.error().message;
+}
+
+}  // namespace
+}  // namespace hearth::backend
