@@ -96,8 +96,11 @@ TEST_P(LongChat, TwoHundredTurnsStayWithinTheBudgetAndKeepTheSystemPrompt) {
     }
     for (const auto& e : conv.take_events()) {
       ++actions[e.action];
-      if (e.action == OverflowAction::Stopped) EXPECT_FALSE(e.reason.empty());
-      if (e.action != OverflowAction::Stopped) EXPECT_FALSE(e.turn_ids.empty());
+      if (e.action == OverflowAction::Stopped) {
+        EXPECT_FALSE(e.reason.empty());
+      } else {
+        EXPECT_FALSE(e.turn_ids.empty());
+      }
     }
 
     ASSERT_EQ(counting.kv_bytes, *budget) << "turn " << turn;
@@ -125,7 +128,7 @@ TEST_P(LongChat, TwoHundredTurnsStayWithinTheBudgetAndKeepTheSystemPrompt) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, LongChat,
                          ::testing::Values(OverflowPolicy::Stop, OverflowPolicy::Evict, OverflowPolicy::Summarize),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 TEST(OverflowPolicyNames, ParseAndPrint) {
   for (auto p : {OverflowPolicy::Stop, OverflowPolicy::Evict, OverflowPolicy::Summarize}) {
