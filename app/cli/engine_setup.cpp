@@ -2,11 +2,8 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/backend/cpu_backend.h>
-#include <hearth/engine/chat/json.h>
-#include <hearth/engine/chat/template.h>
+#include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/kv/sizing.h>
-
-#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -39,9 +36,23 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("--backend '{}' is not one of cpu, vulkan", backend));
   }
   if (backend == "vulkan") {
-    std::fprintf(stderr, "Vulkan: backend not available in this build; running on CPU\n");
+    vulkan::VulkanConfig config;
+    // Asking for Vulkan by name also accepts a software device (lavapipe):
+    // the user chose it, so it is not a silent slowdown.
+    config.requirements.software = vulkan::SoftwareDevices::Allow;
+    auto gpu = vulkan::VulkanBackend::create(config);
+    if (gpu.ok()) {
+      s.backend_note = fmt::format("Vulkan: {}", gpu.value()->device().name);
+      s.backend = std::move(gpu).value();
+    } else {
+      s.backend_note = fmt::format("Vulkan: {}; running on CPU", gpu.error().message);
+    }
   }
-  s.backend = backend::make_cpu_backend({s.threads});
+  if (!s.backend) {
+    s.backend = backend::make_cpu_backend({s.threads});
+    if (s.backend_note.empty()) s.backend_note = fmt::format("CPU: {} threads", s.threads);
+  }
+  std::fprintf(stderr, "%s\n", s.backend_note.c_str());
 
   const auto path = args.get("model");
   if (!path) return make_error(ErrorCode::InvalidArgument, "--model is required");
@@ -101,27 +112,28 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text) {
 
 Result<TextCodec> TextCodec::from_model(const model::Model& model) {
   HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model.file()));
-  TextCodec codec(std::move(tok));
-  codec.template_ = model.file().chat_template().value_or("");
-  return codec;
+  if (auto source = model.file().chat_template()) {
+    HEARTH_TRY(auto tmpl, chat::ChatTemplate::from_source(*source));
+    return TextCodec(std::move(tok), std::move(tmpl));
+  }
+  // No template in the file: the built-in one the vocabulary's special
+  // tokens point to (ChatML, Llama 3, Gemma, ...).
+  std::vector<std::string> texts;
+  texts.reserve(tok.vocab().tokens.size());
+  for (const auto& t : tok.vocab().tokens) texts.push_back(t.text);
+  HEARTH_TRY(auto tmpl, chat::ChatTemplate::builtin(chat::choose_builtin_template(texts)));
+  return TextCodec(std::move(tok), std::move(tmpl));
 }
 
 Result<std::string> TextCodec::render_chat(const std::vector<ChatMessage>& messages) const {
-  if (template_.empty()) {
-    return make_error(ErrorCode::NotFound, "the model has no chat template (tokenizer.chat_template); use --raw");
-  }
   const auto& vocab = tokenizer_.vocab();
   auto token_text = [&](int32_t id) {
     return vocab.valid(id) ? vocab.tokens[static_cast<size_t>(id)].text : std::string();
   };
-  nlohmann::json ctx;
-  ctx["messages"] = nlohmann::json::array();
-  for (const auto& m : messages) ctx["messages"].push_back({{"role", m.role}, {"content", m.content}});
-  ctx["add_generation_prompt"] = true;
-  ctx["bos_token"] = token_text(vocab.special.bos);
-  ctx["eos_token"] = token_text(vocab.special.eos);
-  HEARTH_TRY(auto value, chat::parse_json(ctx.dump(), "chat context"));
-  return chat::render_template(template_, value);
+  chat::RenderOptions options;
+  options.bos_token = token_text(vocab.special.bos);
+  options.eos_token = token_text(vocab.special.eos);
+  return chat::render_chat(template_, messages, options);
 }
 
 Result<std::vector<int32_t>> TextCodec::encode_chat(const std::vector<ChatMessage>& messages) const {
@@ -138,33 +150,6 @@ Result<std::vector<int32_t>> TextCodec::encode_chat(const std::vector<ChatMessag
 Result<std::vector<int32_t>> TextCodec::encode(const std::string& text, PromptMode mode) const {
   if (mode == PromptMode::Chat) return encode_chat({ChatMessage{"user", text}});
   return tokenizer_.tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
-}
-
-Result<PieceFallback> PieceFallback::from_model(const model::Model& model) {
-  PieceFallback f;
-  HEARTH_TRY(f.pieces_, model.file().get_string_array("tokenizer.ggml.tokens"));
-  auto eos = model.file().find_uint("tokenizer.ggml.eos_token_id");
-  if (eos.ok() && *eos && **eos < f.pieces_.size()) f.eos_ = static_cast<int32_t>(**eos);
-  return f;
-}
-
-std::string PieceFallback::piece(int32_t token) const {
-  if (token < 0 || static_cast<size_t>(token) >= pieces_.size() || token == eos_) return {};
-  const std::string& p = pieces_[static_cast<size_t>(token)];
-  if (p.size() == 6 && p.rfind("<0x", 0) == 0 && p.back() == '>') {
-    return std::string(1, static_cast<char>(std::strtol(p.substr(3, 2).c_str(), nullptr, 16)));
-  }
-  if (p.size() > 2 && p.front() == '<' && p.back() == '>') return {};  // <s>, </s>, <unk>
-  std::string out;
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p.compare(i, 3, "\xE2\x96\x81") == 0) {
-      out += ' ';
-      i += 2;
-    } else {
-      out += p[i];
-    }
-  }
-  return out;
 }
 
 }  // namespace hearth::cli

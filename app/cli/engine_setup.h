@@ -5,6 +5,7 @@
 
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/core/result.h>
+#include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/model/model.h>
 
 #include <cstdint>
@@ -23,6 +24,9 @@ std::vector<FlagSpec> engine_flags();
 
 struct EngineSetup {
   std::unique_ptr<backend::Backend> backend;
+  // What the backend runs on, or why Vulkan was not used ("Vulkan: ...;
+  // running on CPU"); printed on stderr, never silent.
+  std::string backend_note;
   std::unique_ptr<model::Model> model;
   DType kv_type = DType::F16;
   int threads = 2;
@@ -37,10 +41,7 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text);
 
 enum class PromptMode { Raw, Chat };
 
-struct ChatMessage {
-  std::string role;
-  std::string content;
-};
+using ChatMessage = chat::ChatMessage;
 
 // Text in and out of a model: its tokenizer and chat template.
 class TextCodec {
@@ -49,7 +50,8 @@ class TextCodec {
 
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
   std::vector<int32_t> end_of_generation() const { return tokenizer_.vocab().eog; }
-  bool has_template() const { return !template_.empty(); }
+  // The model's own template, or the built-in one its vocabulary points to.
+  const chat::ChatTemplate& chat_template() const { return template_; }
 
   // Raw: the text as is, BOS as the vocabulary says. Chat: the text as one
   // user turn through the model's chat template.
@@ -60,22 +62,9 @@ class TextCodec {
   Result<std::string> render_chat(const std::vector<ChatMessage>& messages) const;
 
  private:
-  explicit TextCodec(tokenizer::Tokenizer t) : tokenizer_(std::move(t)) {}
+  TextCodec(tokenizer::Tokenizer t, chat::ChatTemplate tmpl) : tokenizer_(std::move(t)), template_(std::move(tmpl)) {}
   tokenizer::Tokenizer tokenizer_;
-  std::string template_;
-};
-
-// Token ids to text straight from the vocabulary's pieces (SentencePiece
-// U+2581 spaces and <0xNN> byte tokens), for when the tokenizer is unavailable.
-class PieceFallback {
- public:
-  static Result<PieceFallback> from_model(const model::Model& model);
-  std::string piece(int32_t token) const;
-  std::vector<int32_t> end_of_generation() const { return eos_ >= 0 ? std::vector<int32_t>{eos_} : std::vector<int32_t>{}; }
-
- private:
-  std::vector<std::string> pieces_;
-  int32_t eos_ = -1;
+  chat::ChatTemplate template_;
 };
 
 }  // namespace hearth::cli

@@ -27,7 +27,8 @@ int run_generate(const std::vector<std::string>& argv) {
                  {"seed", FlagKind::Value, "random seed (default 0)", "", "S"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"raw", FlagKind::Switch, "plain completion, no chat template", "", ""},
-                 {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""}}};
+                 {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""},
+                 {"print-ids", FlagKind::Switch, "print the generated token ids instead of text", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   auto args = parse_args(spec, argv);
   if (!args.ok()) {
@@ -77,26 +78,11 @@ int run_generate(const std::vector<std::string>& argv) {
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
   auto decoder = TextCodec::from_model(*setup->model);
-  // Token-id prompts still work when the tokenizer refuses the vocabulary:
-  // the pieces are then rendered straight from the vocabulary.
-  std::optional<PieceFallback> fallback;
   if (!decoder.ok()) {
-    if (!args->has("tokens")) {
-      std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
-      return kExitBadInput;
-    }
-    std::fprintf(stderr, "generate: tokenizer unavailable (%s); showing raw vocabulary pieces\n",
-                 decoder.error().message.c_str());
-    auto fb = PieceFallback::from_model(*setup->model);
-    if (!fb.ok()) {
-      std::fprintf(stderr, "generate: %s\n", fb.error().message.c_str());
-      return kExitBadInput;
-    }
-    fallback = std::move(*fb);
-    opt.end_of_generation = fallback->end_of_generation();
-  } else {
-    opt.end_of_generation = decoder->end_of_generation();
+    std::fprintf(stderr, "generate: %s\n", decoder.error().message.c_str());
+    return kExitBadInput;
   }
+  opt.end_of_generation = decoder->end_of_generation();
 
   std::vector<int32_t> prompt;
   std::string prompt_text;
@@ -107,12 +93,11 @@ int run_generate(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     prompt = *ids;
-    if (fallback) {
-      for (int32_t t : prompt) prompt_text += fallback->piece(t);
-      if (!prompt_text.empty() && prompt_text[0] == ' ') prompt_text.erase(0, 1);  // the SentencePiece prefix
-    } else {
-      prompt_text = decoder->tokenizer().detokenize(prompt);
-    }
+    // Shown as the text it stands for: a leading BOS is dropped so the
+    // SentencePiece space prefix of the first word goes with it.
+    std::span<const int32_t> shown(prompt);
+    if (!shown.empty() && shown.front() == decoder->tokenizer().vocab().special.bos) shown = shown.subspan(1);
+    prompt_text = decoder->tokenizer().detokenize(shown);
   } else {
     auto ids = decoder->encode(*args->get("prompt"), args->has("raw") ? PromptMode::Raw : PromptMode::Chat);
     if (!ids.ok()) {
@@ -129,19 +114,25 @@ int run_generate(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "generate: %s\n", session.error().message.c_str());
     return kExitBadInput;
   }
-  std::fputs(prompt_text.c_str(), stdout);
+  const bool print_ids = args->has("print-ids");
+  if (!print_ids) std::fputs(prompt_text.c_str(), stdout);
   std::fflush(stdout);
-  std::optional<tokenizer::StreamDecoder> stream;
-  if (!fallback) stream.emplace(decoder->tokenizer());
+  tokenizer::StreamDecoder stream(decoder->tokenizer());
   auto result = (*session)->generate(
-      prompt, opt, [&](int32_t t) { return stream ? stream->push(t) : fallback->piece(t); },
-      [](const runtime::TokenEvent& e) {
-        std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+      prompt, opt, [&](int32_t t) { return stream.push(t); },
+      [print_ids](const runtime::TokenEvent& e) {
+        if (print_ids) {
+          std::printf("%d\n", e.token);
+        } else {
+          std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+        }
         std::fflush(stdout);
       });
-  const std::string tail = stream ? stream->flush() : std::string();
-  std::fputs(tail.c_str(), stdout);
-  std::fputc('\n', stdout);
+  const std::string tail = stream.flush();
+  if (!print_ids) {
+    std::fputs(tail.c_str(), stdout);
+    std::fputc('\n', stdout);
+  }
   if (!result.ok()) {
     std::fprintf(stderr, "generate: %s\n", result.error().message.c_str());
     return kExitBadInput;

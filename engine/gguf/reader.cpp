@@ -24,7 +24,8 @@ namespace {
 constexpr const char* kTokenIdKeys[] = {
     "tokenizer.ggml.bos_token_id",     "tokenizer.ggml.eos_token_id",
     "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
-    "tokenizer.ggml.separator_token_id", "tokenizer.ggml.eot_token_id",
+    "tokenizer.ggml.separator_token_id", "tokenizer.ggml.seperator_token_id",  // both spellings exist
+    "tokenizer.ggml.eot_token_id",
     "tokenizer.ggml.eom_token_id",     "tokenizer.ggml.mask_token_id",
 };
 

@@ -31,7 +31,8 @@ Status read_id(const gguf::GgufFile& file, std::string_view key, size_t n_vocab,
   }
   auto value = file.get_int(key);
   if (!value.ok()) return with_context(file, key, value.error());
-  if (*value < 0) {
+  // Converters write -1, or its uint32 pattern 0xFFFFFFFF, for "no such token".
+  if (*value < 0 || *value == 0xFFFFFFFFll) {
     id = kNoToken;
     return {};
   }

@@ -2,6 +2,10 @@
 // reference engine's ids, and detokenize back to its text.
 #include <hearth/engine/tokenizer/tokenizer.h>
 #include <hearth/engine/tokenizer/utf8.h>
+#include <hearth/engine/gguf/reader.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -96,6 +100,26 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& param) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVocabularies, VocabConformance, ::testing::ValuesIn(fixture_names()), test_name);
+
+}  // namespace
+}  // namespace hearth::tokenizer
+
+namespace hearth::tokenizer {
+namespace {
+
+// stories260K stores "no separator token" as 0xFFFFFFFF; it must load, and
+// "Once upon a time" must give the reference's prompt ids (fixture README).
+TEST(TokenizerConformance, Stories260KPromptMatchesReferenceIds) {
+  auto file = hearth::gguf::GgufFile::open(std::filesystem::path(HEARTH_TEST_DATA_DIR) / "models" / "stories260K.gguf");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  auto tok = Tokenizer::from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.error().message;
+  std::ifstream in(std::filesystem::path(HEARTH_TEST_DATA_DIR) / "models" / "stories260K.prompt-tokens.txt");
+  std::vector<TokenId> expected;
+  for (TokenId id; in >> id;) expected.push_back(id);
+  ASSERT_EQ(expected.size(), 5u);
+  EXPECT_EQ(tok->tokenize("Once upon a time"), expected);
+}
 
 }  // namespace
 }  // namespace hearth::tokenizer

@@ -18,7 +18,7 @@ struct ChatMessage {
   std::string content;
   // Further fields some templates read (tool_calls, tool_call_id, name, ...):
   // an object whose keys are added to the message, or undefined for none.
-  Value extra;
+  Value extra{};
 };
 
 enum class GenerationPrompt { Omit, Add };  // open an assistant turn at the end?

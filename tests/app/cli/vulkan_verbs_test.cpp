@@ -1,0 +1,99 @@
+// hearth-cli on the Vulkan backend (Mesa's lavapipe in CI): the fixture
+// logits and the stories260K greedy text, as a user runs them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../../engine/model/fixture_logits.h"
+
+namespace {
+
+using hearth::testing::data_path;
+
+std::string cli() { return std::string(HEARTH_BINARY_DIR) + "/app/hearth-cli"; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string tokens_arg(const std::string& file) {
+  std::string ids = slurp(data_path("models/" + file));
+  for (char& c : ids) {
+    if (c == '\n') c = ' ';
+  }
+  return ids;
+}
+
+class CliVulkanLogits : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CliVulkanLogits, MatchReferenceWithinTolerance) {
+  const std::string& model = GetParam();
+  const bool f32 = model.find("-f32") != std::string::npos;
+  const bool f16 = model.find("-f16") != std::string::npos;
+  const double min_cos = f32 ? 0.99999 : f16 ? 0.9998 : 0.998;
+  const double min_top1 = f32 ? 1.0 : f16 ? 0.95 : 0.85;
+  const bool stories = model == "stories260K.gguf";
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-logits.f32";
+  const std::string err = ::testing::TempDir() + "hearth-cli-vk-logits.err";
+  const std::string cmd = cli() + " logits --backend vulkan --model " + data_path("models/" + model) + " --tokens \"" +
+                          tokens_arg(stories ? "stories260K.prompt-tokens.txt" : "tokens.txt") + "\" --out " + out +
+                          " 2>" + err;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // It must really have run on Vulkan, not fallen back to the CPU.
+  EXPECT_EQ(slurp(err).rfind("Vulkan: ", 0), 0u) << slurp(err);
+  EXPECT_EQ(slurp(err).find("running on CPU"), std::string::npos) << slurp(err);
+  const auto got = hearth::testing::read_f32(out);
+  const auto ref = hearth::testing::read_f32(data_path("models/" + model + ".logits.f32"));
+  ASSERT_EQ(got.size(), ref.size());
+  const auto a = hearth::testing::compare_logits(got, ref, 512);
+  EXPECT_GE(a.min_cosine, min_cos);
+  EXPECT_GE(a.top1, min_top1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, CliVulkanLogits,
+    ::testing::Values("stories260K.gguf", "tiny-llama-f32.gguf", "tiny-llama-f16.gguf", "tiny-llama-q8_0.gguf",
+                      "tiny-llama-q4_0.gguf", "tiny-llama-q4_k_m.gguf", "tiny-llama-q6_k.gguf", "tiny-qwen2-f16.gguf",
+                      "tiny-qwen2-q8_0.gguf", "tiny-qwen2-q4_k_m.gguf"),
+    [](const ::testing::TestParamInfo<std::string>& param_info) {
+      std::string n = param_info.param;
+      for (char& ch : n) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return n;
+    });
+
+// stories260K greedy on Vulkan: the reference story text and its first 50 ids.
+TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-generate.txt";
+  const std::string cmd = cli() + " generate --backend vulkan --model " + data_path("models/stories260K.gguf") +
+                          " --prompt \"Once upon a time\" --raw --temp 0 -n 60 > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string expected = slurp(data_path("models/stories260K.greedy-text.txt"));
+  EXPECT_EQ(slurp(out).substr(0, expected.size()), expected);
+
+  // Ids: the first 50 greedy ids after the prompt's ids are the reference's.
+  std::ifstream ref_in(data_path("models/stories260K.gguf.greedy.txt"));
+  std::vector<int> reference;
+  for (int id; ref_in >> id;) reference.push_back(id);
+  ASSERT_GE(reference.size(), 50u);
+  const std::string ids_out = ::testing::TempDir() + "hearth-cli-vk-ids.txt";
+  const std::string generate_ids = cli() + " generate --backend vulkan --model " +
+                                   data_path("models/stories260K.gguf") +
+                                   " --tokens \"1 403 407 261 378\" --temp 0 -n 50 --print-ids > " + ids_out +
+                                   " 2>/dev/null";
+  ASSERT_EQ(std::system(generate_ids.c_str()), 0) << generate_ids;
+  std::ifstream ids_in(ids_out);
+  std::vector<int> got;
+  for (int id; ids_in >> id;) got.push_back(id);
+  ASSERT_GE(got.size(), 50u);
+  for (size_t i = 0; i < 50; ++i) EXPECT_EQ(got[i], reference[i]) << "id " << i;
+}
+
+}  // namespace
