@@ -20,10 +20,6 @@ Result<std::vector<int32_t>> ChatTokens::raw(const std::string& text) const {
 
 Result<std::vector<int32_t>> ChatTokens::start() {
   messages_.clear();
-  if (!codec_.has_template()) {
-    HEARTH_TRY(produced_, codec_.encode(system_, PromptMode::Raw));  // BOS and the system text
-    return produced_;
-  }
   // What two renderings with different user messages share is the system part.
   auto a = shadow(), b = shadow();
   a.push_back({"user", "a"});
@@ -37,12 +33,6 @@ Result<std::vector<int32_t>> ChatTokens::start() {
 
 Result<ChatTokens::TurnTokens> ChatTokens::user_turn(const std::string& text) {
   TurnTokens t;
-  if (!codec_.has_template()) {
-    HEARTH_TRY(t.append, raw("\nUser: " + text + "\nAssistant:"));
-    produced_.insert(produced_.end(), t.append.begin(), t.append.end());
-    messages_.push_back({"user", text});
-    return t;
-  }
   messages_.push_back({"user", text});
   HEARTH_TRY(auto full, codec_.encode_chat(shadow()));
   const auto common = static_cast<size_t>(
@@ -59,8 +49,7 @@ void ChatTokens::reply(const std::string& text, const std::vector<int32_t>& toke
 }
 
 Result<std::vector<int32_t>> ChatTokens::summary_request() {
-  const std::string ask = "Summarize our conversation so far in one short sentence.";
-  if (!codec_.has_template()) return raw("\nUser: " + ask + "\nAssistant:");
+  const std::string ask = "Summarize briefly.";
   // The template's rendering of one user message, without its leading BOS.
   HEARTH_TRY(auto ids, codec_.encode_chat({{"user", ask}}));
   const int32_t bos = codec_.tokenizer().vocab().special.bos;

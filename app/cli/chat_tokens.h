@@ -1,7 +1,7 @@
 // How hearth-cli chat turns messages into the tokens appended to the context:
-// through the model's chat template when it has one (only what the template
-// adds beyond the tokens already produced), or as a plain "User:/Assistant:"
-// transcript for models without a template (tiny story models).
+// the whole conversation (evicted turns included) is rendered with the chat
+// template, and only what it adds beyond the tokens already produced is
+// appended, so the KV cache never needs the conversation prefilled again.
 #pragma once
 
 #include <hearth/engine/core/result.h>

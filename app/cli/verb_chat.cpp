@@ -87,6 +87,10 @@ int run_chat(const std::vector<std::string>& argv) {
   conv_config.summary_request = std::move(*request);
   conv_config.note_prefix = std::move(*note);
   conv_config.summary_max_tokens = static_cast<int32_t>(std::min<int64_t>(48, *ctx / 8));
+  // At 80% of the context, or earlier when the request and the summary would
+  // no longer fit in what is left.
+  const double tail = static_cast<double>(conv_config.summary_request.size()) + conv_config.summary_max_tokens + 8;
+  conv_config.summarize_at = std::clamp(1.0 - tail / static_cast<double>(*ctx), 0.1, 0.8);
   conv_config.end_of_generation = opt.end_of_generation;
   runtime::Conversation conv(**session, *setup->model, *setup->backend, conv_config,
                              [&](int32_t t) { return codec->tokenizer().token_to_piece(t); });
@@ -191,7 +195,10 @@ int run_chat(const std::vector<std::string>& argv) {
     chat.reply(r->text, std::vector<int32_t>(now.end() - static_cast<std::ptrdiff_t>(kept), now.end()));
     // Lower-priority work: a due summary runs as resumable steps between
     // turns; the pause is reported with the event.
-    if (conv.summary_due()) {
+    // The next turn is expected to be about as long as this one.
+    const auto upcoming = static_cast<int64_t>((*session)->context().size()) -
+                          (conv.turns().empty() ? 0 : conv.turns().back().end);
+    if (conv.summary_due(upcoming)) {
       conv.end_turn();
       turn_open = false;
       auto job = conv.start_summary();

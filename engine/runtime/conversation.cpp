@@ -157,6 +157,19 @@ Result<bool> Conversation::make_room(int64_t needed) {
   if (summary_running_) return make_error(ErrorCode::InvalidArgument, "make_room while a summary is running");
   const auto used = static_cast<int64_t>(session_.context().size());
   if (used + needed <= session_.n_ctx()) return true;
+  if (config_.policy == OverflowPolicy::Summarize) {
+    // The summary was not made ahead (no room, or turns too long for the
+    // threshold): make it now, a pause the event reports.
+    HEARTH_TRY(auto job, start_summary());
+    if (job) {
+      while (true) {
+        HEARTH_TRY(const bool done, job->step());
+        if (done) break;
+      }
+      HEARTH_CHECK(job->finish());
+      if (static_cast<int64_t>(session_.context().size()) + needed <= session_.n_ctx()) return true;
+    }
+  }
   bool fits = false;
   if (config_.policy != OverflowPolicy::Stop) HEARTH_CHECK(evict_for(needed, fits));
   if (fits) return true;
@@ -171,9 +184,9 @@ Result<bool> Conversation::make_room(int64_t needed) {
   return false;
 }
 
-bool Conversation::summary_due() const {
+bool Conversation::summary_due(int64_t upcoming) const {
   if (config_.policy != OverflowPolicy::Summarize || summary_running_) return false;
-  const auto used = static_cast<double>(session_.context().size());
+  const auto used = static_cast<double>(static_cast<int64_t>(session_.context().size()) + upcoming);
   if (used < config_.summarize_at * static_cast<double>(session_.n_ctx())) return false;
   return std::any_of(turns_.begin(), turns_.end(), [](const Turn& t) { return t.role == TurnRole::Exchange; });
 }

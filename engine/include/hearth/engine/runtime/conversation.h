@@ -85,9 +85,10 @@ class Conversation {
   void begin_turn();
   void end_turn();
 
-  // Summarize policy: the context passed summarize_at and there is an
+  // Summarize policy: the context (plus `upcoming` tokens the caller expects,
+  // e.g. the size of the last turn) passed summarize_at and there is an
   // exchange turn to fold into a note.
-  bool summary_due() const;
+  bool summary_due(int64_t upcoming = 0) const;
   // Starts a summary in the free tail of the cache; null when there is no
   // room for the request (the caller then relies on make_room's evict).
   Result<std::unique_ptr<SummaryJob>> start_summary();
