@@ -3,6 +3,8 @@
 // tokens already in the KV cache; at the context limit the conversation's
 // overflow policy (stop, evict, summarize) acts and its events are printed.
 #include <fmt/format.h>
+#include <hearth/engine/kv/prefix_disk_cache.h>
+#include <hearth/engine/kv/prefix_index.h>
 #include <hearth/engine/runtime/conversation.h>
 #include <hearth/engine/runtime/session.h>
 #include <hearth/engine/tokenizer/stream_decoder.h>
@@ -92,8 +94,11 @@ int run_chat(const std::vector<std::string>& argv) {
   const double tail = static_cast<double>(conv_config.summary_request.size()) + conv_config.summary_max_tokens + 8;
   conv_config.summarize_at = std::clamp(1.0 - tail / static_cast<double>(*ctx), 0.1, 0.8);
   conv_config.end_of_generation = opt.end_of_generation;
+  // /reset (and a new conversation) reuses the system prompt's blocks.
+  auto identity = kv::identify_model_file(*args->get("model"));
+  kv::PrefixIndex prefixes(identity.ok() ? identity->content_hash : 0, (*session)->cache().bytes());
   runtime::Conversation conv(**session, *setup->model, *setup->backend, conv_config,
-                             [&](int32_t t) { return codec->tokenizer().token_to_piece(t); });
+                             [&](int32_t t) { return codec->tokenizer().token_to_piece(t); }, &prefixes);
   // A reply may use at most a quarter of the context, so evicting or
   // summarising always leaves it room.
   opt.max_tokens = static_cast<int32_t>(std::min<int64_t>(*n, std::max<int64_t>(8, *ctx / 4)));
