@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/backend/cpu_backend.h>
-#include <hearth/engine/backend/vulkan/vulkan_backend.h>
+#include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/kv/sizing.h>
 
 #include <unistd.h>
@@ -35,23 +35,12 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   if (backend != "cpu" && backend != "vulkan") {
     return make_error(ErrorCode::InvalidArgument, fmt::format("--backend '{}' is not one of cpu, vulkan", backend));
   }
-  if (backend == "vulkan") {
-    vulkan::VulkanConfig config;
-    // Asking for Vulkan by name also accepts a software device (lavapipe):
-    // the user chose it, so it is not a silent slowdown.
-    config.requirements.software = vulkan::SoftwareDevices::Allow;
-    auto gpu = vulkan::VulkanBackend::create(config);
-    if (gpu.ok()) {
-      s.backend_note = fmt::format("Vulkan: {}", gpu.value()->device().name);
-      s.backend = std::move(gpu).value();
-    } else {
-      s.backend_note = fmt::format("Vulkan: {}; running on CPU", gpu.error().message);
-    }
-  }
-  if (!s.backend) {
-    s.backend = backend::make_cpu_backend({s.threads});
-    if (s.backend_note.empty()) s.backend_note = fmt::format("CPU: {} threads", s.threads);
-  }
+  runtime::BackendRequest request;
+  request.preference = backend == "vulkan" ? runtime::BackendPreference::Vulkan : runtime::BackendPreference::Cpu;
+  request.cpu_threads = s.threads;
+  auto choice = runtime::choose_backend(request);
+  s.backend = std::move(choice.backend);
+  s.backend_note = std::move(choice.description);
   std::fprintf(stderr, "%s\n", s.backend_note.c_str());
 
   const auto path = args.get("model");

@@ -5,6 +5,8 @@ namespace hearth::cli {
 // One line per verb, in the order `hearth-cli --help` lists them.
 const std::vector<VerbEntry>& all_verbs() {
   static const std::vector<VerbEntry> verbs = {
+      {"info", "model summary and the memory it needs", run_info},
+      {"quantize", "quantize an F32/F16/BF16 model to a smaller type", run_quantize},
       {"catalog", "list downloadable models and whether they fit this machine", run_catalog},
       {"pull", "download a model (NAME:QUANT or URL), resumable, verified", run_pull},
       {"template", "render a conversation with a chat template", run_template},

@@ -33,5 +33,7 @@ int run_bench_prefix(const std::vector<std::string>& args);
 int run_template(const std::vector<std::string>& args);
 int run_tokenize(const std::vector<std::string>& args);
 int run_detokenize(const std::vector<std::string>& args);
+int run_info(const std::vector<std::string>& args);
+int run_quantize(const std::vector<std::string>& args);
 
 }  // namespace hearth::cli

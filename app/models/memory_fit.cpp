@@ -1,5 +1,6 @@
 #include "models/memory_fit.h"
 
+#include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/quant/types.h>
 
@@ -12,10 +13,9 @@ namespace {
 
 DType to_dtype(KvType type) { return type == KvType::Q8_0 ? DType::Q8_0 : DType::F16; }
 
-// Prompt tokens processed per batch; activations scale with it.
-constexpr uint64_t kBatchTokens = 512;
-// Runtime allowance: logits, token buffers, thread-pool stacks, allocator slack.
-constexpr uint64_t kRuntimeBytes = 64ull << 20;
+// Prompt tokens processed per batch and the runtime allowance: the engine's.
+constexpr int64_t kBatchTokens = kv::kScratchBatchTokens;
+constexpr uint64_t kRuntimeBytes = kv::kScratchRuntimeBytes;
 
 uint64_t saturating_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
@@ -51,14 +51,10 @@ uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type)
 }
 
 uint64_t scratch_bytes(const ModelShape& shape, uint32_t n_ctx) {
-  // Activations: about eight float vectors of n_embd per batch token
-  // (residual, norms, attention output, FFN in/gate/up), plus the attention
-  // scores of one head group over the batch.
-  const uint64_t batch = std::min<uint64_t>(kBatchTokens, n_ctx);
-  const uint64_t activations = batch * shape.n_embd * sizeof(float) * 8;
-  const uint64_t scores = batch * uint64_t{n_ctx} * sizeof(float) *
-                          std::max<uint64_t>(1, shape.n_head / std::max<uint32_t>(1, shape.n_head_kv));
-  return kRuntimeBytes + activations + scores;
+  // The engine's estimate (kv/memory_estimate.h) is the one formula, shared
+  // with `hearth-cli info`.
+  const kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv, shape.head_dim};
+  return kv::scratch_bytes(dims, n_ctx, kBatchTokens).value_or(kRuntimeBytes);
 }
 
 MemoryEstimate estimate_memory(const ModelShape& shape, uint64_t weights_bytes, const KvSettings& kv) {

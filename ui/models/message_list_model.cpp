@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/markdown_html.h"
 #include "models/markdown_segments.h"
 
 namespace hearth::ui {
@@ -36,6 +37,7 @@ QVariantList segments_of(const std::string& content) {
     m[QStringLiteral("kind")] =
         s.kind == MarkdownSegment::Kind::Code ? QStringLiteral("code") : QStringLiteral("prose");
     m[QStringLiteral("text")] = s.text;
+    if (s.kind == MarkdownSegment::Kind::Prose) m[QStringLiteral("html")] = markdown_to_html(s.text);
     m[QStringLiteral("language")] = s.language;
     m[QStringLiteral("closed")] = s.closed;
     out.append(m);

@@ -11,7 +11,7 @@ ApplicationWindow {
     required property SettingsController settings
     property string storageNotice: ""
     property string appVersion: Qt.application.version
-    // "chat" or "settings"
+    // "chat", "settings" or "models"
     property string page: "chat"
 
     width: 1200
@@ -20,6 +20,7 @@ ApplicationWindow {
     minimumHeight: 480
     visible: true
     title: page === "settings" ? qsTr("Settings — Hearth")
+         : page === "models" ? qsTr("Models — Hearth")
                                : (chat.currentConversationId >= 0 ? qsTr("%1 — Hearth").arg(chat.currentTitle)
                                                                   : qsTr("Hearth"))
     color: Theme.window
@@ -59,6 +60,7 @@ ApplicationWindow {
     }
 
     function showSettings() { page = "settings" }
+    function showModels() { page = "models" }
     function showChat() { page = "chat"; chatView.focusComposer() }
 
     Shortcut {
@@ -79,6 +81,10 @@ ApplicationWindow {
         onActivated: window.chat.stop()
     }
     Shortcut {
+        sequence: "Ctrl+M"
+        onActivated: window.page === "models" ? window.showChat() : window.showModels()
+    }
+    Shortcut {
         sequence: "Ctrl+L"
         onActivated: window.showChat()
     }
@@ -93,6 +99,8 @@ ApplicationWindow {
             Layout.preferredWidth: Math.max(240, Math.min(320, window.width * 0.24))
             Layout.fillHeight: true
             settingsOpen: window.page === "settings"
+            modelsOpen: window.page === "models"
+            onModelsRequested: window.page === "models" ? window.showChat() : window.showModels()
             onNewConversation: { window.chat.newConversation(); window.showChat() }
             onOpenConversation: id => { window.chat.openConversation(id); window.showChat() }
             onSettingsRequested: window.page === "settings" ? window.showChat() : window.showSettings()
@@ -117,6 +125,7 @@ ApplicationWindow {
             Banner {
                 text: window.model.errorMessage
                 tone: "danger"
+                dismissable: false
             }
             Banner {
                 text: window.chat.lastError
@@ -134,11 +143,13 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 Layout.fillHeight: true
                 currentIndex: window.page === "settings" ? 2
+                              : window.page === "models" ? 3
                               : (!window.model.ready && window.chat.currentConversationId < 0 ? 0 : 1)
 
                 WelcomePage {
                     model: window.model
                     onSettingsRequested: window.showSettings()
+                    onModelsRequested: window.showModels()
                 }
                 ChatView {
                     id: chatView
@@ -151,6 +162,23 @@ ApplicationWindow {
                     model: window.model
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
+                }
+                PickerPage {
+                    id: pickerPage
+                    onBackRequested: window.showChat()
+                    // The picker's context and KV settings follow the app's, so
+                    // its fit estimates match what a load will allocate.
+                    Component.onCompleted: {
+                        picker.contextLength = Qt.binding(() => window.settings.contextLength)
+                        picker.kvType = Qt.binding(() => window.settings.kvCacheType)
+                    }
+                    Connections {
+                        target: pickerPage.picker
+                        function onLoadRequested(path, keepConversation) {
+                            window.model.load(path)
+                            window.showChat()
+                        }
+                    }
                 }
             }
 

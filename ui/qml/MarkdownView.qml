@@ -11,21 +11,24 @@ ColumnLayout {
     property ChatController chat
     spacing: 8
 
+    // An integer model: while a reply streams, the segments change ~30 times
+    // a second, and only a change in their number creates or destroys items;
+    // the existing ones just receive their new text.
     Repeater {
-        model: root.segments
+        model: root.segments.length
         delegate: Loader {
-            required property var modelData
+            required property int index
+            readonly property var segment: root.segments[index] || ({ kind: "prose", text: "", language: "" })
             Layout.fillWidth: true
-            sourceComponent: modelData.kind === "code" ? codeComponent : proseComponent
-            property var segment: modelData
+            sourceComponent: segment.kind === "code" ? codeComponent : proseComponent
         }
     }
 
     Component {
         id: proseComponent
         TextEdit {
-            text: segment.text
-            textFormat: TextEdit.MarkdownText
+            text: segment.html
+            textFormat: TextEdit.RichText
             readOnly: true
             selectByMouse: true
             selectByKeyboard: true

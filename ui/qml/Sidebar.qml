@@ -12,6 +12,8 @@ Rectangle {
     signal newConversation()
     signal openConversation(var id)
     signal settingsRequested()
+    signal modelsRequested()
+    property bool modelsOpen: false
 
     function focusSearch() { searchField.forceActiveFocus(); searchField.selectAll() }
 
@@ -225,6 +227,13 @@ Rectangle {
                     border.width: archiveToggle.visualFocus ? 2 : 0
                     border.color: Theme.accent
                 }
+            }
+            IconButton {
+                iconName: "models"
+                tip: qsTr("Models (Ctrl+M)")
+                checkable: false
+                iconColor: sidebar.modelsOpen ? Theme.accent : Theme.textMuted
+                onClicked: sidebar.modelsRequested()
             }
             IconButton {
                 iconName: "settings"

@@ -34,7 +34,7 @@ Rectangle {
             font.weight: Font.DemiBold
             color: Theme.text
             elide: Text.ElideRight
-            Layout.maximumWidth: 260
+            Layout.maximumWidth: 380
             Accessible.name: qsTr("Model: %1").arg(text)
         }
         ProgressBar {

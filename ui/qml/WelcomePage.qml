@@ -8,6 +8,7 @@ Item {
     id: page
     required property ModelController model
     signal settingsRequested()
+    signal modelsRequested()
 
     ColumnLayout {
         anchors.centerIn: parent
@@ -106,8 +107,8 @@ Item {
                 }
                 Button {
                     text: qsTr("Choose a model…")
-                    Accessible.name: qsTr("Open the model settings")
-                    onClicked: page.settingsRequested()
+                    Accessible.name: qsTr("Open the model picker")
+                    onClicked: page.modelsRequested()
                 }
             }
         }

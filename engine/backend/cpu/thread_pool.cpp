@@ -89,6 +89,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
     fn(0, n, 0);
     return;
   }
+  std::lock_guard job_lock(job_mutex_);
   const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
   const int64_t chunks = (n + grain - 1) / grain;
   // Close the previous job's counter before rewriting the job, so a worker

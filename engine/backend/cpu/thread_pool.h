@@ -37,6 +37,9 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
+  // One job at a time: a second caller (two sessions sharing a backend on
+  // different threads) waits instead of overwriting the running job's fields.
+  std::mutex job_mutex_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> sleepers_{0};

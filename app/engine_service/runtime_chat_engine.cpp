@@ -1,0 +1,257 @@
+// The ChatEngine over the engine library: model load with progress, the
+// model's tokenizer and chat template, a runtime Session that keeps its KV
+// cache between replies (a follow-up only prefills what is new), and the
+// figures the status line shows.
+#include <hearth/engine/runtime/backend_choice.h>
+#include <hearth/engine/chat/json.h>
+#include <hearth/engine/chat/template.h>
+#include <hearth/engine/kv/sizing.h>
+#include <hearth/engine/model/model.h>
+#include <hearth/engine/runtime/session.h>
+#include <hearth/engine/tokenizer/tokenizer.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <random>
+
+#include "engine_service/chat_engine.h"
+
+namespace hearth::app {
+namespace {
+
+// Tokens kept free for the reply when the prompt is trimmed to the context.
+constexpr int64_t kReplyReserve = 128;
+
+// The tensor type holding most weight bytes: what users call the model's quant.
+QString dominant_type(const gguf::GgufFile& file) {
+  std::map<DType, uint64_t> bytes;
+  for (const auto& t : file.tensors()) bytes[t.type] += t.bytes;
+  auto best = std::max_element(bytes.begin(), bytes.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return best == bytes.end() ? QString() : QString::fromUtf8(std::string(traits(best->first).name));
+}
+
+const char* role_text(ui::ChatRole role) {
+  switch (role) {
+    case ui::ChatRole::System: return "system";
+    case ui::ChatRole::User: return "user";
+    case ui::ChatRole::Assistant: return "assistant";
+  }
+  return "user";
+}
+
+class RuntimeChatEngine final : public ChatEngine {
+ public:
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
+    unload();
+    const std::string path = request.model_path.toStdString();
+    const auto kv_type = request.kv_cache_type == QLatin1String("q8_0") ? DType::Q8_0 : DType::F16;
+
+    model::LoadOptions options;
+    options.progress = [&](const model::LoadProgress& p) {
+      if (p.total_bytes > 0) progress(double(p.done_bytes) / double(p.total_bytes));
+    };
+    {
+      // The KV cache joins the memory check made before the weights are read.
+      HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
+      auto arch = header.architecture();
+      if (arch.ok()) {
+        auto layers = header.find_uint(*arch + ".block_count");
+        auto heads = header.find_uint(*arch + ".attention.head_count");
+        auto heads_kv = header.find_uint(*arch + ".attention.head_count_kv");
+        auto embd = header.find_uint(*arch + ".embedding_length");
+        if (layers.ok() && *layers && heads.ok() && *heads && embd.ok() && *embd) {
+          const uint64_t hkv = heads_kv.ok() && *heads_kv ? **heads_kv : **heads;
+          auto kv = kv::kv_cache_bytes(static_cast<int64_t>(**layers), static_cast<int64_t>(hkv),
+                                       static_cast<int64_t>(**embd / **heads),
+                                       request.context_length, kv_type);
+          if (kv.ok()) options.extra_bytes = *kv;
+        }
+      }
+    }
+    HEARTH_TRY(model_, model::Model::load(path, options));
+    HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
+    tokenizer_.emplace(std::move(tok));
+
+    template_.reset();
+    auto source = model_->file().find_string("tokenizer.chat_template");
+    if (source.ok() && *source) {
+      auto parsed = chat::Template::parse(**source);
+      // A template Hearth cannot parse leaves the model usable as plain completion.
+      if (parsed.ok()) template_.emplace(std::move(parsed).value());
+    }
+
+    runtime::BackendRequest backend_request;
+    backend_request.preference =
+        request.gpu_layers == 0 ? runtime::BackendPreference::Cpu : runtime::BackendPreference::Auto;
+    backend_request.gpu_device = request.gpu_device.toStdString();
+    backend_request.cpu_threads = request.threads;
+    auto choice = runtime::choose_backend(backend_request);
+    backend_ = std::move(choice.backend);
+    const auto& hp = model_->hparams();
+    const int64_t n_ctx = std::min<int64_t>(request.context_length,
+                                            hp.n_ctx_train > 0 ? hp.n_ctx_train : request.context_length);
+    HEARTH_TRY(session_, runtime::Session::create(*model_, *backend_,
+                                                  runtime::SessionConfig{n_ctx, kv_type, 256}));
+
+    ui::ModelInfo info;
+    info.path = request.model_path;
+    auto name = model_->file().find_string("general.name");
+    info.name = name.ok() && *name && !(*name)->empty() ? QString::fromStdString(**name)
+                                                        : QFileInfo(request.model_path).completeBaseName();
+    info.architecture = QString::fromStdString(hp.architecture);
+    info.quant = dominant_type(model_->file());
+    info.backend = QString::fromStdString(choice.description);
+    info.context_max = static_cast<int>(session_->n_ctx());
+    info.context_train = static_cast<int>(hp.n_ctx_train);
+    info.n_layer = static_cast<int>(hp.n_layer);
+    info.n_head_kv = static_cast<int>(hp.n_head_kv);
+    info.head_dim = static_cast<int>(hp.head_dim);
+    info.n_embd = static_cast<int>(hp.n_embd);
+    info.n_vocab = static_cast<int>(hp.n_vocab);
+    info.weights_bytes = model_->weight_bytes();
+    return info;
+  }
+
+  void unload() override {
+    session_.reset();
+    backend_.reset();
+    template_.reset();
+    tokenizer_.reset();
+    model_.reset();
+  }
+
+  Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
+                                       const ContextEventFn& on_event,
+                                       const CancelledFn& cancelled) override {
+    if (!session_) return make_error(ErrorCode::InvalidArgument, "no model is loaded");
+    QList<ui::ChatTurn> turns = request.turns;
+    HEARTH_TRY(std::vector<int32_t> prompt, tokenize(turns));
+
+    // Drop the oldest turns (never the system prompt or the newest message)
+    // until the prompt leaves room for a reply.
+    int dropped = 0;
+    const int64_t limit = session_->n_ctx() - kReplyReserve;
+    while (static_cast<int64_t>(prompt.size()) > limit) {
+      const int first = !turns.isEmpty() && turns.front().role == ui::ChatRole::System ? 1 : 0;
+      if (turns.size() - first <= 1) break;
+      turns.removeAt(first);
+      ++dropped;
+      HEARTH_TRY(prompt, tokenize(turns));
+    }
+    if (dropped > 0) {
+      ui::ContextEvent event;
+      event.kind = ui::ContextEvent::Kind::Dropped;
+      event.turns = dropped;
+      event.at_token = 0;
+      on_event(event);
+    }
+
+    // Reuse the cached prefix: only tokens after what the session holds are prefilled.
+    const auto& held = session_->context();
+    const bool extends = held.size() <= prompt.size() &&
+                         std::equal(held.begin(), held.end(), prompt.begin());
+    std::span<const int32_t> fresh(prompt);
+    if (extends && !held.empty()) {
+      fresh = fresh.subspan(held.size());
+    } else {
+      session_->reset();
+    }
+    if (fresh.empty()) {
+      // Identical prompt (a regenerated reply): recompute the last token's logits.
+      session_->reset();
+      fresh = std::span<const int32_t>(prompt);
+    }
+
+    runtime::GenerateOptions options;
+    options.max_tokens = static_cast<int32_t>(
+        std::min<int64_t>(request.max_new_tokens, session_->n_ctx() - static_cast<int64_t>(prompt.size())));
+    options.sampler.temperature = static_cast<float>(request.sampling.temperature);
+    options.sampler.top_k = request.sampling.top_k;
+    options.sampler.top_p = static_cast<float>(request.sampling.top_p);
+    options.sampler.min_p = static_cast<float>(request.sampling.min_p);
+    options.sampler.repeat_penalty = static_cast<float>(request.sampling.repeat_penalty);
+    options.sampler.seed = request.sampling.seed >= 0 ? static_cast<uint64_t>(request.sampling.seed)
+                                                      : std::random_device{}();
+    options.end_of_generation = tokenizer_->vocab().eog;
+    if (tokenizer_->vocab().special.eos != tokenizer::kNoToken) {
+      options.end_of_generation.push_back(tokenizer_->vocab().special.eos);
+    }
+
+    // The session polls an atomic; mirror the service's cancel flag into it.
+    std::atomic<bool> cancel{false};
+    bool first_piece = true;
+    const tokenizer::Tokenizer& tok = *tokenizer_;
+    HEARTH_TRY(runtime::GenerateResult result,
+               session_->generate(
+                   fresh, options, [&](int32_t t) { return tok.token_to_piece(t); },
+                   [&](const runtime::TokenEvent& e) {
+                     if (cancelled()) cancel.store(true);
+                     std::string_view text = e.text;
+                     // A reply starts at its first visible character.
+                     if (first_piece) {
+                       while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+                       if (text.empty()) return;
+                       first_piece = false;
+                     }
+                     on_piece(text);
+                   },
+                   &cancel));
+    ui::GenerationStats stats;
+    stats.ttft_ms = result.figures.ttft_ms;
+    stats.tokens_per_second = result.figures.decode_tps;
+    stats.generated_tokens = static_cast<int>(result.figures.generated_tokens);
+    stats.context_used = static_cast<int>(result.figures.context_tokens);
+    stats.context_max = static_cast<int>(session_->n_ctx());
+    stats.stop_reason = QString::fromLatin1(runtime::to_string(result.reason));
+    return stats;
+  }
+
+ private:
+  // The conversation as prompt tokens: through the model's chat template when
+  // it has one, else as plain text (completion models such as the demo).
+  Result<std::vector<int32_t>> tokenize(const QList<ui::ChatTurn>& turns) const {
+    if (template_) {
+      nlohmann::json messages = nlohmann::json::array();
+      for (const auto& t : turns) {
+        messages.push_back({{"role", role_text(t.role)}, {"content", t.text.toStdString()}});
+      }
+      const auto& vocab = tokenizer_->vocab();
+      auto token_text = [&](tokenizer::TokenId id) {
+        return id == tokenizer::kNoToken ? std::string() : tokenizer_->token_to_piece(id, tokenizer::ShowSpecial::Yes);
+      };
+      nlohmann::json context = {{"messages", messages},
+                                {"add_generation_prompt", true},
+                                {"bos_token", token_text(vocab.special.bos)},
+                                {"eos_token", token_text(vocab.special.eos)}};
+      HEARTH_TRY(chat::Value value, chat::parse_json(context.dump(), "chat context"));
+      HEARTH_TRY(std::string text, template_->render(value));
+      // The template writes BOS itself when the model wants one.
+      return tokenizer_->tokenize(text, tokenizer::AddSpecial::No, tokenizer::ParseSpecial::Yes);
+    }
+    std::string text;
+    for (const auto& t : turns) {
+      if (t.role == ui::ChatRole::System) continue;  // completion models have no system role
+      if (!text.empty()) text += "\n";
+      text += t.text.toStdString();
+    }
+    return tokenizer_->tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
+  }
+
+  std::unique_ptr<model::Model> model_;
+  std::optional<tokenizer::Tokenizer> tokenizer_;
+  std::optional<chat::Template> template_;
+  std::unique_ptr<backend::Backend> backend_;
+  std::unique_ptr<runtime::Session> session_;
+};
+
+}  // namespace
+
+std::unique_ptr<ChatEngine> make_default_chat_engine() { return std::make_unique<RuntimeChatEngine>(); }
+
+}  // namespace hearth::app

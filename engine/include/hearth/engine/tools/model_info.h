@@ -1,0 +1,33 @@
+// A model file's summary for `hearth-cli info`: architecture, shapes,
+// parameter count, bytes per tensor type, chat template presence. Read from
+// metadata and tensor infos only; no tensor data is touched.
+#pragma once
+
+#include <hearth/engine/core/result.h>
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/kv/memory_estimate.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace hearth::tools {
+
+struct ModelSummary {
+  std::string architecture;
+  uint64_t parameters = 0;       // sum of every tensor's element count
+  uint64_t file_bytes = 0;
+  uint64_t tensor_bytes = 0;     // sum of tensor data sizes
+  int64_t context_length = 0;    // {arch}.context_length (training context)
+  kv::ModelDims dims;            // n_layer, n_embd, n_head, n_head_kv, head_dim
+  bool chat_template = false;
+  std::map<std::string, uint64_t> bytes_by_type;  // "Q4_K" -> bytes of tensors of that type
+};
+
+// Errors name the file and the key: a missing architecture, block count or
+// head count, or a value of the wrong type. head_dim is
+// {arch}.attention.key_length when present, else n_embd / n_head; n_head_kv
+// defaults to n_head as the format specifies.
+Result<ModelSummary> summarize_model(const gguf::GgufFile& file);
+
+}  // namespace hearth::tools

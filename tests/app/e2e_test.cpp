@@ -1,0 +1,237 @@
+// End to end: the real window (offscreen) with the real engine on the bundled
+// demo model and the real SQLite storage in a temporary data directory.
+// Creates a conversation, sends "Once upon a time", checks the streamed reply
+// against the reference greedy text in the UI and in the database, edits the
+// message into a branch, switches branches, searches a word of the reply and
+// restarts the app to find everything still there. A probe timer measures
+// the GUI thread's longest stall during the model load and the generation.
+#include <hearth/storage/conversations.h>
+#include <hearth/storage/database.h>
+#include <hearth/storage/messages.h>
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+
+#include "controllers/chat_controller.h"
+#include "controllers/model_controller.h"
+#include "controllers/settings_controller.h"
+#include "gui/app_context.h"
+
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/tokenizer/tokenizer.h>
+
+namespace hearth::app {
+namespace {
+
+const QString kPrompt = QStringLiteral("Once upon a time");
+
+QString reference_continuation() {
+  QFile f(QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.greedy-text.txt"));
+  EXPECT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(f.readAll());
+  EXPECT_TRUE(text.startsWith(kPrompt));
+  return text.mid(kPrompt.size()).trimmed();
+}
+
+class StallProbe {
+ public:
+  StallProbe() {
+    timer_.setInterval(2);
+    QObject::connect(&timer_, &QTimer::timeout, [this] {
+      const qint64 gap = since_.restart();
+      if (gap >= 50) stalls_.push_back({total_.elapsed() - gap, gap});
+      longest_ms_ = std::max(longest_ms_, gap);
+    });
+  }
+  void start() {
+    since_.start();
+    total_.start();
+    longest_ms_ = 0;
+    stalls_.clear();
+    timer_.start();
+  }
+  // Stops and prints every stall of 50 ms or more (start time and length) so
+  // a failure says when the GUI thread was blocked.
+  qint64 stop(const char* phase) {
+    timer_.stop();
+    for (const auto& [at, gap] : stalls_) {
+      std::printf("[ stall ] %s: %lld ms at +%lld ms\n", phase, static_cast<long long>(gap),
+                  static_cast<long long>(at));
+    }
+    return longest_ms_;
+  }
+
+ private:
+  QTimer timer_;
+  QElapsedTimer since_;
+  QElapsedTimer total_;
+  qint64 longest_ms_ = 0;
+  std::vector<std::pair<qint64, qint64>> stalls_;
+};
+
+// True when some text item in the window shows `needle`. Walks the visual
+// item tree: view delegates are not QObject children of the window.
+bool item_shows(QQuickItem* item, const QString& needle) {
+  if (item->inherits("QQuickTextEdit") && item->isVisible()) {
+    // The text as displayed (rich text items hold HTML in `text`).
+    QString shown;
+    const int length = item->property("length").toInt();
+    QMetaObject::invokeMethod(item, "getText", Q_RETURN_ARG(QString, shown), Q_ARG(int, 0), Q_ARG(int, length));
+    if (shown.simplified().contains(needle.simplified())) return true;
+  }
+  for (QQuickItem* child : item->childItems()) {
+    if (item_shows(child, needle)) return true;
+  }
+  return false;
+}
+
+bool window_shows(QQmlApplicationEngine& qml, const QString& needle) {
+  for (QObject* root : qml.rootObjects()) {
+    auto* window = qobject_cast<QQuickWindow*>(root);
+    if (window && item_shows(window->contentItem(), needle)) return true;
+  }
+  return false;
+}
+
+struct RunningApp {
+  explicit RunningApp(const QString& data_dir) {
+    AppOptions options;
+    options.data_dir = data_dir;
+    options.demo_model_path = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.gguf");
+    context = std::make_unique<AppContext>(options);
+    qml = std::make_unique<QQmlApplicationEngine>();
+  }
+  ~RunningApp() {
+    qml.reset();  // the window goes before the controllers it binds to
+    context.reset();
+  }
+  std::unique_ptr<AppContext> context;
+  std::unique_ptr<QQmlApplicationEngine> qml;
+};
+
+qint64 row_id(ui::ChatController* chat, int row) {
+  return chat->messages()->data(chat->messages()->index(row), ui::MessageListModel::IdRole).toLongLong();
+}
+QString row_text(ui::ChatController* chat, int row) {
+  return chat->messages()->data(chat->messages()->index(row), ui::MessageListModel::TextRole).toString();
+}
+
+TEST(EndToEnd, ChatBranchSearchAndRestartWithRealEngineAndStorage) {
+  // The engine must be able to read the demo model's vocabulary; when its
+  // tokenizer rejects the file this test cannot run the app at all, and the
+  // skip message says why (the tokenizer's own tests own that failure).
+  {
+    auto file = gguf::GgufFile::open(HEARTH_TEST_DATA_DIR "/models/stories260K.gguf");
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    auto tok = tokenizer::Tokenizer::from_gguf(*file);
+    if (!tok.ok()) GTEST_SKIP() << "the engine's tokenizer cannot read the demo model: " << tok.error().message;
+  }
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString expected = reference_continuation();
+  StallProbe probe;
+  QString reply;
+  qint64 conversation = -1;
+
+  {
+    RunningApp app(dir.path());
+    auto* chat = app.context->chat();
+    auto* model = app.context->model();
+    auto* settings = app.context->settings();
+    ASSERT_TRUE(app.context->show(*app.qml));
+    // Greedy decoding without penalties, as the reference text was made.
+    settings->setTemperature(0);
+    settings->setRepeatPenalty(1.0);
+
+    probe.start();
+    model->loadDemo();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready() || !model->errorMessage().isEmpty(); }, 30000));
+    ASSERT_TRUE(model->ready()) << model->errorMessage().toStdString();
+    const qint64 load_stall = probe.stop("load");
+    EXPECT_FALSE(model->backend().isEmpty());
+
+    QSignalSpy finished(chat, &ui::ChatController::replyFinished);
+    probe.start();
+    chat->send(kPrompt);
+    ASSERT_TRUE(finished.wait(60000));
+    const qint64 generation_stall = probe.stop("generation");
+    std::printf("[ stall ] longest GUI-thread stall: load %lld ms, generation %lld ms; "
+                "reply %.1f tok/s, TTFT %.1f ms\n",
+                static_cast<long long>(load_stall), static_cast<long long>(generation_stall),
+                chat->lastTokensPerSecond(), chat->lastTtftMs());
+    EXPECT_LT(load_stall, 50);
+    EXPECT_LT(generation_stall, 50);
+
+    ASSERT_EQ(chat->messages()->rowCount(), 2);
+    reply = row_text(chat, 1);
+    EXPECT_TRUE(reply.startsWith(expected)) << "reply: " << reply.left(200).toStdString()
+                                            << "\nexpected start: " << expected.toStdString();
+    // The window shows it (the message's Markdown text item).
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window_shows(*app.qml, expected.left(40)); }, 2000));
+    EXPECT_GT(chat->contextUsed(), 0);
+    conversation = chat->currentConversationId();
+
+    // Edit the message: a second branch with its own reply.
+    const qint64 original = row_id(chat, 0);
+    finished.clear();
+    chat->editMessage(original, QStringLiteral("Once upon a time there was a cat"));
+    ASSERT_TRUE(finished.wait(60000));
+    EXPECT_EQ(row_text(chat, 0), QStringLiteral("Once upon a time there was a cat"));
+    EXPECT_EQ(chat->messages()->data(chat->messages()->index(0), ui::MessageListModel::BranchCountRole).toInt(), 2);
+    chat->switchBranch(row_id(chat, 0), -1);
+    EXPECT_EQ(row_text(chat, 0), kPrompt);
+    EXPECT_EQ(row_text(chat, 1), reply);
+
+    // Search for a word of the reply.
+    chat->setSearchQuery(QStringLiteral("Lily"));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return chat->searchResults()->rowCount() > 0; }, 5000));
+    EXPECT_TRUE(chat->searchResults()
+                    ->data(chat->searchResults()->index(0), ui::SearchResultsModel::SnippetRole)
+                    .toString()
+                    .contains(QStringLiteral("<b>Lily</b>")));
+  }  // the app shuts down: storage drained, threads joined
+
+  // The database holds the conversation and the reply on the active branch.
+  {
+    storage::OpenOptions read_only;
+    read_only.access = storage::Access::ReadOnly;
+    auto db = storage::Database::open((dir.path() + QStringLiteral("/hearth.sqlite3")).toStdString(),
+                                      read_only);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    auto path = storage::Messages(*db).active_path(storage::ConversationId(conversation));
+    ASSERT_TRUE(path.ok()) << path.error().message;
+    ASSERT_EQ(path->size(), 2u);
+    EXPECT_EQ((*path)[0].content, kPrompt.toStdString());
+    EXPECT_EQ((*path)[1].content, reply.toStdString());
+    EXPECT_EQ((*path)[1].state, storage::MessageState::Complete);
+    EXPECT_EQ(storage::Messages(*db).all(storage::ConversationId(conversation))->size(), 4u);
+  }
+
+  // Restart: the conversation, its branches and the model come back.
+  {
+    RunningApp app(dir.path());
+    auto* chat = app.context->chat();
+    ASSERT_TRUE(app.context->show(*app.qml));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return chat->conversations()->rowCount() == 1; }, 5000));
+    chat->openConversation(conversation);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return chat->messages()->rowCount() == 2; }, 5000));
+    EXPECT_EQ(row_text(chat, 0), kPrompt);
+    EXPECT_EQ(row_text(chat, 1), reply);
+    EXPECT_EQ(chat->messages()->data(chat->messages()->index(0), ui::MessageListModel::BranchCountRole).toInt(), 2);
+    // The last model is reloaded at start (no crash marker was left).
+    ASSERT_TRUE(QTest::qWaitFor([&] { return app.context->model()->ready(); }, 30000));
+  }
+}
+
+}  // namespace
+}  // namespace hearth::app

@@ -1,0 +1,140 @@
+// Renders the main window (a conversation with Markdown, a code block and a
+// table) and the settings page offscreen and keeps them as PNG files under
+// <build>/test-output/screenshots for reviewers. The checks compare pixels
+// with the design's colours, so a window that fails to render is caught.
+#include <QDir>
+#include <QImage>
+#include <QQmlApplicationEngine>
+#include <QQuickWindow>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "controllers/chat_controller.h"
+#include "controllers/model_controller.h"
+#include "controllers/settings_controller.h"
+#include "gui/app_context.h"
+#include "store/memory_conversation_store.h"
+
+namespace hearth::app {
+namespace {
+
+// A ChatEngine double that "loads" instantly and describes a 1B-class model,
+// so the status line and the memory bar show realistic figures.
+class PictureEngine final : public ChatEngine {
+ public:
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn&) override {
+    ui::ModelInfo info;
+    info.path = request.model_path;
+    info.name = QStringLiteral("Llama 3.2 1B Instruct");
+    info.quant = QStringLiteral("Q4_K_M");
+    info.backend = QStringLiteral("Vulkan: AMD Radeon 780M");
+    info.context_max = 8192;
+    info.context_train = 131072;
+    info.n_layer = 16;
+    info.n_head_kv = 8;
+    info.head_dim = 64;
+    info.n_embd = 2048;
+    info.n_vocab = 128256;
+    info.weights_bytes = 807'694'464;
+    return info;
+  }
+  void unload() override {}
+  Result<ui::GenerationStats> generate(const ui::GenerationRequest&, const PieceFn&,
+                                       const ContextEventFn&, const CancelledFn&) override {
+    return ui::GenerationStats{};
+  }
+};
+
+std::unique_ptr<ui::ConversationStore> sample_store() {
+  auto store = std::make_unique<ui::MemoryConversationStore>();
+  auto add = [&](const char* title) { return store->create_conversation(title).value().id; };
+  add("Trip ideas for the Alps");
+  add("Sourdough starter troubleshooting");
+  const auto pinned = add("Weekly meal plan");
+  (void)store->set_pinned(pinned, true);
+  add("Explain Rust lifetimes");
+  const auto c = add("Parsing CSV in Python");
+  auto user = store->append_message(c, std::nullopt, ui::StoredRole::User,
+                                    "How do I read a CSV file and sum a column in Python?",
+                                    ui::MessageState::Complete).value();
+  auto reply = store->append_message(
+      c, user.id, ui::StoredRole::Assistant,
+      "Use the standard **csv** module; no extra packages needed:\n\n"
+      "```python\nimport csv\n\nwith open(\"sales.csv\", newline=\"\") as f:\n"
+      "    total = sum(float(row[\"amount\"]) for row in csv.DictReader(f))\nprint(total)\n```\n\n"
+      "A few things to keep in mind:\n\n"
+      "- `DictReader` uses the first row as column names.\n"
+      "- Pass `newline=\"\"` so quoted fields with line breaks are read correctly.\n\n"
+      "| Approach | Best for |\n|---|---|\n| `csv` | small files, no dependencies |\n"
+      "| `pandas` | analysis, large files |",
+      ui::MessageState::Complete).value();
+  ui::ReplyFigures figures{182, 38.4, 96, "Vulkan: AMD Radeon 780M"};
+  (void)store->update_message(reply.id, reply.content, ui::MessageState::Complete, figures);
+  return store;
+}
+
+QString output_dir() {
+  const QString dir = QStringLiteral(HEARTH_BINARY_DIR "/test-output/screenshots");
+  QDir().mkpath(dir);
+  return dir;
+}
+
+// How many distinct colours an image has: a blank or failed render has few.
+size_t colour_count(const QImage& image) {
+  std::set<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 3) {
+    for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+  }
+  return colours.size();
+}
+
+TEST(Screenshots, MainWindowAndSettingsPage) {
+  QTemporaryDir dir;
+  AppOptions options;
+  options.data_dir = dir.path();
+  options.model_path = QStringLiteral("/models/Llama-3.2-1B-Instruct-Q4_K_M.gguf");
+  AppContext context(options, std::make_unique<PictureEngine>(), sample_store());
+  context.settings()->setTheme(QStringLiteral("light"));
+  context.settings()->setContextLength(8192);
+  context.settings()->setMemoryBudgetMib(4096);
+  QQmlApplicationEngine qml;
+  ASSERT_TRUE(context.show(qml));
+  auto* window = qobject_cast<QQuickWindow*>(qml.rootObjects().value(0));
+  ASSERT_NE(window, nullptr);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return context.model()->ready(); }, 5000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return context.chat()->conversations()->rowCount() == 5; }, 5000));
+  const qint64 csv = context.chat()->conversations()->data(
+      context.chat()->conversations()->index(1), ui::ConversationListModel::IdRole).toLongLong();
+  context.chat()->openConversation(csv);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return context.chat()->messages()->rowCount() == 2; }, 5000));
+  QTest::qWait(300);  // let the view lay out and render
+
+  const QImage main = window->grabWindow();
+  ASSERT_FALSE(main.isNull());
+  EXPECT_TRUE(main.save(output_dir() + QStringLiteral("/main-window.png")));
+  EXPECT_GT(colour_count(main), 50u);
+  // The sidebar (left edge, below the header) has the light theme's sidebar colour.
+  EXPECT_EQ(QColor(main.pixel(4, main.height() / 2)).name(), QStringLiteral("#f3eee7"));
+
+  window->setProperty("page", QStringLiteral("settings"));
+  QTest::qWait(300);
+  const QImage settings = window->grabWindow();
+  EXPECT_TRUE(settings.save(output_dir() + QStringLiteral("/settings.png")));
+  EXPECT_GT(colour_count(settings), 50u);
+  EXPECT_NE(main, settings);
+
+  context.settings()->setTheme(QStringLiteral("dark"));
+  window->setProperty("page", QStringLiteral("chat"));
+  QTest::qWait(300);
+  const QImage dark = window->grabWindow();
+  EXPECT_TRUE(dark.save(output_dir() + QStringLiteral("/main-window-dark.png")));
+  EXPECT_EQ(QColor(dark.pixel(4, dark.height() / 2)).name(), QStringLiteral("#161310"));
+}
+
+}  // namespace
+}  // namespace hearth::app

@@ -1,0 +1,89 @@
+// The model summary and the memory estimate against numbers worked out by
+// hand from the fixture's documented shapes (tests/data/FIXTURES-README.md:
+// tiny-llama has n_embd 256, 4 heads of 64, 2 KV heads, n_ff 768, 2 layers,
+// a 512-token vocabulary and a separate output matrix).
+#include <gtest/gtest.h>
+#include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/gguf/writer.h>
+#include <hearth/engine/tools/model_info.h>
+
+#include <filesystem>
+#include <string>
+
+namespace hearth::tools {
+namespace {
+
+std::string model_path(const std::string& name) { return std::string(HEARTH_TEST_DATA_DIR) + "/models/" + name; }
+
+constexpr uint64_t kEmbd = 256, kVocab = 512, kFf = 768, kLayers = 2, kKvWidth = 2 * 64;
+
+// Per layer: q, o (256x256), k, v (256x128), gate, up, down (256x768), two norms.
+constexpr uint64_t kLayerParams = 2 * kEmbd * kEmbd + 2 * kEmbd * kKvWidth + 3 * kEmbd * kFf + 2 * kEmbd;
+constexpr uint64_t kParams = 2 * kEmbd * kVocab + kEmbd + kLayers * kLayerParams;
+
+TEST(ModelInfo, TinyLlamaSummary) {
+  auto file = gguf::GgufFile::open(model_path("tiny-llama-q4_k_m.gguf"));
+  ASSERT_TRUE(file.ok());
+  auto s = summarize_model(*file);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->architecture, "llama");
+  EXPECT_EQ(s->parameters, kParams);
+  EXPECT_EQ(s->file_bytes, std::filesystem::file_size(model_path("tiny-llama-q4_k_m.gguf")));
+  EXPECT_EQ(s->context_length, 512);
+  EXPECT_EQ(s->dims.n_layer, 2);
+  EXPECT_EQ(s->dims.n_head, 4);
+  EXPECT_EQ(s->dims.n_head_kv, 2);
+  EXPECT_EQ(s->dims.head_dim, 64);
+  EXPECT_EQ(s->dims.n_embd, 256);
+  EXPECT_EQ(s->dims.n_ff, 768);
+  EXPECT_EQ(s->dims.n_vocab, 512);
+  EXPECT_TRUE(s->chat_template);
+  // The reference's Q4_K_M mix of this file: output, blk.1.attn_v and
+  // blk.1.ffn_down at Q6_K (210 bytes per 256), norms F32, the rest Q4_K
+  // (144 bytes per 256).
+  const uint64_t q6_elems = kEmbd * kVocab + kEmbd * kKvWidth + kEmbd * kFf;
+  const uint64_t f32_elems = kEmbd + kLayers * 2 * kEmbd;
+  const uint64_t q4_elems = kParams - q6_elems - f32_elems;
+  EXPECT_EQ(s->bytes_by_type.at("Q6_K"), q6_elems / 256 * 210);
+  EXPECT_EQ(s->bytes_by_type.at("Q4_K"), q4_elems / 256 * 144);
+  EXPECT_EQ(s->bytes_by_type.at("F32"), f32_elems * 4);
+  EXPECT_EQ(s->bytes_by_type.size(), 3u);
+}
+
+TEST(ModelInfo, MemoryEstimateByHand) {
+  const kv::ModelDims dims{2, 256, 4, 2, 64};
+  // F16: 2 (K and V) * 2 layers * 2 KV heads * 64 * n_ctx * 2 bytes; n_ctx 512 is whole blocks.
+  auto e = kv::estimate_memory(dims, 1000, 512, DType::F16);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->kv_bytes, 2ull * 2 * 2 * 64 * 512 * 2);
+  // Scratch: 64 MiB + 512 tokens * 256 * 4 bytes * 8 vectors + 512 * 512 * 4 bytes * (4 / 2 heads per group).
+  EXPECT_EQ(e->scratch_bytes, (64ull << 20) + 512ull * 256 * 4 * 8 + 512ull * 512 * 4 * 2);
+  EXPECT_EQ(e->total_bytes, 1000 + e->kv_bytes + e->scratch_bytes);
+  // Q8_0: 34 bytes per 32 values; 100 tokens round up to 128 (blocks of 32).
+  auto q = kv::estimate_memory(dims, 0, 100, DType::Q8_0);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->kv_bytes, 2ull * 2 * 2 * (64 / 32 * 34) * 128);
+  EXPECT_EQ(q->scratch_bytes, (64ull << 20) + 100ull * 256 * 4 * 8 + 100ull * 100 * 4 * 2);
+  EXPECT_FALSE(kv::estimate_memory(dims, 0, 0, DType::F16).ok());
+  // With n_ff and n_vocab known, per token: 4 * 256 + 3 * 768 + (4 + 2 * 2) * 64 + 512 = 4352 floats.
+  const kv::ModelDims full{2, 256, 4, 2, 64, 768, 512};
+  EXPECT_EQ(*kv::scratch_bytes(full, 512), (64ull << 20) + 512ull * 4352 * 4 + 512ull * 512 * 4 * 2);
+  EXPECT_FALSE(kv::estimate_memory(dims, 0, 512, DType::Q4_0).ok());
+}
+
+TEST(ModelInfo, MissingShapeKeyNamesFileAndKey) {
+  const auto path = std::filesystem::temp_directory_path() / "hearth_model_info_no_block_count.gguf";
+  std::vector<gguf::KeyValue> meta{{"general.architecture", gguf::make_string("llama")},
+                                   {"llama.embedding_length", gguf::make_uint32(256)}};
+  ASSERT_TRUE(gguf::GgufWriter::write_file(path, meta, {}).ok());
+  auto file = gguf::GgufFile::open(path);
+  ASSERT_TRUE(file.ok());
+  auto s = summarize_model(*file);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("hearth_model_info_no_block_count.gguf"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("llama.block_count"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace hearth::tools
