@@ -1,27 +1,33 @@
 // hearth-cli chat: a terminal conversation with the model's chat template,
-// streaming replies. Each turn renders the whole conversation and prefills
-// only what differs from the tokens already in the KV cache.
+// streaming replies. Each turn prefills only what the template adds to the
+// tokens already in the KV cache; at the context limit the conversation's
+// overflow policy (stop, evict, summarize) acts and its events are printed.
 #include <fmt/format.h>
+#include <hearth/engine/kv/prefix_disk_cache.h>
+#include <hearth/engine/kv/prefix_index.h>
+#include <hearth/engine/runtime/conversation.h>
 #include <hearth/engine/runtime/session.h>
 #include <hearth/engine/tokenizer/stream_decoder.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
 
 #include "args.h"
+#include "chat_tokens.h"
 #include "engine_setup.h"
 #include "verbs.h"
 
 namespace hearth::cli {
 
 int run_chat(const std::vector<std::string>& argv) {
-  VerbSpec spec{"chat", "--model M.gguf [--system S] [--ctx N] [--overflow stop] ...",
+  VerbSpec spec{"chat", "--model M.gguf [--system S] [--ctx N] [--overflow stop|evict|summarize] ...",
                 "Interactive chat in the terminal; /reset starts over, /stats shows speed figures.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"system", FlagKind::Value, "system prompt", "", "TEXT"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
-                 {"overflow", FlagKind::Value, "what to do at the context limit: stop", "", "POLICY"},
+                 {"overflow", FlagKind::Value, "at the context limit: stop, evict or summarize (default stop)", "", "POLICY"},
                  {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"},
                  {"temp", FlagKind::Value, "temperature (default 0.8)", "", "T"},
                  {"seed", FlagKind::Value, "random seed (default 0)", "", "S"}}};
@@ -36,8 +42,8 @@ int run_chat(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const std::string overflow = args->get_or("overflow", "stop");
-  if (overflow != "stop") {
-    std::fprintf(stderr, "chat: --overflow %s is not available in this build (stop is)\n", overflow.c_str());
+  if (!runtime::parse_overflow_policy(overflow).ok()) {
+    std::fprintf(stderr, "chat: --overflow takes stop, evict or summarize, not '%s'\n", overflow.c_str());
     return kExitUsage;
   }
   auto ctx = args->get_int("ctx", 2048, 16, 1 << 22);
@@ -70,64 +76,153 @@ int run_chat(const std::vector<std::string>& argv) {
   opt.sampler.seed = static_cast<uint64_t>(*seed);
   opt.end_of_generation = codec->end_of_generation();
 
-  std::vector<ChatMessage> messages;
-  if (args->has("system")) messages.push_back({"system", *args->get("system")});
-  const size_t pinned = messages.size();
+  auto policy = runtime::parse_overflow_policy(overflow);
+  ChatTokens chat(*codec, args->get_or("system", ""));
+  auto request = chat.summary_request();
+  auto note = chat.note_prefix();
+  if (!request.ok() || !note.ok()) {
+    std::fprintf(stderr, "chat: %s\n", (request.ok() ? note.error() : request.error()).message.c_str());
+    return kExitBadInput;
+  }
+  runtime::ConversationConfig conv_config;
+  conv_config.policy = *policy;
+  conv_config.summary_request = std::move(*request);
+  conv_config.note_prefix = std::move(*note);
+  conv_config.summary_max_tokens = static_cast<int32_t>(std::min<int64_t>(48, *ctx / 8));
+  // At 80% of the context, or earlier when the request and the summary would
+  // no longer fit in what is left.
+  const double tail = static_cast<double>(conv_config.summary_request.size()) + conv_config.summary_max_tokens + 8;
+  conv_config.summarize_at = std::clamp(1.0 - tail / static_cast<double>(*ctx), 0.1, 0.8);
+  conv_config.end_of_generation = opt.end_of_generation;
+  // /reset (and a new conversation) reuses the system prompt's blocks.
+  auto identity = kv::identify_model_file(*args->get("model"));
+  kv::PrefixIndex prefixes(identity.ok() ? identity->content_hash : 0, (*session)->cache().bytes());
+  runtime::Conversation conv(**session, *setup->model, *setup->backend, conv_config,
+                             [&](int32_t t) { return codec->tokenizer().token_to_piece(t); }, &prefixes);
+  // A reply may use at most a quarter of the context, so evicting or
+  // summarising always leaves it room.
+  opt.max_tokens = static_cast<int32_t>(std::min<int64_t>(*n, std::max<int64_t>(8, *ctx / 4)));
+  auto restart = [&]() -> Status {
+    HEARTH_TRY(const auto pinned, chat.start());
+    return conv.set_system(pinned);
+  };
+  if (auto st = restart(); !st.ok()) {
+    std::fprintf(stderr, "chat: %s\n", st.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto print_events = [&]() {
+    for (const auto& e : conv.take_events()) {
+      std::string ids;
+      for (int64_t id : e.turn_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      switch (e.action) {
+        case runtime::OverflowAction::Stopped:
+          std::fprintf(stderr, "[overflow: stopped: %s; /reset to start over]\n", e.reason.c_str());
+          break;
+        case runtime::OverflowAction::Evicted:
+          std::fprintf(stderr, "[overflow: evicted turns %s (%lld tokens) in %.1f ms]\n", ids.c_str(),
+                       static_cast<long long>(e.tokens_freed), e.pause_ms);
+          break;
+        case runtime::OverflowAction::Summarized:
+          std::fprintf(stderr, "[overflow: summarized turns %s (%lld tokens freed), pause %.0f ms: \"%s\"]\n",
+                       ids.c_str(), static_cast<long long>(e.tokens_freed), e.pause_ms, e.summary.c_str());
+          break;
+      }
+    }
+  };
   runtime::Figures last;
+  int64_t turns = 0;
+  bool turn_open = false;
   std::string line;
   while (true) {
     std::fputs("> ", stdout);
     std::fflush(stdout);
     if (!std::getline(std::cin, line)) break;
     if (line == "/reset") {
-      messages.resize(pinned);
-      (*session)->reset();
+      turn_open = false;
+      if (auto st = restart(); !st.ok()) {
+        std::fprintf(stderr, "chat: %s\n", st.error().message.c_str());
+        return kExitBadInput;
+      }
       continue;
     }
     if (line == "/stats") {
       std::printf("prompt %lld tok at %.1f tok/s, reply %lld tok at %.1f tok/s, ttft %.0f ms, "
-                  "inter-token p50 %.1f ms p95 %.1f ms, context %lld/%lld\n",
+                  "inter-token p50 %.1f ms p95 %.1f ms, context %zu/%lld, turns %lld (%zu kept), overflow %s\n",
                   static_cast<long long>(last.prompt_tokens), last.prefill_tps,
                   static_cast<long long>(last.generated_tokens), last.decode_tps, last.ttft_ms,
-                  last.inter_token_p50_ms, last.inter_token_p95_ms, static_cast<long long>(last.context_tokens),
-                  static_cast<long long>(*ctx));
+                  last.inter_token_p50_ms, last.inter_token_p95_ms, (*session)->context().size(),
+                  static_cast<long long>(*ctx), static_cast<long long>(turns), conv.turns().size(),
+                  runtime::to_string(*policy));
       continue;
     }
     if (line.empty()) continue;
-    messages.push_back({"user", line});
-    auto ids = codec->encode_chat(messages);
-    if (!ids.ok()) {
-      std::fprintf(stderr, "chat: %s\n", ids.error().message.c_str());
+    auto next = chat.user_turn(line);
+    if (!next.ok()) {
+      std::fprintf(stderr, "chat: %s\n", next.error().message.c_str());
       return kExitBadInput;
     }
-    // Reuse the longest common prefix with what the cache already holds.
-    const auto& have = (*session)->context();
-    size_t common = 0;
-    while (common < have.size() && common + 1 < ids->size() && have[common] == (*ids)[common]) ++common;
-    (void)(*session)->truncate(common);
+    // The previous turn ends where this one's tokens start; a reply tail the
+    // template renders differently is replaced, never more than that turn.
+    const auto& ctx_tokens = (*session)->context();
+    if (turn_open && next->rollback > 0 && next->rollback < ctx_tokens.size()) {
+      (void)(*session)->truncate(ctx_tokens.size() - next->rollback);
+    }
+    if (turn_open) conv.end_turn();
+    turn_open = false;
+    auto room = conv.make_room(static_cast<int64_t>(next->append.size()) + opt.max_tokens);
+    print_events();
+    if (!room.ok() || !*room) {
+      if (!room.ok()) std::fprintf(stderr, "chat: %s\n", room.error().message.c_str());
+      continue;
+    }
+    conv.begin_turn();
+    turn_open = true;
+    ++turns;
     tokenizer::StreamDecoder stream(codec->tokenizer());
-    auto r = (*session)->generate(std::span(*ids).subspan(common), opt, [&](int32_t t) { return stream.push(t); },
+    auto r = (*session)->generate(next->append, opt, [&](int32_t t) { return stream.push(t); },
                                   [](const runtime::TokenEvent& e) {
                                     std::fwrite(e.text.data(), 1, e.text.size(), stdout);
                                     std::fflush(stdout);
                                   });
     if (!r.ok()) {
       std::fprintf(stderr, "\nchat: %s\n", r.error().message.c_str());
-      if (r.error().code == ErrorCode::LimitExceeded) {
-        std::fprintf(stderr, "chat: the conversation is full; /reset to start over\n");
-        messages.pop_back();
-        continue;
-      }
       return kExitBadInput;
     }
     std::fputs(stream.flush().c_str(), stdout);
     std::fputc('\n', stdout);
     if (r->reason == runtime::StopReason::ContextFull) {
-      std::fprintf(stderr, "[context full at %lld tokens: reply stopped; /reset to start over]\n",
-                   static_cast<long long>(*ctx));
+      std::fprintf(stderr, "[context full at %lld tokens: reply stopped]\n", static_cast<long long>(*ctx));
     }
     last = r->figures;
-    messages.push_back({"assistant", r->text});
+    // generate() leaves the last sampled token undecoded; the context holds the rest.
+    const auto& now = (*session)->context();
+    const size_t kept = std::min(r->tokens.size(), now.size());
+    chat.reply(r->text, std::vector<int32_t>(now.end() - static_cast<std::ptrdiff_t>(kept), now.end()));
+    // Lower-priority work: a due summary runs as resumable steps between
+    // turns; the pause is reported with the event.
+    // The next turn is expected to be about as long as this one.
+    const auto upcoming = static_cast<int64_t>((*session)->context().size()) -
+                          (conv.turns().empty() ? 0 : conv.turns().back().end);
+    if (conv.summary_due(upcoming)) {
+      conv.end_turn();
+      turn_open = false;
+      auto job = conv.start_summary();
+      if (!job.ok()) {
+        std::fprintf(stderr, "chat: %s\n", job.error().message.c_str());
+        return kExitBadInput;
+      }
+      if (*job) {
+        Status st;
+        while (st.ok()) {
+          auto done = (*job)->step();
+          if (!done.ok()) st = done.error();
+          else if (*done) break;
+        }
+        if (st.ok()) st = (*job)->finish();
+        if (!st.ok()) std::fprintf(stderr, "chat: summary failed: %s\n", st.error().message.c_str());
+      }
+      print_events();
+    }
   }
   return kExitOk;
 }

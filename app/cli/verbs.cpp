@@ -14,6 +14,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"generate", "complete a prompt, streaming", run_generate},
       {"chat", "interactive chat with the model's template, streaming", run_chat},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
+      {"bench-prefix", "time to first token with a system prompt: cold, warm in memory, warm from disk", run_bench_prefix},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
       {"detokenize", "token ids back to text", run_detokenize},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},

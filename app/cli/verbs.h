@@ -29,6 +29,7 @@ int run_generate(const std::vector<std::string>& args);
 int run_gen_model(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_chat(const std::vector<std::string>& args);
+int run_bench_prefix(const std::vector<std::string>& args);
 int run_template(const std::vector<std::string>& args);
 int run_tokenize(const std::vector<std::string>& args);
 int run_detokenize(const std::vector<std::string>& args);

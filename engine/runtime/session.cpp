@@ -83,6 +83,17 @@ void Session::reset() {
   cache_->clear();
 }
 
+Status Session::adopt_context(std::vector<int32_t> tokens) {
+  if (static_cast<int64_t>(tokens.size()) > cache_->capacity()) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("adopted context of {} tokens exceeds the KV cache of {}",
+                                                            tokens.size(), cache_->capacity()));
+  }
+  context_ = std::move(tokens);
+  logits_.clear();
+  cache_->set_used(static_cast<int64_t>(context_.size()));
+  return {};
+}
+
 Status Session::truncate(size_t n) {
   if (n > context_.size()) {
     return make_error(ErrorCode::InvalidArgument,

@@ -100,6 +100,10 @@ class Session {
                                   const std::atomic<bool>* cancel = nullptr);
 
   void reset();
+  // Adopts `tokens` as the context when positions 0..n-1 of the cache already
+  // hold their K/V (restored from a prefix cache, or moved and re-rotated by
+  // an evict). The next prefill computes fresh logits.
+  Status adopt_context(std::vector<int32_t> tokens);
   // Keeps the first `n` tokens of the context (and their K/V); the next
   // prefill continues from there. Lets a chat reuse the common prefix of the
   // previous request instead of prefilling the whole conversation again.
