@@ -80,7 +80,8 @@ TEST_P(CliLogitsAllModels, MatchReferenceWithinTolerance) {
   const double min_cos = f32 ? 0.99999 : f16 ? 0.9998 : 0.998;
   const double min_top1 = f32 ? 1.0 : f16 ? 0.95 : 0.85;
   const bool stories = c.model == "stories260K.gguf";
-  const std::string out = ::testing::TempDir() + "hearth-cli-logits-" + c.backend + ".f32";
+  // One output file per case: ctest runs the cases in parallel.
+  const std::string out = ::testing::TempDir() + "hearth-cli-logits-" + c.backend + "-" + c.model + ".f32";
   const std::string cmd = cli() + " logits --backend " + c.backend + " --model " + data_path("models/" + c.model) +
                           " --tokens \"" + tokens_arg(stories ? "stories260K.prompt-tokens.txt" : "tokens.txt") +
                           "\" --out " + out + " 2>/dev/null";

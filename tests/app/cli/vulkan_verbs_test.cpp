@@ -39,8 +39,9 @@ TEST_P(CliVulkanLogits, MatchReferenceWithinTolerance) {
   const double min_cos = f32 ? 0.99999 : f16 ? 0.9998 : 0.998;
   const double min_top1 = f32 ? 1.0 : f16 ? 0.95 : 0.85;
   const bool stories = model == "stories260K.gguf";
-  const std::string out = ::testing::TempDir() + "hearth-cli-vk-logits.f32";
-  const std::string err = ::testing::TempDir() + "hearth-cli-vk-logits.err";
+  // One output file per case: ctest runs the cases in parallel.
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-logits-" + model + ".f32";
+  const std::string err = ::testing::TempDir() + "hearth-cli-vk-logits-" + model + ".err";
   const std::string cmd = cli() + " logits --backend vulkan --model " + data_path("models/" + model) + " --tokens \"" +
                           tokens_arg(stories ? "stories260K.prompt-tokens.txt" : "tokens.txt") + "\" --out " + out +
                           " 2>" + err;
