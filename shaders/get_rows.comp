@@ -13,7 +13,9 @@ void main() {
   const uint i = flat_group();
   if (i >= p.n_ids) return;
   const uint tid = gl_LocalInvocationID.x;
-  const uint base = uint(ids[i]) * p.row_stride;
+  const uint id = uint(ids[i]);
+  if (id < p.row_begin || id - p.row_begin >= p.row_count) return;  // another piece's row
+  const uint base = (id - p.row_begin) * p.row_stride;
   const uint ob = i * p.ncols;
 #ifdef TYPE_PLAIN
   for (uint c = tid; c < p.ncols; c += WG_SIZE) outv[ob + c] = load_elem(base + c);

@@ -206,7 +206,8 @@ Status Kernels::rope(CommandSequence& seq, RopeStyle style, const BufferView& x,
 }
 
 Status Kernels::get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
-                         const BufferView& out, uint32_t ncols, uint32_t n_ids) {
+                         const BufferView& out, uint32_t ncols, uint32_t n_ids, uint32_t row_begin,
+                         uint32_t row_count) {
   const auto shaders = weight_shaders(type);
   if (!shaders) {
     return make_error(ErrorCode::Unsupported, fmt::format("Vulkan get_rows: no shader for {}", traits(type).name));
@@ -216,7 +217,7 @@ Status Kernels::get_rows(CommandSequence& seq, DType type, const BufferView& tab
   HEARTH_CHECK(need_bytes("get_rows", "out", out, 4ull * ncols * n_ids));
   // The shader trusts ids; the table must at least hold one row.
   HEARTH_CHECK(need_bytes("get_rows", "table", table, uint64_t{stride} * (type == DType::F32 ? 4 : 2)));
-  const sp::GetRowsParams p{ncols, n_ids, stride};
+  const sp::GetRowsParams p{ncols, n_ids, stride, row_begin, row_count};
   const Binding bind[] = {{table, Access::Read}, {ids, Access::Read}, {out, Access::Write}};
   return run(seq, shaders->get_rows, tuning_.get_rows, bind, &p, push_size<sp::GetRowsParams>(), grid(n_ids),
              "get_rows");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include <cstring>
 #include <unordered_map>
 
@@ -134,6 +136,9 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status record_node(const Node& n);
   Result<KvBuffers> kv_buffers(const backend::KvView& kv);
   BufferView view(const Tensor* t) const { return views_.at(t); }
+  // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
+  // piece's offset aligned as the device requires; `rows` when all fit.
+  uint32_t rows_per_binding(uint64_t row_bytes, uint32_t rows) const;
 
   std::unique_ptr<VulkanContext> ctx_;
   std::unique_ptr<DeviceAllocator> allocator_;
@@ -160,6 +165,15 @@ class VulkanBackendImpl final : public VulkanBackend {
   std::vector<uint64_t> signature_;                               // of the recorded graph
   VulkanBackendStats stats_;
 };
+
+uint32_t VulkanBackendImpl::rows_per_binding(uint64_t row_bytes, uint32_t rows) const {
+  const auto& lim = ctx_->limits();
+  if (row_bytes == 0 || row_bytes * rows <= lim.max_storage_buffer_range) return rows;
+  const uint64_t align = std::max<uint64_t>(1, lim.storage_offset_alignment);
+  const uint64_t step = align / std::gcd(row_bytes, align);  // rows between aligned offsets
+  const uint64_t fit = lim.max_storage_buffer_range / row_bytes / step * step;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(fit, step, rows));
+}
 
 Result<BufferView> VulkanBackendImpl::weight_view(const Tensor& t) {
   if (auto it = weights_.find(t.data); it != weights_.end()) {
@@ -296,8 +310,19 @@ Status VulkanBackendImpl::record_node(const Node& n) {
   const Tensor* b = n.src[1];
   auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
   switch (n.op) {
-    case Op::GetRows:
-      return k.get_rows(s, a->type, view(a), view(b), view(n.dst), u32(a->ne[0]), u32(b->ne[0]));
+    case Op::GetRows: {
+      // A table larger than one storage binding (a 150k-token embedding) is
+      // bound in row pieces; each dispatch fills the ids of its piece.
+      HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
+      const uint32_t rows = u32(a->ne[1]);
+      const uint32_t piece = rows_per_binding(row, rows);
+      for (uint32_t r0 = 0; r0 < rows; r0 += piece) {
+        const uint32_t count = std::min(piece, rows - r0);
+        HEARTH_CHECK(k.get_rows(s, a->type, view(a).sub(r0 * row, count * row), view(b), view(n.dst), u32(a->ne[0]),
+                                u32(b->ne[0]), r0, count));
+      }
+      return {};
+    }
     case Op::RmsNorm: {
       if (b->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan rms_norm: weight '{}' is {}", b->name, traits(b->type).name));
       const int64_t group = n.params.group > 0 ? n.params.group : a->ne[0];
@@ -305,8 +330,24 @@ Status VulkanBackendImpl::record_node(const Node& n) {
     }
     case Op::MatMul: {
       const uint32_t m = u32(a->ne[1]), cols = u32(a->ne[0]), tokens = u32(b->ne[1]);
-      HEARTH_CHECK(tokens == 1 ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m)
-                               : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+      HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
+      const uint32_t piece = rows_per_binding(row, m);
+      if (piece >= m) {
+        HEARTH_CHECK(tokens == 1 ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m)
+                                 : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+      } else {
+        // Weights larger than one storage binding (a tied 150k-token output
+        // matrix): matrix-vector products over row pieces, token by token,
+        // each writing its slice of that token's output row.
+        for (uint32_t t = 0; t < tokens; ++t) {
+          const BufferView x = view(b).sub(uint64_t{t} * cols * 4, uint64_t{cols} * 4);
+          for (uint32_t r0 = 0; r0 < m; r0 += piece) {
+            const uint32_t count = std::min(piece, m - r0);
+            const BufferView y = view(n.dst).sub((uint64_t{t} * m + r0) * 4, uint64_t{count} * 4);
+            HEARTH_CHECK(k.matvec(s, a->type, view(a).sub(r0 * row, count * row), x, y, cols, count));
+          }
+        }
+      }
       if (const Tensor* bias = n.src[2]) {
         if (bias->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matmul: bias '{}' is not F32", bias->name));
         return k.add(s, view(n.dst), view(bias), view(n.dst), m * tokens, m);

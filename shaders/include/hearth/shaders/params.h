@@ -62,6 +62,11 @@ struct GetRowsParams {
   uint ncols;
   uint n_ids;
   uint row_stride;
+  // The bound table holds rows [row_begin, row_begin + row_count): tables
+  // larger than the device's storage-buffer range are bound in pieces, and
+  // each dispatch writes only the ids that fall in its piece.
+  uint row_begin;
+  uint row_count;
 };
 
 // y[r] = sum_c W[r][c] * x[c]; W: [nrows][ncols] of the shader's type, rows
@@ -115,7 +120,7 @@ static_assert(sizeof(UnaryParams) == 8);
 static_assert(sizeof(RmsNormParams) == 12);
 static_assert(sizeof(RopeParams) == 24);
 static_assert(sizeof(SoftmaxParams) == 12);
-static_assert(sizeof(GetRowsParams) == 12);
+static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(AttentionParams) == 32);

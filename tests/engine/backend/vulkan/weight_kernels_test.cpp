@@ -150,6 +150,35 @@ TEST_P(WeightKernels, GetRowsDequantizesSelectedRows) {
   }
 }
 
+// A table bound in two pieces (as tables larger than one storage binding
+// are): each dispatch fills only the ids of its piece, together all of them.
+TEST_P(WeightKernels, GetRowsFromTableBoundInPieces) {
+  const DType type = GetParam();
+  const uint32_t cols = test_cols(type, 3);
+  const uint64_t row = *row_bytes(type, cols);
+  // The second piece must start at an offset the device accepts (lavapipe: 16 bytes).
+  const uint32_t split = static_cast<uint32_t>(16 / std::gcd<uint64_t>(row, 16));
+  const uint32_t rows = 2 * split;
+  const Weights w = make_weights(type, rows, cols, rng_);
+  const std::vector<int32_t> ids = {static_cast<int32_t>(rows - 1), 0, static_cast<int32_t>(split - 1),
+                                    static_cast<int32_t>(split), 1, static_cast<int32_t>(rows - 2)};
+  Buffer bw = gpu_->upload(w.bytes), bi = gpu_->upload(ids), bo = gpu_->buffer(4 * cols * ids.size());
+  gpu_->run([&](Kernels& k, CommandSequence& s) -> Status {
+    const BufferView table = BufferView::whole(bw);
+    HEARTH_CHECK(k.get_rows(s, type, table.sub(0, split * row), BufferView::whole(bi), BufferView::whole(bo), cols,
+                            static_cast<uint32_t>(ids.size()), 0, split));
+    return k.get_rows(s, type, table.sub(split * row, (rows - split) * row), BufferView::whole(bi),
+                      BufferView::whole(bo), cols, static_cast<uint32_t>(ids.size()), split, rows - split);
+  });
+  const auto out = gpu_->download<float>(bo, cols * ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (uint32_t c = 0; c < cols; ++c) {
+      ASSERT_EQ(out[i * cols + c], w.values[size_t(ids[i]) * cols + c])
+          << traits(type).name << " id " << ids[i] << " col " << c;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTypes, WeightKernels,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
                                            DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q2_K, DType::Q3_K,

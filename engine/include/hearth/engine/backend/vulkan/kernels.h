@@ -93,7 +93,8 @@ class Kernels {
               const RopeShape& shape, float freq_base, float freq_scale);
   // table: [n_rows][ncols] of `type`; ids: [n_ids] i32; out: [n_ids][ncols] f32
   Status get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
-                  const BufferView& out, uint32_t ncols, uint32_t n_ids);
+                  const BufferView& out, uint32_t ncols, uint32_t n_ids, uint32_t row_begin = 0,
+                  uint32_t row_count = UINT32_MAX);
   // w: [nrows][ncols] of `type`; x: [ncols] f32; y: [nrows] f32
   Status matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t ncols, uint32_t nrows);
