@@ -3,6 +3,7 @@
 // cache between replies (a follow-up only prefills what is new), and the
 // figures the status line shows.
 #include <hearth/engine/runtime/backend_choice.h>
+#include <hearth/engine/tokenizer/stream_decoder.h>
 #include <hearth/engine/chat/json.h>
 #include <hearth/engine/chat/template.h>
 #include <hearth/engine/kv/sizing.h>
@@ -186,22 +187,27 @@ class RuntimeChatEngine final : public ChatEngine {
     // The session polls an atomic; mirror the service's cancel flag into it.
     std::atomic<bool> cancel{false};
     bool first_piece = true;
-    const tokenizer::Tokenizer& tok = *tokenizer_;
+    // Pieces go out only as whole UTF-8 characters: a character split across
+    // tokens is held back until complete (never shown as U+FFFD).
+    tokenizer::StreamDecoder stream(*tokenizer_);
+    auto show_text = [&](std::string_view text) {
+      // A reply starts at its first visible character.
+      if (first_piece) {
+        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        if (text.empty()) return;
+        first_piece = false;
+      }
+      on_piece(text);
+    };
     HEARTH_TRY(runtime::GenerateResult result,
                session_->generate(
-                   fresh, options, [&](int32_t t) { return tok.token_to_piece(t); },
+                   fresh, options, [&](int32_t t) { return stream.push(t); },
                    [&](const runtime::TokenEvent& e) {
                      if (cancelled()) cancel.store(true);
-                     std::string_view text = e.text;
-                     // A reply starts at its first visible character.
-                     if (first_piece) {
-                       while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-                       if (text.empty()) return;
-                       first_piece = false;
-                     }
-                     on_piece(text);
+                     show_text(e.text);
                    },
                    &cancel));
+    if (const std::string tail = stream.flush(); !tail.empty()) show_text(tail);
     ui::GenerationStats stats;
     stats.ttft_ms = result.figures.ttft_ms;
     stats.tokens_per_second = result.figures.decode_tps;

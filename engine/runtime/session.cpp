@@ -1,5 +1,7 @@
 #include "hearth/engine/runtime/session.h"
 
+#include <hearth/engine/chat/stop.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,39 +37,6 @@ const char* to_string(StopReason reason) {
   return "?";
 }
 
-std::string StopStrings::push(std::string_view piece) {
-  if (matched_) return {};
-  pending_ += piece;
-  for (const auto& s : stops_) {
-    if (s.empty()) continue;
-    const size_t at = pending_.find(s);
-    if (at != std::string::npos) {
-      matched_ = true;
-      std::string out = pending_.substr(0, at);
-      pending_.clear();
-      return out;
-    }
-  }
-  // Hold back the longest tail that is a prefix of some stop string.
-  size_t hold = 0;
-  for (const auto& s : stops_) {
-    for (size_t len = std::min(s.size() - 1, pending_.size()); len > hold; --len) {
-      if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
-        hold = len;
-        break;
-      }
-    }
-  }
-  std::string out = pending_.substr(0, pending_.size() - hold);
-  pending_.erase(0, pending_.size() - hold);
-  return out;
-}
-
-std::string StopStrings::flush() {
-  std::string out = std::move(pending_);
-  pending_.clear();
-  return out;
-}
 
 Result<std::unique_ptr<Session>> Session::create(const model::Model& model, backend::Backend& backend,
                                                  const SessionConfig& config) {
@@ -135,7 +104,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
 
   sampling::Sampler sampler(options.sampler);
   for (int32_t t : context_) sampler.accept(t);
-  StopStrings stops(options.stop_strings);
+  chat::StopMatcher stops(options.stop_strings);
   std::vector<double> gaps;
   auto last = t_prefill;
   Clock::time_point first_token_time{};
@@ -160,10 +129,10 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
       break;
     }
     result.tokens.push_back(token);
-    const std::string shown = stops.push(detokenize ? detokenize(token) : std::string());
+    const std::string shown = stops.push(detokenize ? detokenize(token) : std::string()).text;
     result.text += shown;
     if (on_token) on_token(TokenEvent{token, shown});
-    if (stops.matched()) {
+    if (stops.stopped()) {
       result.reason = StopReason::StopString;
       break;
     }
@@ -173,7 +142,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     }
     if (i + 1 < options.max_tokens) HEARTH_CHECK(decode(token));
   }
-  if (!stops.matched()) {
+  if (!stops.stopped()) {
     const std::string tail = stops.flush();
     if (!tail.empty()) {
       result.text += tail;

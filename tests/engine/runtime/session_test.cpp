@@ -137,15 +137,6 @@ TEST_F(Stories, ContextLimitIsReported) {
   EXPECT_EQ(r->figures.context_tokens, 32);
 }
 
-TEST(StopStrings, HoldsBackAPossibleStartAndReleasesIt) {
-  StopStrings s({"</s>"});
-  EXPECT_EQ(s.push("Hello <"), "Hello ");
-  EXPECT_EQ(s.push("/"), "");
-  EXPECT_EQ(s.push("b>"), "</b>");
-  EXPECT_EQ(s.push(" end</"), " end");
-  EXPECT_EQ(s.push("s> tail"), "");
-  EXPECT_TRUE(s.matched());
-}
 
 }  // namespace
 }  // namespace hearth::runtime

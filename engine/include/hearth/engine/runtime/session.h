@@ -28,23 +28,6 @@ struct SessionConfig {
 enum class StopReason { MaxTokens, EndOfGeneration, StopString, ContextFull, Cancelled };
 const char* to_string(StopReason reason);
 
-// Finds stop strings in streamed text, holding back a tail that could still
-// become one so a stop string is never shown in part.
-class StopStrings {
- public:
-  explicit StopStrings(std::vector<std::string> stops) : stops_(std::move(stops)) {}
-  // Appends `piece`; returns the text now safe to show. Sets matched() when a
-  // stop string completed (the text before it is returned, nothing after).
-  std::string push(std::string_view piece);
-  // What was held back, for the end of generation without a match.
-  std::string flush();
-  bool matched() const { return matched_; }
-
- private:
-  std::vector<std::string> stops_;
-  std::string pending_;
-  bool matched_ = false;
-};
 
 struct GenerateOptions {
   int32_t max_tokens = 256;
