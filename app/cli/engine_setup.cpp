@@ -4,6 +4,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/kv/sizing.h>
+#include <hearth/engine/tools/model_info.h>
 
 #include <unistd.h>
 
@@ -57,23 +58,10 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     }
   };
   {
-    // Read the shapes first (a cheap header parse) to include the KV cache in
-    // the memory check made before the weights are touched.
-    auto header = gguf::GgufFile::open(*path, gguf::LoadMode::Mmap);
-    if (!header.ok()) return header.take_error();
-    auto arch = header->architecture();
-    if (arch.ok()) {
-      auto layers = header->find_uint(*arch + ".block_count");
-      auto heads = header->find_uint(*arch + ".attention.head_count");
-      auto heads_kv = header->find_uint(*arch + ".attention.head_count_kv");
-      auto embd = header->find_uint(*arch + ".embedding_length");
-      if (layers.ok() && *layers && heads.ok() && *heads && embd.ok() && *embd) {
-        const uint64_t hkv = heads_kv.ok() && *heads_kv ? **heads_kv : **heads;
-        auto bytes = kv::kv_cache_bytes(static_cast<int64_t>(**layers), static_cast<int64_t>(hkv),
-                                        static_cast<int64_t>(**embd / **heads), n_ctx, s.kv_type);
-        if (bytes.ok()) opts.extra_bytes = *bytes;
-      }
-    }
+    // The KV cache and scratch join the memory check made before the weights
+    // are touched (a cheap header parse).
+    HEARTH_TRY(auto header, gguf::GgufFile::open(*path, gguf::LoadMode::Mmap));
+    HEARTH_TRY(opts.extra_bytes, tools::memory_beyond_weights(header, n_ctx, s.kv_type));
   }
   HEARTH_TRY(s.model, model::Model::load(*path, opts));
   return s;

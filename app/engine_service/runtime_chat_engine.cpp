@@ -3,6 +3,7 @@
 // cache between replies (a follow-up only prefills what is new), and the
 // figures the status line shows.
 #include <hearth/engine/runtime/backend_choice.h>
+#include <hearth/engine/tools/model_info.h>
 #include <hearth/engine/tokenizer/stream_decoder.h>
 #include <hearth/engine/chat/json.h>
 #include <hearth/engine/chat/template.h>
@@ -58,22 +59,9 @@ class RuntimeChatEngine final : public ChatEngine {
       if (p.total_bytes > 0) progress(double(p.done_bytes) / double(p.total_bytes));
     };
     {
-      // The KV cache joins the memory check made before the weights are read.
+      // The KV cache and scratch join the memory check made before the weights are read.
       HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
-      auto arch = header.architecture();
-      if (arch.ok()) {
-        auto layers = header.find_uint(*arch + ".block_count");
-        auto heads = header.find_uint(*arch + ".attention.head_count");
-        auto heads_kv = header.find_uint(*arch + ".attention.head_count_kv");
-        auto embd = header.find_uint(*arch + ".embedding_length");
-        if (layers.ok() && *layers && heads.ok() && *heads && embd.ok() && *embd) {
-          const uint64_t hkv = heads_kv.ok() && *heads_kv ? **heads_kv : **heads;
-          auto kv = kv::kv_cache_bytes(static_cast<int64_t>(**layers), static_cast<int64_t>(hkv),
-                                       static_cast<int64_t>(**embd / **heads),
-                                       request.context_length, kv_type);
-          if (kv.ok()) options.extra_bytes = *kv;
-        }
-      }
+      HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, request.context_length, kv_type));
     }
     HEARTH_TRY(model_, model::Model::load(path, options));
     HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));

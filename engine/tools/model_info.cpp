@@ -52,4 +52,10 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
   return s;
 }
 
+Result<uint64_t> memory_beyond_weights(const gguf::GgufFile& file, int64_t n_ctx, DType kv_type) {
+  HEARTH_TRY(const ModelSummary summary, summarize_model(file));
+  HEARTH_TRY(const kv::MemoryEstimate estimate, kv::estimate_memory(summary.dims, 0, n_ctx, kv_type));
+  return estimate.kv_bytes + estimate.scratch_bytes;
+}
+
 }  // namespace hearth::tools

@@ -30,4 +30,9 @@ struct ModelSummary {
 // defaults to n_head as the format specifies.
 Result<ModelSummary> summarize_model(const gguf::GgufFile& file);
 
+// What running the model at `n_ctx` needs besides its weights (KV cache plus
+// scratch, as estimate_memory counts them): the amount a load adds to the file
+// size when it checks the machine's free memory before touching the weights.
+Result<uint64_t> memory_beyond_weights(const gguf::GgufFile& file, int64_t n_ctx, DType kv_type);
+
 }  // namespace hearth::tools
