@@ -64,55 +64,29 @@ TEST(CliGenerate, StoriesTextPromptBeginsWithTheReferenceText) {
   EXPECT_EQ(slurp(out).substr(0, expected.size()), expected);
 }
 
-// Every fixture model through `hearth-cli logits` on each backend, within the
+// Every fixture model through `hearth-cli logits` on the CPU, within the
 // fixture README's tolerances for its weight type.
-struct BackendCase {
-  std::string model;
-  std::string backend;
-};
-
-class CliLogitsAllModels : public ::testing::TestWithParam<BackendCase> {};
+class CliLogitsAllModels : public ::testing::TestWithParam<hearth::testing::FixtureCase> {};
 
 TEST_P(CliLogitsAllModels, MatchReferenceWithinTolerance) {
   const auto& c = GetParam();
-  const bool f32 = c.model.find("-f32") != std::string::npos;
-  const bool f16 = c.model.find("-f16") != std::string::npos;
-  const double min_cos = f32 ? 0.99999 : f16 ? 0.9998 : 0.998;
-  const double min_top1 = f32 ? 1.0 : f16 ? 0.95 : 0.85;
-  const bool stories = c.model == "stories260K.gguf";
   // One output file per case: ctest runs the cases in parallel.
-  const std::string out = ::testing::TempDir() + "hearth-cli-logits-" + c.backend + "-" + c.model + ".f32";
-  const std::string cmd = cli() + " logits --backend " + c.backend + " --model " + data_path("models/" + c.model) +
-                          " --tokens \"" + tokens_arg(stories ? "stories260K.prompt-tokens.txt" : "tokens.txt") +
-                          "\" --out " + out + " 2>/dev/null";
+  const std::string out = ::testing::TempDir() + "hearth-cli-logits-cpu-" + c.model + ".f32";
+  const std::string cmd = cli() + " logits --backend cpu --model " + data_path(std::string("models/") + c.model) +
+                          " --tokens \"" + tokens_arg(c.tokens) + "\" --out " + out + " 2>/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const auto got = hearth::testing::read_f32(out);
-  const auto ref = hearth::testing::read_f32(data_path("models/" + c.model + ".logits.f32"));
+  const auto ref = hearth::testing::read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
   ASSERT_EQ(got.size(), ref.size());
   const auto a = hearth::testing::compare_logits(got, ref, 512);
-  EXPECT_GE(a.min_cosine, min_cos);
-  EXPECT_GE(a.top1, min_top1);
+  EXPECT_GE(a.min_cosine, c.min_cosine);
+  EXPECT_GE(a.top1, c.min_top1);
 }
 
-std::vector<BackendCase> all_cases(const std::string& backend) {
-  std::vector<BackendCase> cases;
-  for (const char* m : {"stories260K.gguf", "tiny-llama-f32.gguf", "tiny-llama-f16.gguf", "tiny-llama-q8_0.gguf",
-                        "tiny-llama-q4_0.gguf", "tiny-llama-q4_k_m.gguf", "tiny-llama-q6_k.gguf", "tiny-qwen2-f16.gguf",
-                        "tiny-qwen2-q8_0.gguf", "tiny-qwen2-q4_k_m.gguf"}) {
-    cases.push_back({m, backend});
-  }
-  return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<BackendCase>& param_info) {
-  std::string n = param_info.param.backend + "_" + param_info.param.model;
-  for (char& ch : n) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cpu, CliLogitsAllModels, ::testing::ValuesIn(all_cases("cpu")), case_name);
+INSTANTIATE_TEST_SUITE_P(Cpu, CliLogitsAllModels, ::testing::ValuesIn(hearth::testing::kFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return "cpu_" + hearth::testing::fixture_case_name(param_info.param);
+                         });
 
 TEST(CliLogits, BadInputIsExitCodeTwoWithOneLine) {
   const std::string cmd = cli() + " logits --model " + data_path("models/tokens.txt") + " --tokens 1 --out /dev/null 2>/dev/null";

@@ -30,45 +30,31 @@ std::string tokens_arg(const std::string& file) {
   return ids;
 }
 
-class CliVulkanLogits : public ::testing::TestWithParam<std::string> {};
+class CliVulkanLogits : public ::testing::TestWithParam<hearth::testing::FixtureCase> {};
 
 TEST_P(CliVulkanLogits, MatchReferenceWithinTolerance) {
-  const std::string& model = GetParam();
-  const bool f32 = model.find("-f32") != std::string::npos;
-  const bool f16 = model.find("-f16") != std::string::npos;
-  const double min_cos = f32 ? 0.99999 : f16 ? 0.9998 : 0.998;
-  const double min_top1 = f32 ? 1.0 : f16 ? 0.95 : 0.85;
-  const bool stories = model == "stories260K.gguf";
+  const auto& c = GetParam();
   // One output file per case: ctest runs the cases in parallel.
-  const std::string out = ::testing::TempDir() + "hearth-cli-vk-logits-" + model + ".f32";
-  const std::string err = ::testing::TempDir() + "hearth-cli-vk-logits-" + model + ".err";
-  const std::string cmd = cli() + " logits --backend vulkan --model " + data_path("models/" + model) + " --tokens \"" +
-                          tokens_arg(stories ? "stories260K.prompt-tokens.txt" : "tokens.txt") + "\" --out " + out +
-                          " 2>" + err;
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-logits-" + c.model + ".f32";
+  const std::string err = ::testing::TempDir() + "hearth-cli-vk-logits-" + c.model + ".err";
+  const std::string cmd = cli() + " logits --backend vulkan --model " + data_path(std::string("models/") + c.model) +
+                          " --tokens \"" + tokens_arg(c.tokens) + "\" --out " + out + " 2>" + err;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   // It must really have run on Vulkan, not fallen back to the CPU.
   EXPECT_EQ(slurp(err).rfind("Vulkan: ", 0), 0u) << slurp(err);
   EXPECT_EQ(slurp(err).find("running on CPU"), std::string::npos) << slurp(err);
   const auto got = hearth::testing::read_f32(out);
-  const auto ref = hearth::testing::read_f32(data_path("models/" + model + ".logits.f32"));
+  const auto ref = hearth::testing::read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
   ASSERT_EQ(got.size(), ref.size());
   const auto a = hearth::testing::compare_logits(got, ref, 512);
-  EXPECT_GE(a.min_cosine, min_cos);
-  EXPECT_GE(a.top1, min_top1);
+  EXPECT_GE(a.min_cosine, c.min_cosine);
+  EXPECT_GE(a.top1, c.min_top1);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, CliVulkanLogits,
-    ::testing::Values("stories260K.gguf", "tiny-llama-f32.gguf", "tiny-llama-f16.gguf", "tiny-llama-q8_0.gguf",
-                      "tiny-llama-q4_0.gguf", "tiny-llama-q4_k_m.gguf", "tiny-llama-q6_k.gguf", "tiny-qwen2-f16.gguf",
-                      "tiny-qwen2-q8_0.gguf", "tiny-qwen2-q4_k_m.gguf"),
-    [](const ::testing::TestParamInfo<std::string>& param_info) {
-      std::string n = param_info.param;
-      for (char& ch : n) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Fixtures, CliVulkanLogits, ::testing::ValuesIn(hearth::testing::kFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
 
 // stories260K greedy on Vulkan: the reference story text and its first 50 ids.
 TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {

@@ -17,28 +17,8 @@ using hearth::testing::data_path;
 using hearth::testing::read_f32;
 using hearth::testing::read_ids;
 
-struct Case {
-  const char* model;
-  const char* tokens;  // relative to tests/data/models
-  double min_cosine;
-  double min_top1;
-};
-
-// Tolerances per weight class, as the fixtures README sets them.
-constexpr double kF32Cos = 0.99999, kF16Cos = 0.9998, kQCos = 0.998;
-
-const Case kCases[] = {
-    {"tiny-llama-f32.gguf", "tokens.txt", kF32Cos, 1.0},
-    {"tiny-llama-f16.gguf", "tokens.txt", kF16Cos, 0.95},
-    {"tiny-llama-q8_0.gguf", "tokens.txt", kQCos, 0.85},
-    {"tiny-llama-q4_0.gguf", "tokens.txt", kQCos, 0.85},
-    {"tiny-llama-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
-    {"tiny-llama-q6_k.gguf", "tokens.txt", kQCos, 0.85},
-    {"tiny-qwen2-f16.gguf", "tokens.txt", kF16Cos, 0.95},
-    {"tiny-qwen2-q8_0.gguf", "tokens.txt", kQCos, 0.85},
-    {"tiny-qwen2-q4_k_m.gguf", "tokens.txt", kQCos, 0.85},
-    {"stories260K.gguf", "stories260K.prompt-tokens.txt", kF32Cos, 1.0},
-};
+using Case = hearth::testing::FixtureCase;
+constexpr const auto& kCases = hearth::testing::kFixtureCases;
 
 enum class Feed { OneBatch, TokenByToken };
 
@@ -93,7 +73,7 @@ TEST(ConformanceKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
     const auto got = run(c, Feed::TokenByToken, backend::KernelChoice::Fastest, DType::Q8_0);
     ASSERT_EQ(got.size(), ref.size());
     const auto a = compare_logits(got, ref, 512);
-    EXPECT_GE(a.min_cosine, kQCos) << c.model;
+    EXPECT_GE(a.min_cosine, hearth::testing::kQuantCosine) << c.model;
     EXPECT_GE(a.top1, 0.85) << c.model;
   }
 }

@@ -14,6 +14,40 @@
 
 namespace hearth::testing {
 
+// One fixture model, the tokens it was evaluated on and the tolerances of its
+// weight class (tests/data/FIXTURES-README.md).
+struct FixtureCase {
+  const char* model;
+  const char* tokens;  // relative to tests/data/models
+  double min_cosine;
+  double min_top1;
+};
+
+inline constexpr double kF32Cosine = 0.99999, kF16Cosine = 0.9998, kQuantCosine = 0.998;
+
+// Every model of tests/data/models with reference logits.
+inline constexpr FixtureCase kFixtureCases[] = {
+    {"tiny-llama-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-llama-f16.gguf", "tokens.txt", kF16Cosine, 0.95},
+    {"tiny-llama-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama-q4_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama-q6_k.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-qwen2-f16.gguf", "tokens.txt", kF16Cosine, 0.95},
+    {"tiny-qwen2-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-qwen2-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"stories260K.gguf", "stories260K.prompt-tokens.txt", kF32Cosine, 1.0},
+};
+
+// A gtest-friendly name for a case: the model file with punctuation as '_'.
+inline std::string fixture_case_name(const FixtureCase& c) {
+  std::string n = c.model;
+  for (char& ch : n) {
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) ch = '_';
+  }
+  return n;
+}
+
 inline std::string data_path(const std::string& rel) { return std::string(HEARTH_TEST_DATA_DIR) + "/" + rel; }
 
 inline std::vector<int32_t> read_ids(const std::string& path) {
