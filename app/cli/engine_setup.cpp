@@ -22,6 +22,34 @@ std::vector<FlagSpec> engine_flags() {
   };
 }
 
+std::vector<FlagSpec> sampling_flags() {
+  return {
+      {"temp", FlagKind::Value, "temperature, 0 = greedy (default 0.8)", "", "T"},
+      {"top-k", FlagKind::Value, "top-k (default 40, 0 = off)", "", "K"},
+      {"top-p", FlagKind::Value, "top-p (default 0.95)", "", "P"},
+      {"min-p", FlagKind::Value, "min-p (default 0.05)", "", "P"},
+      {"repeat-penalty", FlagKind::Value, "repetition penalty (default 1.0 = off)", "", "X"},
+      {"seed", FlagKind::Value, "random seed (default 0)", "", "S"},
+  };
+}
+
+Result<sampling::SamplerConfig> parse_sampling(const ParsedArgs& args) {
+  sampling::SamplerConfig c;
+  HEARTH_TRY(const double temp, args.get_double("temp", 0.8, 0.0, 100.0));
+  HEARTH_TRY(const int64_t top_k, args.get_int("top-k", 40, 0, 1 << 20));
+  HEARTH_TRY(const double top_p, args.get_double("top-p", 0.95, 0.0, 1.0));
+  HEARTH_TRY(const double min_p, args.get_double("min-p", 0.05, 0.0, 1.0));
+  HEARTH_TRY(const double repeat, args.get_double("repeat-penalty", 1.0, 0.0, 10.0));
+  HEARTH_TRY(const int64_t seed, args.get_int("seed", 0, 0, INT64_MAX));
+  c.temperature = static_cast<float>(temp);
+  c.top_k = static_cast<int32_t>(top_k);
+  c.top_p = static_cast<float>(top_p);
+  c.min_p = static_cast<float>(min_p);
+  c.repeat_penalty = static_cast<float>(repeat);
+  c.seed = static_cast<uint64_t>(seed);
+  return c;
+}
+
 Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   EngineSetup s;
   HEARTH_TRY(const int64_t threads, args.get_int("threads", 2, 1, 256));

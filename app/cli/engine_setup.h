@@ -7,6 +7,7 @@
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/model/model.h>
+#include <hearth/engine/sampling/sampler.h>
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,13 @@ namespace hearth::cli {
 
 // Flags every engine verb accepts: --backend, --threads, --kv-type, --gpu-layers.
 std::vector<FlagSpec> engine_flags();
+
+// Sampling flags of the verbs that generate: --temp, --top-k, --top-p,
+// --min-p, --repeat-penalty, --seed.
+std::vector<FlagSpec> sampling_flags();
+// Reads them (defaults: temp 0.8, top-k 40, top-p 0.95, min-p 0.05, no
+// repetition penalty, seed 0); an out-of-range value is InvalidArgument.
+Result<sampling::SamplerConfig> parse_sampling(const ParsedArgs& args);
 
 struct EngineSetup {
   std::unique_ptr<backend::Backend> backend;

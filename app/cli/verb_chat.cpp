@@ -28,9 +28,8 @@ int run_chat(const std::vector<std::string>& argv) {
                  {"system", FlagKind::Value, "system prompt", "", "TEXT"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"overflow", FlagKind::Value, "at the context limit: stop, evict or summarize (default stop)", "", "POLICY"},
-                 {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"},
-                 {"temp", FlagKind::Value, "temperature (default 0.8)", "", "T"},
-                 {"seed", FlagKind::Value, "random seed (default 0)", "", "S"}}};
+                 {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"}}};
+  for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   auto args = parse_args(spec, argv);
   if (!args.ok()) {
@@ -48,10 +47,13 @@ int run_chat(const std::vector<std::string>& argv) {
   }
   auto ctx = args->get_int("ctx", 2048, 16, 1 << 22);
   auto n = args->get_int("n-predict", 512, 1, 1 << 20);
-  auto temp = args->get_double("temp", 0.8, 0.0, 100.0);
-  auto seed = args->get_int("seed", 0, 0, INT64_MAX);
-  if (!ctx.ok() || !n.ok() || !temp.ok() || !seed.ok() || !args->has("model")) {
-    std::fprintf(stderr, "chat: --model is required; --ctx, -n, --temp, --seed take numbers\n");
+  auto sampler = parse_sampling(*args);
+  if (!sampler.ok()) {
+    std::fprintf(stderr, "chat: %s\n", sampler.error().message.c_str());
+    return kExitUsage;
+  }
+  if (!ctx.ok() || !n.ok() || !args->has("model")) {
+    std::fprintf(stderr, "chat: --model is required; --ctx and -n take numbers\n");
     return kExitUsage;
   }
   auto setup = setup_engine(*args, *ctx);
@@ -72,8 +74,7 @@ int run_chat(const std::vector<std::string>& argv) {
   }
   runtime::GenerateOptions opt;
   opt.max_tokens = static_cast<int32_t>(*n);
-  opt.sampler.temperature = static_cast<float>(*temp);
-  opt.sampler.seed = static_cast<uint64_t>(*seed);
+  opt.sampler = *sampler;
   opt.end_of_generation = codec->end_of_generation();
 
   auto policy = runtime::parse_overflow_policy(overflow);

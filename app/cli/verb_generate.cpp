@@ -19,16 +19,11 @@ int run_generate(const std::vector<std::string>& argv) {
                  {"prompt", FlagKind::Value, "prompt text", "p", "TEXT"},
                  {"tokens", FlagKind::Value, "prompt as token ids instead of text", "", "IDS"},
                  {"n-predict", FlagKind::Value, "tokens to generate (default 128)", "n", "N"},
-                 {"temp", FlagKind::Value, "temperature, 0 = greedy (default 0.8)", "", "T"},
-                 {"top-k", FlagKind::Value, "top-k (default 40, 0 = off)", "", "K"},
-                 {"top-p", FlagKind::Value, "top-p (default 0.95)", "", "P"},
-                 {"min-p", FlagKind::Value, "min-p (default 0.05)", "", "P"},
-                 {"repeat-penalty", FlagKind::Value, "repetition penalty (default 1.0 = off)", "", "X"},
-                 {"seed", FlagKind::Value, "random seed (default 0)", "", "S"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"raw", FlagKind::Switch, "plain completion, no chat template", "", ""},
                  {"stats", FlagKind::Switch, "print speed figures on stderr", "", ""},
                  {"print-ids", FlagKind::Switch, "print the generated token ids instead of text", "", ""}}};
+  for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   auto args = parse_args(spec, argv);
   if (!args.ok()) {
@@ -45,32 +40,17 @@ int run_generate(const std::vector<std::string>& argv) {
   }
   runtime::GenerateOptions opt;
   auto n = args->get_int("n-predict", 128, 0, 1 << 20);
-  auto temp = args->get_double("temp", 0.8, 0.0, 100.0);
-  auto top_k = args->get_int("top-k", 40, 0, 1 << 20);
-  auto top_p = args->get_double("top-p", 0.95, 0.0, 1.0);
-  auto min_p = args->get_double("min-p", 0.05, 0.0, 1.0);
-  auto rep = args->get_double("repeat-penalty", 1.0, 0.0, 10.0);
-  auto seed = args->get_int("seed", 0, 0, INT64_MAX);
   auto ctx = args->get_int("ctx", 2048, 16, 1 << 22);
-  for (const auto* r : {&n, &top_k, &seed, &ctx}) {
-    if (!r->ok()) {
-      std::fprintf(stderr, "generate: %s\n", r->error().message.c_str());
-      return kExitUsage;
-    }
-  }
-  for (const auto* r : {&temp, &top_p, &min_p, &rep}) {
-    if (!r->ok()) {
-      std::fprintf(stderr, "generate: %s\n", r->error().message.c_str());
+  auto sampler = parse_sampling(*args);
+  for (const Error* e : {n.ok() ? nullptr : &n.error(), ctx.ok() ? nullptr : &ctx.error(),
+                         sampler.ok() ? nullptr : &sampler.error()}) {
+    if (e) {
+      std::fprintf(stderr, "generate: %s\n", e->message.c_str());
       return kExitUsage;
     }
   }
   opt.max_tokens = static_cast<int32_t>(*n);
-  opt.sampler.temperature = static_cast<float>(*temp);
-  opt.sampler.top_k = static_cast<int32_t>(*top_k);
-  opt.sampler.top_p = static_cast<float>(*top_p);
-  opt.sampler.min_p = static_cast<float>(*min_p);
-  opt.sampler.repeat_penalty = static_cast<float>(*rep);
-  opt.sampler.seed = static_cast<uint64_t>(*seed);
+  opt.sampler = *sampler;
 
   auto setup = setup_engine(*args, *ctx);
   if (!setup.ok()) {

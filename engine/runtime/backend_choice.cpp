@@ -33,7 +33,7 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
   if (request.preference == BackendPreference::Cpu) {
     const unsigned threads = request.cpu_threads > 0 ? static_cast<unsigned>(request.cpu_threads)
                                                      : std::max(1u, std::thread::hardware_concurrency());
-    choice.description = fmt::format("CPU: {} threads (chosen in settings)", threads);
+    choice.description = fmt::format("CPU: {} threads", threads);
   } else {
     choice.description = fmt::format("CPU: {}", vulkan_problem);
   }
