@@ -74,6 +74,7 @@ class Backend {
     (void)reservation;
     return {};
   }
+  // Between graphs (not while compute runs on another thread).
   virtual MemoryUse memory_use() const { return {}; }
 };
 
