@@ -71,7 +71,18 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
     });
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
-    if (n_tok == 1) {
+    if (n_tok == 1 && k.decode.rows) {
+      // The multi-row kernel reads the activation in its own layout, made
+      // once here (a few KB) behind the Q8_0/Q8_K row in the same buffer.
+      const size_t pb = k.decode.prepared_bytes(cols);
+      act_buf.resize(ab + pb);
+      act = act_buf.data();
+      uint8_t* prepared = act + ab;
+      k.decode.prepare(act, prepared, cols);
+      pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
+        k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
+      });
+    } else if (n_tok == 1) {
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
       });

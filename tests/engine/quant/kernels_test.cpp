@@ -4,6 +4,7 @@
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -150,6 +151,54 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
       }
     }
     }
+  }
+}
+
+// The multi-row decode kernels against the scalar vec_dot on the same
+// activation row: odd row counts (the 4-, 2- and 1-row passes), lengths that
+// leave a partial 4-block group, and a row stride larger than the row.
+TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
+  int checked = 0;
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    const TypeKernels& ref = scalar_.get(type);
+    if (!k.decode.rows) continue;
+    ASSERT_NE(k.decode.prepare, nullptr) << traits(type).name;
+    ASSERT_NE(k.decode.prepared_bytes, nullptr) << traits(type).name;
+    const int64_t be = traits(type).block_elements;
+    for (int64_t n : {be, 2 * be, 3 * be, 4 * be, 5 * be, 7 * be, 28 * be, 65 * be}) {
+      const int64_t rows = 11;
+      const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 3));
+      const Matrix a = random_rows(k.act_type, 1, n, static_cast<uint32_t>(n + 4));
+      // Rows copied to a padded stride, as a row range of a wider tensor.
+      const size_t stride = w.row_bytes + 6;
+      std::vector<uint8_t> padded(stride * static_cast<size_t>(rows), 0xAB);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::copy_n(w.bytes.data() + r * w.row_bytes, w.row_bytes, padded.data() + r * stride);
+      }
+      std::vector<uint8_t> prepared(k.decode.prepared_bytes(n) + 1, 0x5A);
+      k.decode.prepare(a.bytes.data(), prepared.data(), n);
+      EXPECT_EQ(prepared.back(), 0x5A) << "prepare wrote past prepared_bytes";
+      for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, rows}) {
+        std::vector<float> out(static_cast<size_t>(nr) + 1, -1.0f);
+        k.decode.rows(n, padded.data(), stride, nr, prepared.data(), out.data());
+        for (int64_t r = 0; r < nr; ++r) {
+          const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data());
+          const double tol = 2e-5 * magnitude(w.values.data() + r * n, a.values.data(), n) + 1e-12;
+          ASSERT_NEAR(out[static_cast<size_t>(r)], want, tol)
+              << traits(type).name << " n=" << n << " rows=" << nr << " row " << r;
+          ++checked;
+        }
+        EXPECT_EQ(out.back(), -1.0f) << "decode wrote past its rows";
+      }
+    }
+  }
+  // The AVX-512 level must provide them for the formats decode relies on.
+  if (GetParam() == KernelLevel::Avx512) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0}) {
+      EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
+    }
+    EXPECT_GT(checked, 0);
   }
 }
 
