@@ -104,7 +104,8 @@ void BM_DecodeRows(benchmark::State& state, DType type, KernelLevel level, size_
   if (state.thread_index() == 0) {
     w = make_weights(type, bytes);
     act = make_activations(kt, k.act_type, 1);
-    if (k.decode.rows) {
+    prepared = act;
+    if (k.decode.prepare) {
       prepared.resize(k.decode.prepared_bytes(kRowLength));
       k.decode.prepare(act.data(), prepared.data(), kRowLength);
     }

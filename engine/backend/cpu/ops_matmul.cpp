@@ -74,11 +74,13 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
     if (n_tok == 1 && k.decode.rows) {
       // The multi-row kernel reads the activation in its own layout, made
       // once here (a few KB) behind the Q8_0/Q8_K row in the same buffer.
-      const size_t pb = k.decode.prepared_bytes(cols);
-      act_buf.resize(ab + pb);
-      act = act_buf.data();
-      uint8_t* prepared = act + ab;
-      k.decode.prepare(act, prepared, cols);
+      const uint8_t* prepared = act;
+      if (k.decode.prepare) {
+        act_buf.resize(ab + k.decode.prepared_bytes(cols));
+        act = act_buf.data();
+        k.decode.prepare(act, act + ab, cols);
+        prepared = act + ab;
+      }
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
       });

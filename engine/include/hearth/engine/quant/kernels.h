@@ -100,6 +100,7 @@ using PreparedBytesFn = size_t (*)(int64_t n);
 
 struct DecodeKernels {
   RowsDotFn rows = nullptr;  // nullptr: call TypeKernels::vec_dot per row
+  // nullptr (with prepared_bytes): rows reads the act_type row as it is.
   PrepareFn prepare = nullptr;
   PreparedBytesFn prepared_bytes = nullptr;
 };
