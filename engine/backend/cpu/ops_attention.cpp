@@ -36,8 +36,12 @@ void store_row(const float* x, uint8_t* dst, const KvView& kv) {
   }
 }
 
-void load_row(const uint8_t* src, float* out, const KvView& kv) {
-  row_to_f32(kv.type, src, out, kv.head_dim);
+void load_row(const uint8_t* src, float* out, const KvView& kv, const quant::KernelTable& kt) {
+  if (kv.type == DType::F16) {
+    kt.f16_to_f32(reinterpret_cast<const uint16_t*>(src), out, kv.head_dim);
+  } else {
+    row_to_f32(kv.type, src, out, kv.head_dim);
+  }
 }
 
 }  // namespace
@@ -94,8 +98,8 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
       for (int32_t j0 = lo / static_cast<int32_t>(bt) * static_cast<int32_t>(bt); j0 <= hi; j0 += static_cast<int32_t>(bt)) {
         const int32_t j1 = std::min<int32_t>(j0 + static_cast<int32_t>(bt) - 1, hi);
         for (int32_t j = std::max(j0, lo); j <= j1; ++j) {
-          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv);
-          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv);
+          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv, kt);
+          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv, kt);
         }
         for (int64_t i = 0; i < nt; ++i) {
           const int32_t last = pos[t0 + i];

@@ -1,11 +1,13 @@
 // Every SIMD level the CPU supports against the scalar kernels, for every
 // weight format, on random data with several row lengths and odd tile shapes.
 #include <gtest/gtest.h>
+#include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -223,6 +225,29 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
     table_.quantize_activation(act, x.data(), got.data(), 1024);
     ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1024).ok());
     EXPECT_EQ(got, want) << traits(act).name;
+  }
+}
+
+// Half-precision rows to floats: exact, against the scalar conversion, on
+// every class of value (normal, subnormal, zero, infinity) and odd lengths.
+TEST_P(LevelTest, HalfToFloatMatchesScalarConversion) {
+  ASSERT_NE(table_.f16_to_f32, nullptr);
+  std::vector<uint16_t> h;
+  for (uint32_t v = 0; v < 0x10000u; v += 7) {
+    if ((v & 0x7c00u) == 0x7c00u && (v & 0x3ffu) != 0) continue;  // NaN payloads: compared below by class
+    h.push_back(static_cast<uint16_t>(v));
+  }
+  h.push_back(0x0001);  // smallest subnormal
+  h.push_back(0x8000);  // -0
+  h.push_back(0x7c00);  // +inf
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, static_cast<int64_t>(h.size())}) {
+    std::vector<float> got(static_cast<size_t>(n) + 1, 123.0f);
+    table_.f16_to_f32(h.data(), got.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = fp16_to_fp32(h[static_cast<size_t>(i)]);
+      ASSERT_EQ(std::memcmp(&got[static_cast<size_t>(i)], &want, 4), 0) << "half 0x" << std::hex << h[static_cast<size_t>(i)];
+    }
+    EXPECT_EQ(got.back(), 123.0f) << "wrote past n";
   }
 }
 

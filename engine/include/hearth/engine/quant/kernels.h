@@ -118,11 +118,16 @@ struct TypeKernels {
   DecodeKernels decode;
 };
 
+// n half-precision values to floats (exact).
+using HalfToFloatFn = void (*)(const uint16_t* src, float* dst, int64_t n);
+
 struct KernelTable {
   KernelLevel level = KernelLevel::Scalar;
   std::array<TypeKernels, 32> by_type{};  // indexed by the DType id
   QuantizeFn quantize_q8_0 = nullptr;
   QuantizeFn quantize_q8_k = nullptr;
+  // F16 rows (the KV cache) to floats: F16C where present.
+  HalfToFloatFn f16_to_f32 = nullptr;
 
   bool supports(DType weight) const {
     const auto id = static_cast<size_t>(weight);
