@@ -15,6 +15,15 @@ namespace hearth::backend::cpu {
 namespace {
 
 constexpr int64_t kDecodeRowGrain = 32;
+
+// Decode chunks: about four per thread, so each thread streams long
+// contiguous row ranges (the kernels' prefetch runs ahead within a range
+// and the hardware prefetchers see long streams) while the shared counter
+// still rebalances when a thread is interrupted.
+int64_t decode_grain(int64_t rows, int threads) {
+  const int64_t per = (rows + 4 * threads - 1) / (4 * threads);
+  return std::max(kDecodeRowGrain, (per + 15) / 16 * 16);
+}
 // The GEMM kernel repacks 16 weight rows at a time and amortizes that over
 // every token it is given, so work items are row tiles (a multiple of 16)
 // times up to kTileTokens tokens.
@@ -81,7 +90,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
         k.decode.prepare(act, act + ab, cols);
         prepared = act + ab;
       }
-      pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
+      pool.parallel_for(rows, decode_grain(rows, pool.size()), [&](int64_t b, int64_t e, int) {
         k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
       });
     } else if (n_tok == 1) {
