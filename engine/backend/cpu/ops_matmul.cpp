@@ -5,6 +5,7 @@
 // in chunks; prefill runs the table's GEMM tile kernel on (row tile x token
 // tile) work items so each weight block is unpacked once per group of tokens.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -15,20 +16,37 @@ namespace hearth::backend::cpu {
 namespace {
 
 constexpr int64_t kDecodeRowGrain = 32;
-
-// Decode chunks: about four per thread, so each thread streams long
-// contiguous row ranges (the kernels' prefetch runs ahead within a range
-// and the hardware prefetchers see long streams) while the shared counter
-// still rebalances when a thread is interrupted.
-int64_t decode_grain(int64_t rows, int threads) {
-  const int64_t per = (rows + 4 * threads - 1) / (4 * threads);
-  return std::max(kDecodeRowGrain, (per + 15) / 16 * 16);
-}
 // The GEMM kernel repacks 16 weight rows at a time and amortizes that over
 // every token it is given, so work items are row tiles (a multiple of 16)
 // times up to kTileTokens tokens.
 constexpr int64_t kTileRows = 64;
 constexpr int64_t kTileTokens = 512;
+
+// Decode row ranges, claimed from a shared cursor in guided sizes: a
+// claim takes a quarter of what is left for two threads (an eighth for
+// four...), at least kDecodeRowGrain rows. The first ranges are long, so
+// each thread streams long contiguous stretches (the kernels' prefetch runs
+// ahead within a range, the hardware prefetchers see long streams); the
+// last ones are short, so the threads finish together, and a thread that
+// was interrupted leaves its share to the other.
+template <typename Fn>
+void for_guided_rows(ThreadPool& pool, int64_t rows, const Fn& fn) {
+  const int64_t threads = pool.size();
+  std::atomic<int64_t> cursor{0};
+  pool.parallel_for(threads, 1, [&](int64_t, int64_t, int) {
+    int64_t b = cursor.load(std::memory_order_relaxed);
+    for (;;) {
+      int64_t e = 0;
+      do {
+        if (b >= rows) return;
+        const int64_t share = (rows - b) / (2 * threads);
+        e = std::min(rows, b + std::max(kDecodeRowGrain, (share + 15) / 16 * 16));
+      } while (!cursor.compare_exchange_weak(b, e, std::memory_order_relaxed));
+      fn(b, e);
+      b = cursor.load(std::memory_order_relaxed);
+    }
+  });
+}
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -90,7 +108,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
         k.decode.prepare(act, act + ab, cols);
         prepared = act + ab;
       }
-      pool.parallel_for(rows, decode_grain(rows, pool.size()), [&](int64_t b, int64_t e, int) {
+      for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
         k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
       });
     } else if (n_tok == 1) {
