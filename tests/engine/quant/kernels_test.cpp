@@ -168,7 +168,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
     ASSERT_EQ(k.decode.prepare == nullptr, k.decode.prepared_bytes == nullptr) << traits(type).name;
     const int64_t be = traits(type).block_elements;
     for (int64_t n : {be, 2 * be, 3 * be, 4 * be, 5 * be, 7 * be, 28 * be, 65 * be}) {
-      const int64_t rows = 11;
+      const int64_t rows = 23;  // 8 + 8 + 4 + 2 + 1: every pass width
       const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 3));
       const Matrix a = random_rows(k.act_type, 1, n, static_cast<uint32_t>(n + 4));
       // Rows copied to a padded stride, as a row range of a wider tensor.
@@ -183,7 +183,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
         k.decode.prepare(a.bytes.data(), prepared.data(), n);
         EXPECT_EQ(prepared.back(), 0x5A) << "prepare wrote past prepared_bytes";
       }
-      for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, rows}) {
+      for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, int64_t{8}, rows}) {
         std::vector<float> out(static_cast<size_t>(nr) + 1, -1.0f);
         k.decode.rows(n, padded.data(), stride, nr, prepared.data(), out.data());
         for (int64_t r = 0; r < nr; ++r) {
