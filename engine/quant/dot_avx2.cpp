@@ -81,11 +81,24 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
 }
+namespace {
+// F16C conversion, 16 values per step.
+void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    _mm256_storeu_ps(dst + i + 8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 8))));
+  }
+  for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+}
+}  // namespace
+
 }  // namespace avx2
 
 void fill_avx2(KernelTable& t) {
   avx2::fill_avx2(t);
   avx2::fill_avx2_packed(t);
+  t.f16_to_f32 = avx2::halves_to_floats;
 }
 
 }  // namespace hearth::quant::detail

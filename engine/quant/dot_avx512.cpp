@@ -1,6 +1,7 @@
 // AVX-512 kernels (F/BW/VL/DQ + VNNI). The 256-bit implementation is
 // compiled with VNNI on 256-bit registers; 512-bit kernels then replace the
-// entries where they are faster: decode dots (dot_avx512_decode.inc), direct
+// entries where they are faster: decode dots (dot_avx512_decode.inc), multi-row
+// decode over a rearranged activation (dot_avx512_rows.inc, dot_avx512_rows_k.inc), direct
 // tiles (dot_avx512_wide.inc) and repacked 16-row tiles for prompt
 // processing (dot_avx512_packed.inc), which registers the final entries.
 #include <immintrin.h>
@@ -24,6 +25,8 @@ namespace avx512 {
 #include "dot_x86_256.inc"
 #include "dot_avx512_wide.inc"
 #include "dot_avx512_decode.inc"
+#include "dot_avx512_rows.inc"
+#include "dot_avx512_rows_k.inc"
 
 // 16 weight rows per 512-bit register for the repacked tiles.
 struct PackVec {
@@ -55,6 +58,8 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_256(t);
   avx512::fill_avx512_wide(t);
   avx512::fill_avx512_packed(t);
+  avx512::fill_avx512_rows(t);
+  avx512::fill_avx512_rows_k(t);
 }
 
 }  // namespace hearth::quant::detail

@@ -274,6 +274,10 @@ float dot_iq4_xs(int64_t n, const void* w, const void* a) {
   return sum;
 }
 
+void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+
 }  // namespace
 
 void fill_scalar(KernelTable& t) {
@@ -298,6 +302,7 @@ void fill_scalar(KernelTable& t) {
   }
   t.quantize_q8_0 = quantize_row_q8_0;
   t.quantize_q8_k = quantize_row_q8_k;
+  t.f16_to_f32 = halves_to_floats;
 }
 
 }  // namespace hearth::quant::detail

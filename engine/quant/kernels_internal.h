@@ -23,6 +23,15 @@ inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, Gemm
   k.level = level;
 }
 
+// Sets the decode kernels of a type; the act_type must already be the one
+// `prepare` reads.
+inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, PrepareFn prepare, PreparedBytesFn bytes) {
+  auto& k = t.by_type[static_cast<size_t>(type)];
+  k.decode.rows = rows;
+  k.decode.prepare = prepare;
+  k.decode.prepared_bytes = bytes;
+}
+
 // The plain tile: one vec_dot per output. Used where no blocked kernel exists.
 template <VecDotFn Dot>
 void gemm_by_dot(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,

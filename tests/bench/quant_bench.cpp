@@ -87,6 +87,49 @@ void BM_VecDot(benchmark::State& state, DType type, KernelLevel level, size_t by
   state.SetLabel(std::string(to_string(k.level)));
 }
 
+// The decode path as the CPU backend runs it: the activation prepared once,
+// then decode.rows over chunks of 32 rows (vec_dot per row where the level
+// has no multi-row kernel). Same matrices and byte count as BM_VecDot.
+void BM_DecodeRows(benchmark::State& state, DType type, KernelLevel level, size_t bytes) {
+  const CpuFeatures f = detect_cpu_features();
+  if (best_level(f) < level) {
+    state.SkipWithError("level not supported by this CPU");
+    return;
+  }
+  static Weights w;
+  static std::vector<uint8_t> act;
+  static std::vector<uint8_t> prepared;
+  const KernelTable kt = select_kernels(f, level);
+  const TypeKernels& k = kt.get(type);
+  if (state.thread_index() == 0) {
+    w = make_weights(type, bytes);
+    act = make_activations(kt, k.act_type, 1);
+    prepared = act;
+    if (k.decode.prepare) {
+      prepared.resize(k.decode.prepared_bytes(kRowLength));
+      k.decode.prepare(act.data(), prepared.data(), kRowLength);
+    }
+  }
+  constexpr int64_t kChunk = 32;
+  std::vector<float> out(kChunk);
+  for (auto _ : state) {
+    const int64_t begin = w.rows * state.thread_index() / state.threads();
+    const int64_t end = w.rows * (state.thread_index() + 1) / state.threads();
+    for (int64_t r = begin; r < end; r += kChunk) {
+      const int64_t nr = std::min(kChunk, end - r);
+      const uint8_t* wr = w.bytes.data() + r * w.row_bytes;
+      if (k.decode.rows) {
+        k.decode.rows(kRowLength, wr, w.row_bytes, nr, prepared.data(), out.data());
+      } else {
+        for (int64_t i = 0; i < nr; ++i) out[static_cast<size_t>(i)] = k.vec_dot(kRowLength, wr + i * w.row_bytes, act.data());
+      }
+      benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(state.bytes_processed() + static_cast<int64_t>((end - begin) * w.row_bytes));
+  }
+  state.SetLabel(std::string(to_string(k.level)) + (k.decode.rows ? " rows" : " vec_dot"));
+}
+
 // A 512-row slice of a weight matrix against `cols` tokens: the tile a
 // prompt-processing thread computes. Bytes counted as weight bytes x tokens,
 // so the figure compares directly with BM_VecDot's per-token rate.
@@ -149,6 +192,11 @@ void register_all() {
           ->Threads(1)->Threads(2)->UseRealTime();
       benchmark::RegisterBenchmark(("VecDotCache/" + name).c_str(), BM_VecDot, t, l, size_t{512} << 10);
       benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t, l)->Arg(16)->Arg(64);
+      if (l == levels.back()) {
+        benchmark::RegisterBenchmark(("DecodeMem/" + name).c_str(), BM_DecodeRows, t, l, size_t{64} << 20)
+            ->Threads(1)->Threads(2)->UseRealTime();
+        benchmark::RegisterBenchmark(("DecodeCache/" + name).c_str(), BM_DecodeRows, t, l, size_t{512} << 10);
+      }
     }
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {

@@ -36,8 +36,12 @@ void store_row(const float* x, uint8_t* dst, const KvView& kv) {
   }
 }
 
-void load_row(const uint8_t* src, float* out, const KvView& kv) {
-  row_to_f32(kv.type, src, out, kv.head_dim);
+void load_row(const uint8_t* src, float* out, const KvView& kv, const quant::KernelTable& kt) {
+  if (kv.type == DType::F16) {
+    kt.f16_to_f32(reinterpret_cast<const uint16_t*>(src), out, kv.head_dim);
+  } else {
+    row_to_f32(kv.type, src, out, kv.head_dim);
+  }
 }
 
 }  // namespace
@@ -55,10 +59,12 @@ void op_kv_store(const Node& n, ThreadPool&) {
   }
 }
 
-// Work items are (tile of queries, head). For each block of the cache the
-// item converts that head's K and V rows to floats once and reuses them for
-// every query of the tile, so a long prefill does not convert each key once
-// per query. Scores use the kernel table's F32 dot product.
+// Work items are (tile of queries, KV head). For each block of the cache the
+// item converts that KV head's K and V rows to floats once and reuses them
+// for every query of the tile and every query head that shares the KV head
+// (grouped-query attention), so neither a long prefill nor a decode step
+// converts a key once per query or per query head. Scores use the kernel
+// table's F32 dot product.
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const KvView& kv = n.params.kv;
   const AttentionParams& p = n.params.attn;
@@ -71,13 +77,14 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
   constexpr int64_t kTile = 16;
   const int64_t tiles = (n_tok + kTile - 1) / kTile;
   const auto dot = kt.get(DType::F32).vec_dot;
-  pool.parallel_for(tiles * p.n_head, 1, [&](int64_t b, int64_t e, int) {
+  pool.parallel_for(tiles * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
     std::vector<float> kbuf(static_cast<size_t>(bt * hd)), vbuf(static_cast<size_t>(bt * hd));
-    std::vector<float> acc(static_cast<size_t>(kTile * hd)), m(kTile), l(kTile);
+    // One accumulator row, running max and sum per (query of the tile, head of the group).
+    const auto slots = static_cast<size_t>(kTile * group);
+    std::vector<float> acc(slots * static_cast<size_t>(hd)), m(slots), l(slots);
     for (int64_t item = b; item < e; ++item) {
-      const int64_t tile = item / p.n_head;
-      const auto h = static_cast<int32_t>(item % p.n_head);
-      const int32_t kvh = h / group;
+      const int64_t tile = item / p.n_head_kv;
+      const auto kvh = static_cast<int32_t>(item % p.n_head_kv);
       const int64_t t0 = tile * kTile, nt = std::min(kTile, n_tok - t0);
       int32_t lo = INT32_MAX, hi = 0;
       for (int64_t i = 0; i < nt; ++i) {
@@ -91,34 +98,42 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
       for (int32_t j0 = lo / static_cast<int32_t>(bt) * static_cast<int32_t>(bt); j0 <= hi; j0 += static_cast<int32_t>(bt)) {
         const int32_t j1 = std::min<int32_t>(j0 + static_cast<int32_t>(bt) - 1, hi);
         for (int32_t j = std::max(j0, lo); j <= j1; ++j) {
-          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv);
-          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv);
+          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv, kt);
+          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv, kt);
         }
         for (int64_t i = 0; i < nt; ++i) {
           const int32_t last = pos[t0 + i];
           const int32_t first = p.window > 0 ? std::max(0, last - p.window + 1) : 0;
-          const float* qrow = static_cast<const float*>(q->data) + (t0 + i) * q->ne[0] + h * hd;
-          float* a = acc.data() + i * hd;
-          for (int32_t j = std::max(j0, first); j <= std::min(j1, last); ++j) {
-            float s = dot(hd, kbuf.data() + (j - j0) * hd, qrow) * p.scale;
-            if (p.softcap > 0.0f) s = p.softcap * std::tanh(s / p.softcap);
-            if (s > m[i]) {
-              const float c = std::exp(m[i] - s);  // rescale what was accumulated under the old max
-              l[i] *= c;
-              for (int64_t d = 0; d < hd; ++d) a[d] *= c;
-              m[i] = s;
+          for (int32_t g = 0; g < group; ++g) {
+            const int32_t h = kvh * group + g;
+            const auto slot = static_cast<size_t>(i * group + g);
+            const float* qrow = static_cast<const float*>(q->data) + (t0 + i) * q->ne[0] + h * hd;
+            float* a = acc.data() + slot * static_cast<size_t>(hd);
+            for (int32_t j = std::max(j0, first); j <= std::min(j1, last); ++j) {
+              float s = dot(hd, kbuf.data() + (j - j0) * hd, qrow) * p.scale;
+              if (p.softcap > 0.0f) s = p.softcap * std::tanh(s / p.softcap);
+              if (s > m[slot]) {
+                const float c = std::exp(m[slot] - s);  // rescale what was accumulated under the old max
+                l[slot] *= c;
+                for (int64_t d = 0; d < hd; ++d) a[d] *= c;
+                m[slot] = s;
+              }
+              const float w = std::exp(s - m[slot]);
+              l[slot] += w;
+              const float* v = vbuf.data() + (j - j0) * hd;
+              for (int64_t d = 0; d < hd; ++d) a[d] += w * v[d];
             }
-            const float w = std::exp(s - m[i]);
-            l[i] += w;
-            const float* v = vbuf.data() + (j - j0) * hd;
-            for (int64_t d = 0; d < hd; ++d) a[d] += w * v[d];
           }
         }
       }
       for (int64_t i = 0; i < nt; ++i) {
-        float* out = static_cast<float*>(n.dst->data) + (t0 + i) * n.dst->ne[0] + h * hd;
-        const float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
-        for (int64_t d = 0; d < hd; ++d) out[d] = acc[static_cast<size_t>(i * hd + d)] * inv;
+        for (int32_t g = 0; g < group; ++g) {
+          const int32_t h = kvh * group + g;
+          const auto slot = static_cast<size_t>(i * group + g);
+          float* out = static_cast<float*>(n.dst->data) + (t0 + i) * n.dst->ne[0] + h * hd;
+          const float inv = l[slot] > 0 ? 1.0f / l[slot] : 0.0f;
+          for (int64_t d = 0; d < hd; ++d) out[d] = acc[slot * static_cast<size_t>(hd) + static_cast<size_t>(d)] * inv;
+        }
       }
     }
   });

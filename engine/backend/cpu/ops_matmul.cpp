@@ -5,6 +5,7 @@
 // in chunks; prefill runs the table's GEMM tile kernel on (row tile x token
 // tile) work items so each weight block is unpacked once per group of tokens.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -20,6 +21,32 @@ constexpr int64_t kDecodeRowGrain = 32;
 // times up to kTileTokens tokens.
 constexpr int64_t kTileRows = 64;
 constexpr int64_t kTileTokens = 512;
+
+// Decode row ranges, claimed from a shared cursor in guided sizes: a
+// claim takes a quarter of what is left for two threads (an eighth for
+// four...), at least kDecodeRowGrain rows. The first ranges are long, so
+// each thread streams long contiguous stretches (the kernels' prefetch runs
+// ahead within a range, the hardware prefetchers see long streams); the
+// last ones are short, so the threads finish together, and a thread that
+// was interrupted leaves its share to the other.
+template <typename Fn>
+void for_guided_rows(ThreadPool& pool, int64_t rows, const Fn& fn) {
+  const int64_t threads = pool.size();
+  std::atomic<int64_t> cursor{0};
+  pool.parallel_for(threads, 1, [&](int64_t, int64_t, int) {
+    int64_t b = cursor.load(std::memory_order_relaxed);
+    for (;;) {
+      int64_t e = 0;
+      do {
+        if (b >= rows) return;
+        const int64_t share = (rows - b) / (2 * threads);
+        e = std::min(rows, b + std::max(kDecodeRowGrain, (share + 15) / 16 * 16));
+      } while (!cursor.compare_exchange_weak(b, e, std::memory_order_relaxed));
+      fn(b, e);
+      b = cursor.load(std::memory_order_relaxed);
+    }
+  });
+}
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -71,7 +98,20 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
     });
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
-    if (n_tok == 1) {
+    if (n_tok == 1 && k.decode.rows) {
+      // The multi-row kernel reads the activation in its own layout, made
+      // once here (a few KB) behind the Q8_0/Q8_K row in the same buffer.
+      const uint8_t* prepared = act;
+      if (k.decode.prepare) {
+        act_buf.resize(ab + k.decode.prepared_bytes(cols));
+        act = act_buf.data();
+        k.decode.prepare(act, act + ab, cols);
+        prepared = act + ab;
+      }
+      for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
+        k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
+      });
+    } else if (n_tok == 1) {
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
       });

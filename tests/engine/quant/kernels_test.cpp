@@ -1,10 +1,13 @@
 // Every SIMD level the CPU supports against the scalar kernels, for every
 // weight format, on random data with several row lengths and odd tile shapes.
 #include <gtest/gtest.h>
+#include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -153,6 +156,56 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   }
 }
 
+// The multi-row decode kernels against the scalar vec_dot on the same
+// activation row: odd row counts (the 4-, 2- and 1-row passes), lengths that
+// leave a partial 4-block group, and a row stride larger than the row.
+TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
+  int checked = 0;
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    const TypeKernels& ref = scalar_.get(type);
+    if (!k.decode.rows) continue;
+    ASSERT_EQ(k.decode.prepare == nullptr, k.decode.prepared_bytes == nullptr) << traits(type).name;
+    const int64_t be = traits(type).block_elements;
+    for (int64_t n : {be, 2 * be, 3 * be, 4 * be, 5 * be, 7 * be, 28 * be, 65 * be}) {
+      const int64_t rows = 23;  // 8 + 8 + 4 + 2 + 1: every pass width
+      const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 3));
+      const Matrix a = random_rows(k.act_type, 1, n, static_cast<uint32_t>(n + 4));
+      // Rows copied to a padded stride, as a row range of a wider tensor.
+      const size_t stride = w.row_bytes + 6;
+      std::vector<uint8_t> padded(stride * static_cast<size_t>(rows), 0xAB);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::copy_n(w.bytes.data() + r * w.row_bytes, w.row_bytes, padded.data() + r * stride);
+      }
+      std::vector<uint8_t> prepared = a.bytes;
+      if (k.decode.prepare) {
+        prepared.assign(k.decode.prepared_bytes(n) + 1, 0x5A);
+        k.decode.prepare(a.bytes.data(), prepared.data(), n);
+        EXPECT_EQ(prepared.back(), 0x5A) << "prepare wrote past prepared_bytes";
+      }
+      for (int64_t nr : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, int64_t{8}, rows}) {
+        std::vector<float> out(static_cast<size_t>(nr) + 1, -1.0f);
+        k.decode.rows(n, padded.data(), stride, nr, prepared.data(), out.data());
+        for (int64_t r = 0; r < nr; ++r) {
+          const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data());
+          const double tol = 2e-5 * magnitude(w.values.data() + r * n, a.values.data(), n) + 1e-12;
+          ASSERT_NEAR(out[static_cast<size_t>(r)], want, tol)
+              << traits(type).name << " n=" << n << " rows=" << nr << " row " << r;
+          ++checked;
+        }
+        EXPECT_EQ(out.back(), -1.0f) << "decode wrote past its rows";
+      }
+    }
+  }
+  // The AVX-512 level must provide them for the formats decode relies on.
+  if (GetParam() == KernelLevel::Avx512) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q6_K}) {
+      EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
+    }
+    EXPECT_GT(checked, 0);
+  }
+}
+
 TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0.0f, 3.0f);
@@ -172,6 +225,29 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
     table_.quantize_activation(act, x.data(), got.data(), 1024);
     ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1024).ok());
     EXPECT_EQ(got, want) << traits(act).name;
+  }
+}
+
+// Half-precision rows to floats: exact, against the scalar conversion, on
+// every class of value (normal, subnormal, zero, infinity) and odd lengths.
+TEST_P(LevelTest, HalfToFloatMatchesScalarConversion) {
+  ASSERT_NE(table_.f16_to_f32, nullptr);
+  std::vector<uint16_t> h;
+  for (uint32_t v = 0; v < 0x10000u; v += 7) {
+    if ((v & 0x7c00u) == 0x7c00u && (v & 0x3ffu) != 0) continue;  // NaN payloads: compared below by class
+    h.push_back(static_cast<uint16_t>(v));
+  }
+  h.push_back(0x0001);  // smallest subnormal
+  h.push_back(0x8000);  // -0
+  h.push_back(0x7c00);  // +inf
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, static_cast<int64_t>(h.size())}) {
+    std::vector<float> got(static_cast<size_t>(n) + 1, 123.0f);
+    table_.f16_to_f32(h.data(), got.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = fp16_to_fp32(h[static_cast<size_t>(i)]);
+      ASSERT_EQ(std::memcmp(&got[static_cast<size_t>(i)], &want, 4), 0) << "half 0x" << std::hex << h[static_cast<size_t>(i)];
+    }
+    EXPECT_EQ(got.back(), 123.0f) << "wrote past n";
   }
 }
 

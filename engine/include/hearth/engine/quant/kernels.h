@@ -11,9 +11,11 @@
 // k.gemm on tiles of weight rows x activation rows (threads split the tiles).
 //
 // Performance notes for callers:
-// - Decode (one activation row): call vec_dot per weight row (or gemm with
-//   cols = 1, which does the same). Split rows across threads in contiguous
-//   ranges; every weight byte is read once per token.
+// - Decode (one activation row): where k.decode.rows is set, prepare the
+//   activation once per token and call decode.rows on contiguous row ranges
+//   (several rows per call); otherwise call vec_dot per weight row. Split
+//   rows across threads in contiguous ranges; every weight byte is read once
+//   per token.
 // - Prompt processing: give gemm as many activation rows (tokens) as you
 //   have, and split the weight rows across threads in multiples of 16. At
 //   the AVX-512 level, tiles of >= 16 rows x >= 4 tokens repack 16 weight
@@ -84,6 +86,25 @@ using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows,
 // Converts n floats to an activation row (Q8_0, Q8_K or F32 copy).
 using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
 
+// Decode (one token) over several weight rows at once:
+//   out[r] = dot(w + r * w_stride, act)   for r < rows
+// where `act` is the activation row (act_type) rearranged by
+// DecodeKernels::prepare. Interleaving rows shares the activation loads and
+// keeps several independent accumulations in flight.
+using RowsDotFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* act,
+                           float* out);
+// Rearranges an activation row of n values in act_type (as quantize_activation
+// wrote it) into the layout a RowsDotFn reads: prepared_bytes(n) bytes.
+using PrepareFn = void (*)(const void* act, void* dst, int64_t n);
+using PreparedBytesFn = size_t (*)(int64_t n);
+
+struct DecodeKernels {
+  RowsDotFn rows = nullptr;  // nullptr: call TypeKernels::vec_dot per row
+  // nullptr (with prepared_bytes): rows reads the act_type row as it is.
+  PrepareFn prepare = nullptr;
+  PreparedBytesFn prepared_bytes = nullptr;
+};
+
 struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
@@ -92,13 +113,21 @@ struct TypeKernels {
   // reference.h, faster where a SIMD search exists (Q2_K, Q4_K, Q5_K).
   QuantizeFn quantize = nullptr;
   KernelLevel level = KernelLevel::Scalar;  // level of the vec_dot actually used
+  // Faster decode where the level has it; reads the same act_type row (after
+  // prepare), gives the same sums as vec_dot up to float rounding.
+  DecodeKernels decode;
 };
+
+// n half-precision values to floats (exact).
+using HalfToFloatFn = void (*)(const uint16_t* src, float* dst, int64_t n);
 
 struct KernelTable {
   KernelLevel level = KernelLevel::Scalar;
   std::array<TypeKernels, 32> by_type{};  // indexed by the DType id
   QuantizeFn quantize_q8_0 = nullptr;
   QuantizeFn quantize_q8_k = nullptr;
+  // F16 rows (the KV cache) to floats: F16C where present.
+  HalfToFloatFn f16_to_f32 = nullptr;
 
   bool supports(DType weight) const {
     const auto id = static_cast<size_t>(weight);
