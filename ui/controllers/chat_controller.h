@@ -10,7 +10,9 @@
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
+#include <map>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "engine/engine_client.h"
@@ -137,6 +139,15 @@ class ChatController : public QObject {
   QString search_query_;
   QTimer search_debounce_;
   quint64 search_generation_ = 0;
+
+  // The messages a request sent (nullopt for the system prompt), so context
+  // events naming them by index can be stored; kept for the last few requests
+  // because a background summary reports after its request finished.
+  struct SentTurns {
+    ConversationKey conversation;
+    std::vector<std::optional<MessageKey>> messages;
+  };
+  std::map<RequestId, SentTurns> sent_;
 
   std::optional<ActiveReply> active_;
   bool starting_ = false;  // storage is writing the new turn; generation not started yet

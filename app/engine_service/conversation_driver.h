@@ -1,0 +1,93 @@
+// Drives the engine's runtime::Conversation for the app: one conversation's
+// context is kept between requests (a follow-up prefills only its new
+// message), the conversation's overflow policy makes room (stop, evict with
+// K-shift, summarize), and every action comes back as a ui::ContextEvent
+// naming the messages it affected. A due summary is background work done one
+// token per step; a reply pre-empts it.
+#pragma once
+
+#include <hearth/engine/kv/prefix_index.h>
+#include <hearth/engine/runtime/conversation.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "engine/engine_types.h"
+#include "engine_service/chat_transcript.h"
+
+namespace hearth::app {
+
+class ConversationDriver {
+ public:
+  using EventFn = std::function<void(const ui::ContextEvent&)>;
+
+  struct Engine {
+    runtime::Session* session = nullptr;
+    const model::Model* model = nullptr;
+    backend::Backend* backend = nullptr;
+    kv::PrefixIndex* prefixes = nullptr;  // may be null
+    ChatTranscript::RenderFn render;
+    runtime::DetokenizeFn detokenize;
+    std::vector<int32_t> summary_request;  // asks the model for a summary
+    std::vector<int32_t> note_prefix;      // starts the pinned note
+    std::vector<int32_t> end_of_generation;
+  };
+  explicit ConversationDriver(Engine engine) : engine_(std::move(engine)) {}
+
+  struct Prepared {
+    std::vector<int32_t> prompt;  // the last user message's tokens; room is made for them and the reply
+    std::string stopped;          // non-empty: the policy could not make room (why, for the user)
+  };
+  // Brings the context to the request's conversation up to (not including)
+  // its last message, which must be the user's, and makes room for that
+  // message and `reply_room` tokens. Rebuilds the context when the request
+  // does not continue what the context holds (another conversation, an edit
+  // further back than the context keeps, another policy).
+  Result<Prepared> prepare(const ui::GenerationRequest& request, runtime::OverflowPolicy policy,
+                           int64_t reply_room, const EventFn& on_event);
+  // Call before prefilling the prompt and after the reply has been generated.
+  void begin_reply();
+  // `shown` is the reply's text as the user sees it (and sends back next time).
+  void end_reply(const QString& shown, size_t reply_tokens_in_context);
+
+  bool has_background_work() const { return summary_wanted_; }
+  Status background_step(const EventFn& on_event);
+  // A reply arrived: a finished summary is applied, an unfinished one dropped.
+  Status preempt(const EventFn& on_event);
+
+  // The context was reset outside the driver (model unload).
+  void forget();
+
+ private:
+  struct TurnMessages {
+    qsizetype first = 0;  // indices into the transcript's messages
+    qsizetype last = 0;
+    size_t produced_at = 0;  // transcript tokens before this turn
+  };
+  struct Pending {
+    std::vector<int32_t> tokens;
+    TurnMessages messages;
+  };
+
+  Status rebuild(const ui::GenerationRequest& request, runtime::OverflowPolicy policy);
+  // Rewinds to the turn holding message `changed` when the context still has it.
+  bool rewind_to(qsizetype changed);
+  Status apply_rollback(size_t rollback, std::vector<Pending>& pending);
+  // Sends the conversation's events on; a Stopped event's reason goes to `stopped`.
+  void forward_events(const EventFn& on_event, std::string* stopped);
+  runtime::ConversationConfig config(runtime::OverflowPolicy policy) const;
+
+  Engine engine_;
+  qint64 conversation_id_ = -1;
+  runtime::OverflowPolicy policy_ = runtime::OverflowPolicy::Stop;
+  std::unique_ptr<runtime::Conversation> conv_;
+  std::optional<ChatTranscript> transcript_;
+  std::map<int64_t, TurnMessages> turns_;  // exchange turn id -> its messages
+  TurnMessages reply_turn_;                // the exchange being generated
+  std::unique_ptr<runtime::SummaryJob> summary_;
+  bool summary_wanted_ = false;
+};
+
+}  // namespace hearth::app
