@@ -175,6 +175,30 @@ TEST_F(RuntimeService, EvictDropsTheOldestWholeExchangesAndKeepsAnswering) {
   EXPECT_LT(next, static_cast<int>(history.size()));  // the newest exchange is kept
 }
 
+// Regenerating the last reply rewinds the context to the start of that
+// exchange: greedy decoding then gives the same reply, which it would not if
+// the rewind left the old reply's K/V (or positions) behind.
+TEST_F(RuntimeService, RegenerateRewindsToTheTurnAndRepeatsTheGreedyReply) {
+  policy = QStringLiteral("evict");
+  start(512);
+  for (int i = 0; i < 3; ++i) {
+    exchange(kMessages[i]);
+    if (HasFatalFailure()) return;
+  }
+  const QString original = history.back().text;
+  const int used = stats.back().context_used;
+  ASSERT_FALSE(original.isEmpty());
+  for (int again = 0; again < 2; ++again) {
+    history.removeLast();  // the reply
+    history.removeLast();  // its message, which request_for appends again
+    exchange(kMessages[2]);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(history.back().text, original) << "regeneration " << again;
+    EXPECT_EQ(stats.back().context_used, used);
+  }
+  EXPECT_TRUE(events.empty());
+}
+
 TEST_F(RuntimeService, SummarizeRunsInTheBackgroundAndReportsTheNote) {
   policy = QStringLiteral("summarize");
   start(128);
