@@ -172,25 +172,38 @@ Result<ConversationDriver::Prepared> ConversationDriver::prepare(const ui::Gener
     const int64_t free = engine_.session->n_ctx() - static_cast<int64_t>(engine_.session->context().size());
     const int64_t needed = static_cast<int64_t>(out.prompt.size()) + reply_room;
     size_t skip = 0;
-    int64_t skipped_tokens = 0;
     int64_t rest = size_of(pending);
     while (skip < pending.size() && rest + needed > free) {
-      const auto n = static_cast<int64_t>(pending[skip].tokens.size());
-      rest -= n;
-      skipped_tokens += n;
+      rest -= static_cast<int64_t>(pending[skip].tokens.size());
       ++skip;
     }
     if (skip > 0) {
+      // Messages an earlier rebuild of this conversation already reported stay unreported.
+      if (reported_conversation_ != conversation_id_) reported_through_ = -1;
+      reported_conversation_ = conversation_id_;
       ui::ContextEvent e;
       e.kind = ui::ContextEvent::Kind::Dropped;
       e.conversation_id = conversation_id_;
       e.at_token = static_cast<int>(engine_.session->context().size());
-      e.turns = static_cast<int>(skip);
-      e.first_message = static_cast<int>(pending.front().messages.first);
-      e.last_message = static_cast<int>(pending[skip - 1].messages.last);
-      e.tokens_freed = static_cast<int>(skipped_tokens);
-      if (on_event) on_event(e);
+      for (size_t k = 0; k < skip; ++k) {
+        if (pending[k].messages.last <= reported_through_) continue;
+        if (e.first_message < 0) e.first_message = static_cast<int>(pending[k].messages.first);
+        e.last_message = static_cast<int>(pending[k].messages.last);
+        e.tokens_freed += static_cast<int>(pending[k].tokens.size());
+        ++e.turns;
+      }
+      if (e.turns > 0 && on_event) on_event(e);
+      reported_through_ = std::max<qsizetype>(reported_through_, pending[skip - 1].messages.last);
       pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(skip));
+    }
+  }
+  if (!rebuilt && !engine_.can_shift && policy != runtime::OverflowPolicy::Stop) {
+    // Without K-shift (the cache is not host-visible: a discrete GPU) room is
+    // made the way a rebuild makes it: prefilling only the newest turns that fit.
+    const int64_t used = static_cast<int64_t>(engine_.session->context().size());
+    if (used + size_of(pending) + static_cast<int64_t>(out.prompt.size()) + reply_room > engine_.session->n_ctx()) {
+      forget();
+      return prepare(request, policy, reply_room, on_event);
     }
   }
   for (const Pending& p : pending) {
@@ -220,7 +233,7 @@ void ConversationDriver::end_reply(const QString& shown, size_t reply_tokens_in_
   const auto& ctx = engine_.session->context();
   const size_t n = std::min(reply_tokens_in_context, ctx.size());
   transcript_->reply(shown, std::span<const int32_t>(ctx).subspan(ctx.size() - n));
-  if (policy_ == runtime::OverflowPolicy::Summarize && !conv_->turns().empty()) {
+  if (policy_ == runtime::OverflowPolicy::Summarize && engine_.can_shift && !conv_->turns().empty()) {
     // The next turn is expected to be about as long as this one.
     const auto& t = conv_->turns().back();
     if (conv_->summary_due(t.end - t.begin)) {

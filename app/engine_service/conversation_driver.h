@@ -28,6 +28,10 @@ class ConversationDriver {
     const model::Model* model = nullptr;
     backend::Backend* backend = nullptr;
     kv::PrefixIndex* prefixes = nullptr;  // may be null
+    // Whether cached keys can be moved and re-rotated (and blocks copied in
+    // and out): only when the cache is host-visible. Without it evict and
+    // summarize make room by prefilling the newest turns that fit again.
+    bool can_shift = true;
     ChatTranscript::RenderFn render;
     runtime::DetokenizeFn detokenize;
     std::vector<int32_t> summary_request;  // asks the model for a summary
@@ -88,6 +92,10 @@ class ConversationDriver {
   TurnMessages reply_turn_;                // the exchange being generated
   std::unique_ptr<runtime::SummaryJob> summary_;
   bool summary_wanted_ = false;
+  // The newest message a rebuild reported as dropped, so a later rebuild of
+  // the same conversation does not report it again.
+  qint64 reported_conversation_ = -1;
+  qsizetype reported_through_ = -1;
 };
 
 }  // namespace hearth::app

@@ -234,7 +234,10 @@ class RuntimeChatEngine final : public ChatEngine {
     e.session = session_.get();
     e.model = model_.get();
     e.backend = backend_.get();
-    e.prefixes = &*prefixes_;
+    // K-shift and the prefix index copy rows on the host: a cache in
+    // device-only memory (a discrete GPU) does without both.
+    e.can_shift = session_->cache().layer_view(0).k != nullptr;
+    e.prefixes = e.can_shift ? &*prefixes_ : nullptr;
     e.render = [this](const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) { return render(turns, prompt); };
     e.detokenize = [this](int32_t t) { return tokenizer_->token_to_piece(t); };
     e.end_of_generation = end_of_generation();
