@@ -103,7 +103,9 @@ TEST_P(DriverEvict, WithoutKShiftPrefillsTheNewestTurnsInstead) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shift, DriverEvict, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? std::string("KShift") : std::string("Reprefill"); });
+                         [](const auto& param_info) {
+                           return param_info.param ? std::string("KShift") : std::string("Reprefill");
+                         });
 
 }  // namespace
 }  // namespace hearth::app
