@@ -98,6 +98,7 @@ TEST_P(ChatControllerTest, SendStreamsReplyIntoViewAndStore) {
   EXPECT_EQ(chat->conversations()->rowCount(), 1);
   EXPECT_EQ(chat->currentTitle(), QStringLiteral("Tell me a story"));
   EXPECT_DOUBLE_EQ(chat->lastTokensPerSecond(), 250);
+  EXPECT_DOUBLE_EQ(chat->lastPauseMs(), 30);
   EXPECT_EQ(chat->contextMax(), 512);
 
   // The engine saw the system prompt, then the user's message.

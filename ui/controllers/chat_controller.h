@@ -43,6 +43,8 @@ class ChatController : public QObject {
   Q_PROPERTY(QString composerHint READ composerHint NOTIFY composerChanged)
   Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
   Q_PROPERTY(double lastTtftMs READ lastTtftMs NOTIFY statsChanged)
+  // How long the last reply waited for background work (a summary step) to yield.
+  Q_PROPERTY(double lastPauseMs READ lastPauseMs NOTIFY statsChanged)
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
@@ -68,6 +70,7 @@ class ChatController : public QObject {
   QString composerHint() const;
   double lastTokensPerSecond() const { return last_stats_.tokens_per_second; }
   double lastTtftMs() const { return last_stats_.ttft_ms; }
+  double lastPauseMs() const { return last_stats_.pause_ms; }
   int contextUsed() const { return last_stats_.context_used; }
   int contextMax() const;
   QVariantList contextMarkers() const { return markers_; }
