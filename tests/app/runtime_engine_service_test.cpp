@@ -1,7 +1,8 @@
 // EngineService over the real engine (stories260K, CPU) driving the runtime's
 // Conversation: with a context far smaller than the chat, evict drops the
 // oldest whole exchanges (events name the messages, oldest first, contiguous)
-// and the chat keeps answering; summarize runs the summary as background
+// and the chat keeps answering; stop refuses the turn that does not fit with a
+// reason; a regenerated reply rewinds to its turn; summarize runs the summary as background
 // steps after a reply and reports a Summarized event; a reply that arrives
 // while the summary runs pre-empts it after at most one step, and its
 // pause_ms covers the step it waited for.
@@ -173,6 +174,25 @@ TEST_F(RuntimeService, EvictDropsTheOldestWholeExchangesAndKeepsAnswering) {
     next = e.last_message + 1;
   }
   EXPECT_LT(next, static_cast<int>(history.size()));  // the newest exchange is kept
+}
+
+TEST_F(RuntimeService, StopRefusesTheTurnThatDoesNotFitAndSaysWhy) {
+  policy = QStringLiteral("stop");
+  start(128);
+  int answered = 0;
+  for (int i = 0; i < 8 && failures.empty(); ++i) {
+    reply.clear();
+    const size_t done = stats.size();
+    service->generate(++request_id, request_for(kMessages[i % kMessages.size()]));
+    if (stats.size() == done) break;
+    ++answered;
+    history.append({ui::ChatRole::User, kMessages[i % kMessages.size()]});
+    history.append({ui::ChatRole::Assistant, reply});
+  }
+  EXPECT_GE(answered, 1);
+  ASSERT_EQ(failures.size(), 1);
+  EXPECT_TRUE(failures[0].contains(QStringLiteral("context full"))) << failures[0].toStdString();
+  EXPECT_TRUE(events.empty());  // nothing was dropped or summarised
 }
 
 // Regenerating the last reply rewinds the context to the start of that
