@@ -271,8 +271,25 @@ Status ConversationDriver::background_step(const EventFn& on_event) {
   return {};
 }
 
-Status ConversationDriver::preempt(const EventFn& on_event) {
+Status ConversationDriver::preempt(int64_t reply_room, const EventFn& on_event) {
   if (!summary_) return {};
+  if (!summary_->done() && !conv_->turns().empty()) {
+    // When the next exchange (about as long as the last, plus the reply) will
+    // not fit without the summary, make_room would have to summarise from
+    // scratch: finishing the steps left is the shorter wait.
+    const auto& t = conv_->turns().back();
+    if (t.end + (t.end - t.begin) + reply_room > engine_.session->n_ctx()) {
+      while (true) {
+        auto done = summary_->step();
+        if (!done.ok()) {
+          summary_.reset();
+          summary_wanted_ = false;
+          return done.error();
+        }
+        if (*done) break;
+      }
+    }
+  }
   if (summary_->done()) {
     auto finished = summary_->finish();
     summary_.reset();

@@ -58,8 +58,10 @@ class ConversationDriver {
 
   bool has_background_work() const { return summary_wanted_; }
   Status background_step(const EventFn& on_event);
-  // A reply arrived: a finished summary is applied, an unfinished one dropped.
-  Status preempt(const EventFn& on_event);
+  // A reply arrived: a finished summary is applied; an unfinished one is
+  // dropped, or finished first when the reply (`reply_room` tokens after a
+  // message about as long as the last exchange) would not fit without it.
+  Status preempt(int64_t reply_room, const EventFn& on_event);
 
   // The context was reset outside the driver (model unload).
   void forget();

@@ -126,8 +126,12 @@ class RuntimeChatEngine final : public ChatEngine {
     const auto started = std::chrono::steady_clock::now();
     HEARTH_TRY(const runtime::OverflowPolicy policy,
                runtime::parse_overflow_policy(request.overflow_policy.toStdString()));
+    // A reply may use at most a quarter of the context, so evicting or
+    // summarising always leaves it room.
+    const int64_t reply_room =
+        std::min<int64_t>(std::max(1, request.max_new_tokens), std::max<int64_t>(8, session_->n_ctx() / 4));
     // A reply pre-empts background work (a summary in progress).
-    HEARTH_CHECK(driver_->preempt(on_event));
+    HEARTH_CHECK(driver_->preempt(reply_room, on_event));
     const double pause_ms =
         request.sent_at_ns > 0
             ? std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch() -
@@ -135,10 +139,6 @@ class RuntimeChatEngine final : public ChatEngine {
                                 .count())
             : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 
-    // A reply may use at most a quarter of the context, so evicting or
-    // summarising always leaves it room.
-    const int64_t reply_room =
-        std::min<int64_t>(std::max(1, request.max_new_tokens), std::max<int64_t>(8, session_->n_ctx() / 4));
     auto prepared = driver_->prepare(request, policy, reply_room, on_event);
     if (!prepared.ok()) {
       // The context is in an unknown state; the next request starts over.

@@ -275,9 +275,9 @@ TEST_F(RuntimeService, AReplyPreemptsTheSummaryAfterAtMostOneStep) {
   EXPECT_GE(stats.back().pause_ms, logging->step_ms[0]);
   std::printf("[ pause ] reply waited %.2f ms (one summary step took %.2f ms)\n", stats.back().pause_ms,
               logging->step_ms[0]);
-  // The dropped job is made again when a later reply leaves a summary due
-  // (or, when the reply itself needed the room, at the limit, its pause in
-  // the event); either way the chat ends up summarised and keeps answering.
+  // The reply either finished the job first (it needed the room; the
+  // summary's own time is in its event) or dropped it, and then a later
+  // reply makes it due again; either way the chat ends up summarised.
   for (int i = 1; i < 12 && events.empty(); ++i) {
     settle_background();
     if (events.empty()) exchange(kMessages[i % kMessages.size()]);
