@@ -45,6 +45,7 @@ class ChatEngine {
 
 // The engine this build links: the runtime when the engine library provides
 // one, otherwise an engine that explains why no model can be loaded.
-std::unique_ptr<ChatEngine> make_default_chat_engine();
+// `prefix_cache_dir` (empty: none) keeps system-prompt KV on disk between runs.
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir = QString());
 
 }  // namespace hearth::app

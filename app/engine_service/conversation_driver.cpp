@@ -1,5 +1,7 @@
 #include "engine_service/conversation_driver.h"
 
+#include <hearth/engine/runtime/prefix_persist.h>
+
 #include <algorithm>
 
 namespace hearth::app {
@@ -45,9 +47,27 @@ Status ConversationDriver::rebuild(const ui::GenerationRequest& request, runtime
                                                   config(policy), engine_.detokenize, engine_.prefixes);
   transcript_.emplace(engine_.render);
   HEARTH_TRY(const auto pinned, transcript_->start(request.turns.mid(0, leading_system(request.turns))));
+  const bool use_disk = engine_.disk && engine_.can_shift && pinned.size() > 1 &&
+                        std::find(disk_known_.begin(), disk_known_.end(), pinned) == disk_known_.end();
+  if (use_disk) {
+    engine_.session->reset();
+    // A stale or corrupt file is deleted by the cache and not used; a failed
+    // lookup only costs the prefill.
+    auto restored = runtime::restore_prefix(*engine_.disk, engine_.model_identity, *engine_.session, pinned);
+    restored_from_disk_ = restored.ok() ? *restored : 0;
+  }
   // The system prompt's blocks come from the prefix index when another
   // conversation (or an earlier run of this one) prefilled them.
   HEARTH_CHECK(conv_->set_system(pinned));
+  if (use_disk) {
+    disk_known_.push_back(pinned);
+    // restore_prefix looks up all but the last pinned token (prefilled for
+    // fresh logits), so that is what is saved. Saving is best effort.
+    const auto whole = static_cast<int64_t>(pinned.size());
+    if (restored_from_disk_ + 1 < whole) {
+      (void)runtime::save_prefix(*engine_.disk, engine_.model_identity, *engine_.session, whole - 1);
+    }
+  }
   conversation_id_ = request.conversation_id;
   policy_ = policy;
   return {};
@@ -124,6 +144,7 @@ Result<ConversationDriver::Prepared> ConversationDriver::prepare(const ui::Gener
                                                                  runtime::OverflowPolicy policy, int64_t reply_room,
                                                                  const EventFn& on_event) {
   const QList<ui::ChatTurn>& turns = request.turns;
+  restored_from_disk_ = 0;
   if (turns.isEmpty() || turns.back().role != ui::ChatRole::User) {
     return make_error(ErrorCode::InvalidArgument, "the conversation must end with the user's message");
   }

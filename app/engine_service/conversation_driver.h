@@ -6,6 +6,7 @@
 // token per step; a reply pre-empts it.
 #pragma once
 
+#include <hearth/engine/kv/prefix_disk_cache.h>
 #include <hearth/engine/kv/prefix_index.h>
 #include <hearth/engine/runtime/conversation.h>
 
@@ -32,6 +33,10 @@ class ConversationDriver {
     // and out): only when the cache is host-visible. Without it evict and
     // summarize make room by prefilling the newest turns that fit again.
     bool can_shift = true;
+    // Saved system prompts (may be null): a rebuilt context restores its
+    // pinned start from here, and saves it when it had to be computed.
+    kv::PrefixDiskCache* disk = nullptr;
+    kv::ModelIdentity model_identity;
     ChatTranscript::RenderFn render;
     runtime::DetokenizeFn detokenize;
     std::vector<int32_t> summary_request;  // asks the model for a summary
@@ -65,6 +70,8 @@ class ConversationDriver {
 
   // The context was reset outside the driver (model unload).
   void forget();
+  // Pinned positions the last prepare() restored from the disk cache.
+  int64_t restored_from_disk() const { return restored_from_disk_; }
 
  private:
   struct TurnMessages {
@@ -98,6 +105,10 @@ class ConversationDriver {
   // the same conversation does not report it again.
   qint64 reported_conversation_ = -1;
   qsizetype reported_through_ = -1;
+  int64_t restored_from_disk_ = 0;
+  // Pinned starts this engine already looked up or saved: the prefix index
+  // holds them now, so the disk is not asked again.
+  std::vector<std::vector<int32_t>> disk_known_;
 };
 
 }  // namespace hearth::app

@@ -19,6 +19,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -48,8 +49,13 @@ const char* role_text(ui::ChatRole role) {
   return "user";
 }
 
+// Disk budget of the saved system prompts; the least recently used go first.
+constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
+
 class RuntimeChatEngine final : public ChatEngine {
  public:
+  explicit RuntimeChatEngine(QString prefix_cache_dir) : prefix_cache_dir_(std::move(prefix_cache_dir)) {}
+
   Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
     unload();
     const std::string path = request.model_path.toStdString();
@@ -111,6 +117,7 @@ class RuntimeChatEngine final : public ChatEngine {
 
   void unload() override {
     driver_.reset();
+    disk_.reset();
     prefixes_.reset();
     session_.reset();
     backend_.reset();
@@ -203,6 +210,7 @@ class RuntimeChatEngine final : public ChatEngine {
     stats.context_max = static_cast<int>(session_->n_ctx());
     stats.stop_reason = QString::fromLatin1(runtime::to_string(result->reason));
     stats.pause_ms = pause_ms;
+    stats.prefix_restored_tokens = static_cast<int>(driver_->restored_from_disk());
     return stats;
   }
 
@@ -238,6 +246,13 @@ class RuntimeChatEngine final : public ChatEngine {
     // device-only memory (a discrete GPU) does without both.
     e.can_shift = session_->cache().layer_view(0).k != nullptr;
     e.prefixes = e.can_shift ? &*prefixes_ : nullptr;
+    if (!prefix_cache_dir_.isEmpty() && identity.ok()) {
+      std::error_code ec;
+      std::filesystem::create_directories(prefix_cache_dir_.toStdString(), ec);
+      disk_.emplace(prefix_cache_dir_.toStdString(), kPrefixCacheBudget);
+      e.disk = &*disk_;
+      e.model_identity = *identity;
+    }
     e.render = [this](const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) { return render(turns, prompt); };
     e.detokenize = [this](int32_t t) { return tokenizer_->token_to_piece(t); };
     e.end_of_generation = end_of_generation();
@@ -295,12 +310,16 @@ class RuntimeChatEngine final : public ChatEngine {
   std::optional<chat::Template> template_;
   std::unique_ptr<backend::Backend> backend_;
   std::unique_ptr<runtime::Session> session_;
+  QString prefix_cache_dir_;
   std::optional<kv::PrefixIndex> prefixes_;
+  std::optional<kv::PrefixDiskCache> disk_;
   std::unique_ptr<ConversationDriver> driver_;  // after the session it drives
 };
 
 }  // namespace
 
-std::unique_ptr<ChatEngine> make_default_chat_engine() { return std::make_unique<RuntimeChatEngine>(); }
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir) {
+  return std::make_unique<RuntimeChatEngine>(prefix_cache_dir);
+}
 
 }  // namespace hearth::app

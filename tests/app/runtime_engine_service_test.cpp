@@ -14,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <gtest/gtest.h>
@@ -21,6 +22,8 @@
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include <hearth/engine/kv/prefix_disk_cache.h>
 
 #include "engine_service/engine_service.h"
 
@@ -285,6 +288,49 @@ TEST_F(RuntimeService, AReplyPreemptsTheSummaryAfterAtMostOneStep) {
   }
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.front().kind, ui::ContextEvent::Kind::Summarized);
+}
+
+// The system prompt's KV survives an engine restart: the first engine
+// computes it and saves it to the prefix cache folder, a new engine restores
+// it from there (all but its last token), and greedy decoding gives the same
+// reply as with the computed KV. tiny-llama-f32 has a chat template, so this
+// also runs the template path of the app's transcript.
+TEST(RuntimePrefixCache, TheSystemPromptComesBackFromDiskAfterARestart) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  auto run = [&](QString& text) {
+    EngineService service(make_default_chat_engine(dir.path()));
+    QSignalSpy loaded(&service, &EngineService::modelLoaded);
+    ui::LoadRequest load;
+    load.model_path = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/tiny-llama-f32.gguf");
+    load.context_length = 256;
+    load.kv_cache_type = QStringLiteral("f16");
+    load.gpu_layers = 0;
+    load.threads = 1;
+    service.load(load);
+    EXPECT_EQ(loaded.size(), 1);
+    QObject::connect(&service, &EngineService::chunk, [&](ui::RequestId, const QString& piece) { text += piece; });
+    QSignalSpy finished(&service, &EngineService::finished);
+    QSignalSpy failed(&service, &EngineService::failed);
+    ui::GenerationRequest r;
+    r.turns = {{ui::ChatRole::System, QStringLiteral("You are a helpful assistant who answers briefly and kindly.")},
+               {ui::ChatRole::User, QStringLiteral("Hello there")}};
+    r.sampling.temperature = 0;
+    r.sampling.repeat_penalty = 1.0;
+    r.max_new_tokens = 8;
+    r.conversation_id = 1;
+    service.generate(1, r);
+    EXPECT_TRUE(failed.isEmpty()) << (failed.isEmpty() ? "" : failed.at(0).at(1).toString().toStdString());
+    return finished.isEmpty() ? ui::GenerationStats{} : finished.at(0).at(1).value<ui::GenerationStats>();
+  };
+  QString first_text, second_text;
+  const auto first = run(first_text);
+  EXPECT_EQ(first.prefix_restored_tokens, 0);
+  EXPECT_GT(first.generated_tokens, 0);
+  EXPECT_EQ(kv::PrefixDiskCache(dir.path().toStdString(), 1ull << 30).entry_count(), 1u);
+  const auto second = run(second_text);
+  EXPECT_GT(second.prefix_restored_tokens, 10);
+  EXPECT_EQ(second_text, first_text);
 }
 
 }  // namespace

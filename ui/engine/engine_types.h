@@ -79,6 +79,7 @@ struct GenerationStats {
   int context_max = 0;
   QString stop_reason;  // "eos", "length", "cancelled", "context"
   double pause_ms = 0;  // from sending to the start of the reply (waiting on background work)
+  int prefix_restored_tokens = 0;  // system-prompt positions loaded from the disk cache for this reply
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.
