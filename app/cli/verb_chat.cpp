@@ -6,12 +6,15 @@
 #include <hearth/engine/kv/prefix_disk_cache.h>
 #include <hearth/engine/kv/prefix_index.h>
 #include <hearth/engine/runtime/conversation.h>
+#include <hearth/engine/runtime/prefix_persist.h>
 #include <hearth/engine/runtime/session.h>
 #include <hearth/engine/tokenizer/stream_decoder.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "args.h"
@@ -20,14 +23,21 @@
 #include "verbs.h"
 
 namespace hearth::cli {
+namespace {
+
+// Disk budget of --prefix-cache; the least recently used entries go first.
+constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
+
+}  // namespace
 
 int run_chat(const std::vector<std::string>& argv) {
-  VerbSpec spec{"chat", "--model M.gguf [--system S] [--ctx N] [--overflow stop|evict|summarize] ...",
+  VerbSpec spec{"chat", "--model M.gguf [--system S] [--ctx N] [--overflow stop|evict|summarize] [--prefix-cache DIR] ...",
                 "Interactive chat in the terminal; /reset starts over, /stats shows speed figures.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"system", FlagKind::Value, "system prompt", "", "TEXT"},
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"overflow", FlagKind::Value, "at the context limit: stop, evict or summarize (default stop)", "", "POLICY"},
+                 {"prefix-cache", FlagKind::Value, "folder of saved system-prompt KV (a second run starts warm)", "", "DIR"},
                  {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
@@ -103,9 +113,40 @@ int run_chat(const std::vector<std::string>& argv) {
   // A reply may use at most a quarter of the context, so evicting or
   // summarising always leaves it room.
   opt.max_tokens = static_cast<int32_t>(std::min<int64_t>(*n, std::max<int64_t>(8, *ctx / 4)));
+  // --prefix-cache: the system prompt's K/V is loaded from the folder when a
+  // previous run saved it, and saved when it had to be computed.
+  std::optional<kv::PrefixDiskCache> disk;
+  if (args->has("prefix-cache")) {
+    if (!identity.ok()) {
+      std::fprintf(stderr, "chat: %s\n", identity.error().message.c_str());
+      return kExitBadInput;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(*args->get("prefix-cache"), ec);
+    disk.emplace(*args->get("prefix-cache"), kPrefixCacheBudget);
+  }
   auto restart = [&]() -> Status {
     HEARTH_TRY(const auto pinned, chat.start());
-    return conv.set_system(pinned);
+    int64_t restored = 0;
+    if (disk && pinned.size() > 1) {
+      // A stale or corrupt file is deleted by the cache and simply not used.
+      HEARTH_TRY(restored, runtime::restore_prefix(*disk, *identity, **session, pinned));
+    }
+    HEARTH_CHECK(conv.set_system(pinned));
+    if (disk && pinned.size() > 1) {
+      // restore_prefix looks up all but the last token (which is prefilled
+      // for fresh logits), so that is what is saved and a complete hit.
+      const auto whole = static_cast<int64_t>(pinned.size());
+      if (restored + 1 < whole) {
+        HEARTH_CHECK(runtime::save_prefix(*disk, *identity, **session, whole - 1));
+        std::fprintf(stderr, "[prefix cache: system prompt (%lld tokens) computed and saved]\n",
+                     static_cast<long long>(whole));
+      } else {
+        std::fprintf(stderr, "[prefix cache: %lld of %lld system prompt tokens restored from disk]\n",
+                     static_cast<long long>(restored), static_cast<long long>(whole));
+      }
+    }
+    return {};
   };
   if (auto st = restart(); !st.ok()) {
     std::fprintf(stderr, "chat: %s\n", st.error().message.c_str());

@@ -32,10 +32,20 @@ class ChatEngine {
                                                const PieceFn& on_piece,
                                                const ContextEventFn& on_event,
                                                const CancelledFn& cancelled) = 0;
+
+  // Lower-priority work (a due summary): the service runs it one step (one
+  // token) at a time while no reply is waiting, so a reply that arrives
+  // pre-empts it after at most one step.
+  virtual bool has_background_work() const { return false; }
+  virtual Status background_step(const ContextEventFn& on_event) {
+    (void)on_event;
+    return {};
+  }
 };
 
 // The engine this build links: the runtime when the engine library provides
 // one, otherwise an engine that explains why no model can be loaded.
-std::unique_ptr<ChatEngine> make_default_chat_engine();
+// `prefix_cache_dir` (empty: none) keeps system-prompt KV on disk between runs.
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir = QString());
 
 }  // namespace hearth::app

@@ -1,6 +1,7 @@
 #include "engine_service/engine_service.h"
 
 #include <QThread>
+#include <QtGlobal>
 
 namespace hearth::app {
 
@@ -67,6 +68,7 @@ void EngineService::generate(ui::RequestId id, const ui::GenerationRequest& requ
   auto on_event = [&](const ui::ContextEvent& event) { emit contextEvent(id, event); };
   auto cancelled = [&] { return cancelled_up_to_.load(std::memory_order_relaxed) >= id; };
 
+  last_request_ = id;
   Result<ui::GenerationStats> stats = engine_->generate(request, on_piece, on_event, cancelled);
   flush();
   if (!stats.ok()) {
@@ -74,6 +76,25 @@ void EngineService::generate(ui::RequestId id, const ui::GenerationRequest& requ
     return;
   }
   emit finished(id, stats.value());
+  schedule_background();
+}
+
+void EngineService::schedule_background() {
+  if (background_queued_ || !loaded_ || !engine_->has_background_work()) return;
+  background_queued_ = true;
+  QMetaObject::invokeMethod(this, &EngineService::run_background, Qt::QueuedConnection);
+}
+
+void EngineService::run_background() {
+  background_queued_ = false;
+  if (!loaded_ || !engine_->has_background_work()) return;
+  const ui::RequestId id = last_request_;
+  Status st = engine_->background_step([&](const ui::ContextEvent& event) { emit contextEvent(id, event); });
+  // Background work is best effort: a failed summary leaves the conversation
+  // as it was, and evict still makes room at the limit.
+  if (!st.ok()) qWarning("background work failed: %s", st.error().message.c_str());
+  emit backgroundStepped();
+  schedule_background();
 }
 
 }  // namespace hearth::app

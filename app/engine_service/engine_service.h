@@ -42,14 +42,24 @@ class EngineService : public QObject {
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
   void failed(hearth::ui::RequestId id, const QString& message);
   void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);
+  // One step of background work ran (tests watch the scheduling).
+  void backgroundStepped();
 
  private:
+  // Queues one step of the engine's background work behind whatever is
+  // already queued, so a reply the GUI sent first runs first.
+  void schedule_background();
+  void run_background();
+
   std::unique_ptr<ChatEngine> engine_;
   bool loaded_ = false;
   // The newest request id the GUI asked to cancel; ids only grow, so every
   // id at or below it is cancelled (covers a cancel that arrives before the
   // generation starts).
   std::atomic<ui::RequestId> cancelled_up_to_{0};
+  // Background events are reported under the request that made the work due.
+  ui::RequestId last_request_ = 0;
+  bool background_queued_ = false;
 };
 
 }  // namespace hearth::app

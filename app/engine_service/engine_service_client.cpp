@@ -2,6 +2,8 @@
 
 #include "engine_service/engine_service.h"
 
+#include <chrono>
+
 namespace hearth::app {
 
 EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QObject* parent)
@@ -45,8 +47,14 @@ void EngineServiceClient::unloadModel() {
 void EngineServiceClient::generate(ui::RequestId id, const ui::GenerationRequest& request) {
   newest_request_ = std::max(newest_request_, id);
   EngineService* service = service_;
+  ui::GenerationRequest sent = request;
+  if (sent.sent_at_ns == 0) {
+    sent.sent_at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  }
   QMetaObject::invokeMethod(
-      service, [service, id, request] { service->generate(id, request); }, Qt::QueuedConnection);
+      service, [service, id, sent] { service->generate(id, sent); }, Qt::QueuedConnection);
 }
 
 void EngineServiceClient::cancel(ui::RequestId id) { service_->cancel(id); }

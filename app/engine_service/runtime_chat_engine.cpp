@@ -1,12 +1,14 @@
 // The ChatEngine over the engine library: model load with progress, the
-// model's tokenizer and chat template, a runtime Session that keeps its KV
-// cache between replies (a follow-up only prefills what is new), and the
-// figures the status line shows.
+// model's tokenizer and chat template, a runtime Session whose context a
+// ConversationDriver keeps between replies (a follow-up only prefills what is
+// new; the conversation's overflow policy makes room), and the figures the
+// status line shows.
 #include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/tools/model_info.h>
 #include <hearth/engine/tokenizer/stream_decoder.h>
 #include <hearth/engine/chat/json.h>
 #include <hearth/engine/chat/template.h>
+#include <hearth/engine/kv/prefix_disk_cache.h>
 #include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/session.h>
@@ -17,17 +19,17 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <filesystem>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <random>
 
 #include "engine_service/chat_engine.h"
+#include "engine_service/conversation_driver.h"
 
 namespace hearth::app {
 namespace {
-
-// Tokens kept free for the reply when the prompt is trimmed to the context.
-constexpr int64_t kReplyReserve = 128;
 
 // The tensor type holding most weight bytes: what users call the model's quant.
 QString dominant_type(const gguf::GgufFile& file) {
@@ -47,8 +49,13 @@ const char* role_text(ui::ChatRole role) {
   return "user";
 }
 
+// Disk budget of the saved system prompts; the least recently used go first.
+constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
+
 class RuntimeChatEngine final : public ChatEngine {
  public:
+  explicit RuntimeChatEngine(QString prefix_cache_dir) : prefix_cache_dir_(std::move(prefix_cache_dir)) {}
+
   Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
     unload();
     const std::string path = request.model_path.toStdString();
@@ -87,6 +94,7 @@ class RuntimeChatEngine final : public ChatEngine {
                                             hp.n_ctx_train > 0 ? hp.n_ctx_train : request.context_length);
     HEARTH_TRY(session_, runtime::Session::create(*model_, *backend_,
                                                   runtime::SessionConfig{n_ctx, kv_type, 256}));
+    HEARTH_CHECK(make_driver(path));
 
     ui::ModelInfo info;
     info.path = request.model_path;
@@ -111,6 +119,9 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
   void unload() override {
+    driver_.reset();
+    disk_.reset();
+    prefixes_.reset();
     session_.reset();
     backend_.reset();
     template_.reset();
@@ -122,47 +133,35 @@ class RuntimeChatEngine final : public ChatEngine {
                                        const ContextEventFn& on_event,
                                        const CancelledFn& cancelled) override {
     if (!session_) return make_error(ErrorCode::InvalidArgument, "no model is loaded");
-    QList<ui::ChatTurn> turns = request.turns;
-    HEARTH_TRY(std::vector<int32_t> prompt, tokenize(turns));
+    const auto started = std::chrono::steady_clock::now();
+    HEARTH_TRY(const runtime::OverflowPolicy policy,
+               runtime::parse_overflow_policy(request.overflow_policy.toStdString()));
+    // A reply may use at most a quarter of the context, so evicting or
+    // summarising always leaves it room.
+    const int64_t reply_room =
+        std::min<int64_t>(std::max(1, request.max_new_tokens), std::max<int64_t>(8, session_->n_ctx() / 4));
+    // A reply pre-empts background work (a summary in progress).
+    HEARTH_CHECK(driver_->preempt(reply_room, on_event));
+    const double pause_ms =
+        request.sent_at_ns > 0
+            ? std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch() -
+                                                                      std::chrono::nanoseconds(request.sent_at_ns))
+                                .count())
+            : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 
-    // Drop the oldest turns (never the system prompt or the newest message)
-    // until the prompt leaves room for a reply.
-    int dropped = 0;
-    const int64_t limit = session_->n_ctx() - kReplyReserve;
-    while (static_cast<int64_t>(prompt.size()) > limit) {
-      const int first = !turns.isEmpty() && turns.front().role == ui::ChatRole::System ? 1 : 0;
-      if (turns.size() - first <= 1) break;
-      turns.removeAt(first);
-      ++dropped;
-      HEARTH_TRY(prompt, tokenize(turns));
+    auto prepared = driver_->prepare(request, policy, reply_room, on_event);
+    if (!prepared.ok()) {
+      // The context is in an unknown state; the next request starts over.
+      driver_->forget();
+      return prepared.error();
     }
-    if (dropped > 0) {
-      ui::ContextEvent event;
-      event.kind = ui::ContextEvent::Kind::Dropped;
-      event.turns = dropped;
-      event.at_token = 0;
-      on_event(event);
-    }
-
-    // Reuse the cached prefix: only tokens after what the session holds are prefilled.
-    const auto& held = session_->context();
-    const bool extends = held.size() <= prompt.size() &&
-                         std::equal(held.begin(), held.end(), prompt.begin());
-    std::span<const int32_t> fresh(prompt);
-    if (extends && !held.empty()) {
-      fresh = fresh.subspan(held.size());
-    } else {
-      session_->reset();
-    }
-    if (fresh.empty()) {
-      // Identical prompt (a regenerated reply): recompute the last token's logits.
-      session_->reset();
-      fresh = std::span<const int32_t>(prompt);
+    if (!prepared->stopped.empty()) {
+      driver_->forget();
+      return make_error(ErrorCode::LimitExceeded, prepared->stopped);
     }
 
     runtime::GenerateOptions options;
-    options.max_tokens = static_cast<int32_t>(
-        std::min<int64_t>(request.max_new_tokens, session_->n_ctx() - static_cast<int64_t>(prompt.size())));
+    options.max_tokens = static_cast<int32_t>(reply_room);
     options.sampler.temperature = static_cast<float>(request.sampling.temperature);
     options.sampler.top_k = request.sampling.top_k;
     options.sampler.top_p = static_cast<float>(request.sampling.top_p);
@@ -170,14 +169,12 @@ class RuntimeChatEngine final : public ChatEngine {
     options.sampler.repeat_penalty = static_cast<float>(request.sampling.repeat_penalty);
     options.sampler.seed = request.sampling.seed >= 0 ? static_cast<uint64_t>(request.sampling.seed)
                                                       : std::random_device{}();
-    options.end_of_generation = tokenizer_->vocab().eog;
-    if (tokenizer_->vocab().special.eos != tokenizer::kNoToken) {
-      options.end_of_generation.push_back(tokenizer_->vocab().special.eos);
-    }
+    options.end_of_generation = end_of_generation();
 
     // The session polls an atomic; mirror the service's cancel flag into it.
     std::atomic<bool> cancel{false};
     bool first_piece = true;
+    QString shown;
     // Pieces go out only as whole UTF-8 characters: a character split across
     // tokens is held back until complete (never shown as U+FFFD).
     tokenizer::StreamDecoder stream(*tokenizer_);
@@ -188,31 +185,98 @@ class RuntimeChatEngine final : public ChatEngine {
         if (text.empty()) return;
         first_piece = false;
       }
+      shown += QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
       on_piece(text);
     };
-    HEARTH_TRY(runtime::GenerateResult result,
-               session_->generate(
-                   fresh, options, [&](int32_t t) { return stream.push(t); },
-                   [&](const runtime::TokenEvent& e) {
-                     if (cancelled()) cancel.store(true);
-                     show_text(e.text);
-                   },
-                   &cancel));
+    const size_t context_before = session_->context().size() + prepared->prompt.size();
+    driver_->begin_reply();
+    auto result = session_->generate(
+        prepared->prompt, options, [&](int32_t t) { return stream.push(t); },
+        [&](const runtime::TokenEvent& e) {
+          if (cancelled()) cancel.store(true);
+          show_text(e.text);
+        },
+        &cancel);
+    if (!result.ok()) {
+      driver_->forget();
+      return result.error();
+    }
     if (const std::string tail = stream.flush(); !tail.empty()) show_text(tail);
+    const size_t context_after = session_->context().size();
+    driver_->end_reply(shown, context_after > context_before ? context_after - context_before : 0);
+
     ui::GenerationStats stats;
-    stats.ttft_ms = result.figures.ttft_ms;
-    stats.tokens_per_second = result.figures.decode_tps;
-    stats.generated_tokens = static_cast<int>(result.figures.generated_tokens);
-    stats.context_used = static_cast<int>(result.figures.context_tokens);
+    stats.ttft_ms = result->figures.ttft_ms;
+    stats.tokens_per_second = result->figures.decode_tps;
+    stats.generated_tokens = static_cast<int>(result->figures.generated_tokens);
+    stats.context_used = static_cast<int>(session_->context().size());
     stats.context_max = static_cast<int>(session_->n_ctx());
-    stats.stop_reason = QString::fromLatin1(runtime::to_string(result.reason));
+    stats.stop_reason = QString::fromLatin1(runtime::to_string(result->reason));
+    stats.pause_ms = pause_ms;
+    stats.prefix_restored_tokens = static_cast<int>(driver_->restored_from_disk());
     return stats;
   }
 
+  bool has_background_work() const override { return driver_ && driver_->has_background_work(); }
+
+  Status background_step(const ContextEventFn& on_event) override {
+    if (!driver_) return {};
+    return driver_->background_step(on_event);
+  }
+
  private:
+  std::vector<int32_t> end_of_generation() const {
+    std::vector<int32_t> eog = tokenizer_->vocab().eog;
+    if (tokenizer_->vocab().special.eos != tokenizer::kNoToken) eog.push_back(tokenizer_->vocab().special.eos);
+    return eog;
+  }
+
+  // Text as tokens without the BOS a tokenizer may add (pieces spliced into a context).
+  std::vector<int32_t> raw_tokens(const std::string& text) const {
+    return tokenizer_->tokenize(text, tokenizer::AddSpecial::No, tokenizer::ParseSpecial::Yes);
+  }
+
+  Status make_driver(const std::string& model_path) {
+    auto identity = kv::identify_model_file(model_path);
+    // The prefix index keeps copies of system-prompt blocks; a quarter of the
+    // cache bounds it.
+    prefixes_.emplace(identity.ok() ? identity->content_hash : 0, session_->cache().bytes() / 4);
+    ConversationDriver::Engine e;
+    e.session = session_.get();
+    e.model = model_.get();
+    e.backend = backend_.get();
+    // K-shift and the prefix index copy rows on the host: a cache in
+    // device-only memory (a discrete GPU) does without both.
+    e.can_shift = session_->cache().layer_view(0).k != nullptr;
+    e.prefixes = e.can_shift ? &*prefixes_ : nullptr;
+    if (!prefix_cache_dir_.isEmpty() && identity.ok()) {
+      std::error_code ec;
+      std::filesystem::create_directories(prefix_cache_dir_.toStdString(), ec);
+      disk_.emplace(prefix_cache_dir_.toStdString(), kPrefixCacheBudget);
+      e.disk = &*disk_;
+      e.model_identity = *identity;
+    }
+    e.render = [this](const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) { return render(turns, prompt); };
+    e.detokenize = [this](int32_t t) { return tokenizer_->token_to_piece(t); };
+    e.end_of_generation = end_of_generation();
+    if (template_) {
+      // A standalone request, as the template renders one user message.
+      HEARTH_TRY(auto ask, render({{ui::ChatRole::User, QStringLiteral("Summarize briefly.")}}, GenerationPrompt::Yes));
+      const int32_t bos = tokenizer_->vocab().special.bos;
+      if (!ask.empty() && ask.front() == bos) ask.erase(ask.begin());
+      e.summary_request = std::move(ask);
+    } else {
+      e.summary_request = raw_tokens("\nIn short:");
+    }
+    e.note_prefix = raw_tokens("\nEarlier:");
+    driver_ = std::make_unique<ConversationDriver>(std::move(e));
+    return {};
+  }
+
   // The conversation as prompt tokens: through the model's chat template when
-  // it has one, else as plain text (completion models such as the demo).
-  Result<std::vector<int32_t>> tokenize(const QList<ui::ChatTurn>& turns) const {
+  // it has one, else as plain text (completion models such as the demo): a
+  // reply continues its message's text, the next message starts a new line.
+  Result<std::vector<int32_t>> render(const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) const {
     if (template_) {
       nlohmann::json messages = nlohmann::json::array();
       for (const auto& t : turns) {
@@ -223,7 +287,7 @@ class RuntimeChatEngine final : public ChatEngine {
         return id == tokenizer::kNoToken ? std::string() : tokenizer_->token_to_piece(id, tokenizer::ShowSpecial::Yes);
       };
       nlohmann::json context = {{"messages", messages},
-                                {"add_generation_prompt", true},
+                                {"add_generation_prompt", prompt == GenerationPrompt::Yes},
                                 {"bos_token", token_text(vocab.special.bos)},
                                 {"eos_token", token_text(vocab.special.eos)}};
       HEARTH_TRY(chat::Value value, chat::parse_json(context.dump(), "chat context"));
@@ -234,6 +298,10 @@ class RuntimeChatEngine final : public ChatEngine {
     std::string text;
     for (const auto& t : turns) {
       if (t.role == ui::ChatRole::System) continue;  // completion models have no system role
+      if (t.role == ui::ChatRole::Assistant) {
+        if (!t.text.isEmpty()) text += " " + t.text.toStdString();
+        continue;
+      }
       if (!text.empty()) text += "\n";
       text += t.text.toStdString();
     }
@@ -245,10 +313,16 @@ class RuntimeChatEngine final : public ChatEngine {
   std::optional<chat::Template> template_;
   std::unique_ptr<backend::Backend> backend_;
   std::unique_ptr<runtime::Session> session_;
+  QString prefix_cache_dir_;
+  std::optional<kv::PrefixIndex> prefixes_;
+  std::optional<kv::PrefixDiskCache> disk_;
+  std::unique_ptr<ConversationDriver> driver_;  // after the session it drives
 };
 
 }  // namespace
 
-std::unique_ptr<ChatEngine> make_default_chat_engine() { return std::make_unique<RuntimeChatEngine>(); }
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir) {
+  return std::make_unique<RuntimeChatEngine>(prefix_cache_dir);
+}
 
 }  // namespace hearth::app

@@ -22,7 +22,7 @@ class UnavailableChatEngine final : public ChatEngine {
 }  // namespace
 
 #ifndef HEARTH_HAVE_RUNTIME
-std::unique_ptr<ChatEngine> make_default_chat_engine() {
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString&) {
   return std::make_unique<UnavailableChatEngine>();
 }
 #endif

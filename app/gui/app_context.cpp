@@ -37,7 +37,8 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
     storage_problem_ = opened.problem;
   }
   storage_ = new ui::StorageExecutor(std::move(store), this);
-  engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(), this);
+  engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache"))),
+                                    this);
 
   QSettings* qs = qsettings_.get();
   settings_ = new ui::SettingsController(

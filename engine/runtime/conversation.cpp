@@ -91,6 +91,34 @@ void Conversation::end_turn() {
   turn_begin_ = -1;
 }
 
+Status Conversation::rollback(int64_t n) {
+  if (summary_running_) return make_error(ErrorCode::InvalidArgument, "rollback while a summary is running");
+  const auto used = static_cast<int64_t>(session_.context().size());
+  const int64_t floor = turn_begin_ >= 0 ? turn_begin_
+                        : (!turns_.empty() && turns_.back().role == TurnRole::Exchange) ? turns_.back().begin
+                                                                                         : used;
+  if (n < 0 || used - n < floor) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("rolling back {} of {} tokens would cut into an earlier turn (it starts at {})",
+                                  n, used, floor));
+  }
+  if (n == 0) return {};
+  HEARTH_CHECK(session_.truncate(static_cast<size_t>(used - n)));
+  if (turn_begin_ < 0) turns_.back().end = used - n;
+  return {};
+}
+
+Status Conversation::keep_turns(size_t keep) {
+  if (summary_running_) return make_error(ErrorCode::InvalidArgument, "keep_turns while a summary is running");
+  if (keep > turns_.size()) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("keep_turns({}) of {} turns", keep, turns_.size()));
+  }
+  turns_.resize(keep);
+  turn_begin_ = -1;
+  HEARTH_CHECK(session_.truncate(static_cast<size_t>(turns_.empty() ? 0 : turns_.back().end)));
+  return {};
+}
+
 Status Conversation::replace_range(int64_t begin, int64_t end, std::span<const int32_t> insert) {
   const std::vector<int32_t> ctx = session_.context();
   const auto used = static_cast<int64_t>(ctx.size());

@@ -98,6 +98,7 @@ TEST_P(ChatControllerTest, SendStreamsReplyIntoViewAndStore) {
   EXPECT_EQ(chat->conversations()->rowCount(), 1);
   EXPECT_EQ(chat->currentTitle(), QStringLiteral("Tell me a story"));
   EXPECT_DOUBLE_EQ(chat->lastTokensPerSecond(), 250);
+  EXPECT_DOUBLE_EQ(chat->lastPauseMs(), 30);
   EXPECT_EQ(chat->contextMax(), 512);
 
   // The engine saw the system prompt, then the user's message.
@@ -120,6 +121,52 @@ TEST_P(ChatControllerTest, FollowUpCarriesTheHistory) {
   // system, one, reply, two
   EXPECT_EQ(engine->requests[1].turns.size(), 4);
   EXPECT_EQ(engine->requests[1].turns[2].role, ChatRole::Assistant);
+}
+
+TEST_P(ChatControllerTest, ContextEventsAreShownAndStoredWithTheirMessages) {
+  send_and_wait(QStringLiteral("one"));
+  send_and_wait(QStringLiteral("two"));
+  // The engine dropped the first exchange (indices into the second request's
+  // turns: the system prompt, "one", its reply, "two"); a summary made in
+  // the background arrives after the reply finished.
+  ContextEvent dropped;
+  dropped.kind = ContextEvent::Kind::Dropped;
+  dropped.first_message = 1;
+  dropped.last_message = 2;
+  dropped.turns = 1;
+  dropped.tokens_freed = 30;
+  dropped.at_token = 10;
+  emit engine->contextEvent(2, dropped);
+  ContextEvent summarized = dropped;
+  summarized.kind = ContextEvent::Kind::Summarized;
+  summarized.first_message = 3;
+  summarized.last_message = 3;
+  summarized.summary = QStringLiteral("They counted.");
+  emit engine->contextEvent(2, summarized);
+  ContextEvent unknown = dropped;  // a request this controller never sent
+  emit engine->contextEvent(99, unknown);
+
+  const QVariantList markers = chat->contextMarkers();
+  ASSERT_EQ(markers.size(), 2);
+  EXPECT_EQ(markers[0].toMap()[QStringLiteral("kind")].toString(), QStringLiteral("dropped"));
+  EXPECT_TRUE(markers[1].toMap()[QStringLiteral("text")].toString().contains(QStringLiteral("They counted.")));
+
+  std::optional<std::vector<ContextEventRecord>> stored;
+  storage->run([id = chat->currentConversationId()](ConversationStore& s) {
+    return s.context_events(ConversationKey{id});
+  }, chat.get(), [&](Result<std::vector<ContextEventRecord>> r) {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    stored = std::move(r).value();
+  });
+  ASSERT_TRUE(QTest::qWaitFor([&] { return stored.has_value(); }, 2000));
+  ASSERT_EQ(stored->size(), 2u);
+  const ConversationKey conversation{chat->currentConversationId()};
+  EXPECT_EQ((*stored)[0], (ContextEventRecord{conversation, ContextEventKind::Dropped, MessageKey{row_id(0)},
+                                              MessageKey{row_id(1)}, 30, ""}));
+  EXPECT_EQ((*stored)[1], (ContextEventRecord{conversation, ContextEventKind::Summarized, MessageKey{row_id(2)},
+                                              MessageKey{row_id(2)}, 30, "They counted."}));
+  // The request carried the conversation, so the engine keeps its context.
+  EXPECT_EQ(engine->requests[1].conversation_id, conversation.value);
 }
 
 TEST_P(ChatControllerTest, StopKeepsPartialReply) {

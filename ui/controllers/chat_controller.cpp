@@ -356,20 +356,30 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
 
 void ChatController::start_generation(ConversationKey conversation, MessageKey assistant) {
   GenerationRequest request;
+  SentTurns sent;
+  sent.conversation = conversation;
   const app::Settings& s = settings_->settings();
   if (!s.system_prompt.empty()) {
     request.turns.append({ChatRole::System, QString::fromStdString(s.system_prompt)});
+    sent.messages.push_back(std::nullopt);
   }
   for (MessageKey key : messages_.tree().path_to(assistant)) {
     if (key == assistant) break;
     const MessageRecord* m = messages_.tree().find(key);
-    if (m) request.turns.append({to_chat_role(m->role), QString::fromStdString(m->content)});
+    if (m) {
+      request.turns.append({to_chat_role(m->role), QString::fromStdString(m->content)});
+      sent.messages.push_back(key);
+    }
   }
   request.sampling = to_sampling(s.sampling);
+  // The typed global setting: conversations have no policy of their own yet.
   request.overflow_policy = QString::fromLatin1(app::to_string(s.overflow_policy));
+  request.conversation_id = conversation.value;
 
   ActiveReply reply;
   reply.request = next_request_++;
+  sent_[reply.request] = std::move(sent);
+  while (sent_.size() > 4) sent_.erase(sent_.begin());
   reply.conversation = conversation;
   reply.message = assistant;
   active_ = std::move(reply);
@@ -434,7 +444,24 @@ void ChatController::on_failed(RequestId id, const QString& message) {
 }
 
 void ChatController::on_context_event(RequestId id, const ContextEvent& event) {
-  if (!active_ || active_->request != id) return;
+  const auto sent = sent_.find(id);
+  if (sent == sent_.end()) return;  // a request of an earlier session
+  const ConversationKey conversation = sent->second.conversation;
+  auto message_at = [&](int index) -> std::optional<MessageKey> {
+    if (index < 0 || index >= static_cast<int>(sent->second.messages.size())) return std::nullopt;
+    return sent->second.messages[static_cast<size_t>(index)];
+  };
+  ContextEventRecord record;
+  record.conversation = conversation;
+  record.kind = event.kind == ContextEvent::Kind::Summarized ? ContextEventKind::Summarized
+                                                             : ContextEventKind::Dropped;
+  record.first_message = message_at(event.first_message);
+  record.last_message = message_at(event.last_message);
+  record.tokens_removed = event.tokens_freed;
+  record.summary = event.summary.toStdString();
+  storage_->write([record](ConversationStore& store) { return store.add_context_event(record); });
+
+  if (!current_ || !(*current_ == conversation)) return;  // stored; shown when that conversation is open
   QVariantMap marker;
   const int max = std::max(1, contextMax());
   marker[QStringLiteral("position")] = std::clamp(double(event.at_token) / max, 0.0, 1.0);

@@ -10,7 +10,9 @@
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
+#include <map>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "engine/engine_client.h"
@@ -41,6 +43,8 @@ class ChatController : public QObject {
   Q_PROPERTY(QString composerHint READ composerHint NOTIFY composerChanged)
   Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
   Q_PROPERTY(double lastTtftMs READ lastTtftMs NOTIFY statsChanged)
+  // How long the last reply waited for background work (a summary step) to yield.
+  Q_PROPERTY(double lastPauseMs READ lastPauseMs NOTIFY statsChanged)
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
@@ -66,6 +70,7 @@ class ChatController : public QObject {
   QString composerHint() const;
   double lastTokensPerSecond() const { return last_stats_.tokens_per_second; }
   double lastTtftMs() const { return last_stats_.ttft_ms; }
+  double lastPauseMs() const { return last_stats_.pause_ms; }
   int contextUsed() const { return last_stats_.context_used; }
   int contextMax() const;
   QVariantList contextMarkers() const { return markers_; }
@@ -137,6 +142,15 @@ class ChatController : public QObject {
   QString search_query_;
   QTimer search_debounce_;
   quint64 search_generation_ = 0;
+
+  // The messages a request sent (nullopt for the system prompt), so context
+  // events naming them by index can be stored; kept for the last few requests
+  // because a background summary reports after its request finished.
+  struct SentTurns {
+    ConversationKey conversation;
+    std::vector<std::optional<MessageKey>> messages;
+  };
+  std::map<RequestId, SentTurns> sent_;
 
   std::optional<ActiveReply> active_;
   bool starting_ = false;  // storage is writing the new turn; generation not started yet

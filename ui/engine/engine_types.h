@@ -65,8 +65,14 @@ struct Sampling {
 struct GenerationRequest {
   QList<ChatTurn> turns;  // system prompt first, the user's last message last
   Sampling sampling;
-  QString overflow_policy = QStringLiteral("evict");
+  QString overflow_policy = QStringLiteral("evict");  // stop, evict or summarize
   int max_new_tokens = 1024;
+  // The conversation the turns belong to: the engine keeps one conversation's
+  // context (and what its overflow policy did to it) between requests.
+  qint64 conversation_id = -1;
+  // std::chrono::steady_clock time (ns) the request was sent; the engine
+  // reports how long it waited behind background work (GenerationStats::pause_ms).
+  qint64 sent_at_ns = 0;
 };
 
 // Figures of one finished (or stopped) reply.
@@ -77,6 +83,8 @@ struct GenerationStats {
   int context_used = 0;
   int context_max = 0;
   QString stop_reason;  // "eos", "length", "cancelled", "context"
+  double pause_ms = 0;  // from sending to the start of the reply (waiting on background work)
+  int prefix_restored_tokens = 0;  // system-prompt positions loaded from the disk cache for this reply
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.
@@ -86,6 +94,13 @@ struct ContextEvent {
   int at_token = 0;        // context position where it happened
   int turns = 0;           // how many turns it affected
   QString summary;         // the summary text (Summarized only)
+  qint64 conversation_id = -1;
+  // The messages affected, as indices into the request's turns (system
+  // prompt included); -1 when unknown (e.g. only an earlier summary).
+  int first_message = -1;
+  int last_message = -1;
+  int tokens_freed = 0;    // context positions given back
+  double pause_ms = 0;     // how long the engine spent on it
 };
 
 }  // namespace hearth::ui

@@ -63,6 +63,13 @@ Rectangle {
             color: Theme.textMuted
             Accessible.name: qsTr("Time to first token: %1 milliseconds").arg(Math.round(status.chat.lastTtftMs))
         }
+        Label {
+            // Shown only when background work (a summary) made the reply wait noticeably.
+            visible: status.chat.lastPauseMs >= 10
+            text: qsTr("waited %1 ms").arg(Math.round(status.chat.lastPauseMs))
+            color: Theme.textMuted
+            Accessible.name: qsTr("The reply waited %1 milliseconds for background work").arg(Math.round(status.chat.lastPauseMs))
+        }
         Item { Layout.fillWidth: true }
         ContextGauge {
             visible: status.model.ready

@@ -60,6 +60,18 @@ struct MessageTree {
 
 enum class ArchiveFilter { ActiveOnly, ArchivedOnly };
 
+// What the engine's overflow policy did to a conversation's context.
+enum class ContextEventKind { Dropped, Summarized };
+struct ContextEventRecord {
+  ConversationKey conversation;
+  ContextEventKind kind = ContextEventKind::Dropped;
+  std::optional<MessageKey> first_message;  // the messages dropped or summarised
+  std::optional<MessageKey> last_message;
+  int64_t tokens_removed = 0;
+  std::string summary;  // Summarized: the note's text
+  friend bool operator==(const ContextEventRecord&, const ContextEventRecord&) = default;
+};
+
 struct SearchHit {
   ConversationKey conversation;
   std::optional<MessageKey> message;  // nullopt when the title matched
@@ -92,6 +104,10 @@ class ConversationStore {
   virtual Status set_active_leaf(ConversationKey id, MessageKey leaf) = 0;
 
   virtual Result<std::vector<SearchHit>> search(const std::string& query, int limit) = 0;
+
+  virtual Status add_context_event(const ContextEventRecord& event) = 0;
+  // In the order they happened.
+  virtual Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) = 0;
 };
 
 }  // namespace hearth::ui

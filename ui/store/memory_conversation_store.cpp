@@ -164,4 +164,23 @@ Result<std::vector<SearchHit>> MemoryConversationStore::search(const std::string
   return hits;
 }
 
+Status MemoryConversationStore::add_context_event(const ContextEventRecord& event) {
+  if (!find(event.conversation)) return not_found("conversation", event.conversation.value);
+  for (const auto& m : {event.first_message, event.last_message}) {
+    if (m && (!messages_.count(m->value) || messages_.at(m->value).conversation != event.conversation)) {
+      return not_found("message", m->value);
+    }
+  }
+  context_events_.push_back(event);
+  return {};
+}
+
+Result<std::vector<ContextEventRecord>> MemoryConversationStore::context_events(ConversationKey id) {
+  std::vector<ContextEventRecord> out;
+  for (const auto& e : context_events_) {
+    if (e.conversation == id) out.push_back(e);
+  }
+  return out;
+}
+
 }  // namespace hearth::ui

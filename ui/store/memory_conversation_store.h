@@ -25,6 +25,8 @@ class MemoryConversationStore final : public ConversationStore {
                         const ReplyFigures& figures) override;
   Status set_active_leaf(ConversationKey id, MessageKey leaf) override;
   Result<std::vector<SearchHit>> search(const std::string& query, int limit) override;
+  Status add_context_event(const ContextEventRecord& event) override;
+  Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) override;
 
   // Tests set the clock so ordering by time is deterministic.
   void set_clock_ms(int64_t now_ms) { now_ms_ = now_ms; }
@@ -38,6 +40,7 @@ class MemoryConversationStore final : public ConversationStore {
   int64_t tick() { return ++now_ms_; }
 
   std::map<int64_t, Conversation> conversations_;
+  std::vector<ContextEventRecord> context_events_;
   std::map<int64_t, MessageRecord> messages_;
   int64_t next_conversation_ = 1;
   int64_t next_message_ = 1;

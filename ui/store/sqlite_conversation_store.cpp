@@ -1,5 +1,6 @@
 #include "store/sqlite_conversation_store.h"
 
+#include <hearth/storage/catalog.h>
 #include <hearth/storage/conversations.h>
 #include <hearth/storage/messages.h>
 #include <hearth/storage/search.h>
@@ -198,6 +199,35 @@ Result<std::vector<SearchHit>> SqliteConversationStore::search(const std::string
     hit.title = h.title;
     hit.snippet = h.snippet;
     out.push_back(std::move(hit));
+  }
+  return out;
+}
+
+Status SqliteConversationStore::add_context_event(const ContextEventRecord& event) {
+  storage::NewContextEvent e;
+  e.kind = event.kind == ContextEventKind::Summarized ? storage::ContextEventKind::Summarized
+                                                      : storage::ContextEventKind::Dropped;
+  if (event.first_message) e.first_message = storage::MessageId(event.first_message->value);
+  if (event.last_message) e.last_message = storage::MessageId(event.last_message->value);
+  e.tokens_removed = event.tokens_removed;
+  e.summary = event.summary;
+  HEARTH_TRY(auto id, storage::ContextEvents(db_).add(storage::ConversationId(event.conversation.value), e));
+  (void)id;
+  return {};
+}
+
+Result<std::vector<ContextEventRecord>> SqliteConversationStore::context_events(ConversationKey id) {
+  HEARTH_TRY(auto events, storage::ContextEvents(db_).list(storage::ConversationId(id.value)));
+  std::vector<ContextEventRecord> out;
+  for (const auto& e : events) {
+    ContextEventRecord r;
+    r.conversation = id;
+    r.kind = e.kind == storage::ContextEventKind::Summarized ? ContextEventKind::Summarized : ContextEventKind::Dropped;
+    if (e.first_message.valid()) r.first_message = MessageKey{e.first_message.value()};
+    if (e.last_message.valid()) r.last_message = MessageKey{e.last_message.value()};
+    r.tokens_removed = e.tokens_removed;
+    r.summary = e.summary;
+    out.push_back(std::move(r));
   }
   return out;
 }

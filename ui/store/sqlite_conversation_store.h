@@ -32,6 +32,8 @@ class SqliteConversationStore final : public ConversationStore {
                         const ReplyFigures& figures) override;
   Status set_active_leaf(ConversationKey id, MessageKey leaf) override;
   Result<std::vector<SearchHit>> search(const std::string& query, int limit) override;
+  Status add_context_event(const ContextEventRecord& event) override;
+  Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) override;
 
   storage::Database& database() { return db_; }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -79,6 +80,39 @@ TEST(CliChat, UnknownPolicyIsAUsageError) {
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
+// --prefix-cache: the first run computes the system prompt and saves it, the
+// second restores all of it from disk (all but the last token, which is
+// prefilled for fresh logits) and says so.
+TEST(CliChat, PrefixCacheMakesTheSecondRunStartWarm) {
+  const std::string dir = ::testing::TempDir() + "hearth-chat-prefix-cache";
+  std::filesystem::remove_all(dir);
+  const std::string in = ::testing::TempDir() + "hearth-chat-prefix.in";
+  {
+    std::ofstream f(in);
+    f << "Tell me about the dog\n";
+  }
+  const std::string system = "Once upon a time there was a little girl who liked to tell stories about animals";
+  auto run = [&](const std::string& tag) {
+    const std::string err = ::testing::TempDir() + "hearth-chat-prefix-" + tag + ".err";
+    const std::string cmd = cli() + " chat --model " + data_path("models/stories260K.gguf") + " --system '" + system +
+                            "' --prefix-cache " + dir + " --temp 0 -n 8 < " + in + " > /dev/null 2> " + err;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return slurp(err);
+  };
+  const std::string first = run("first");
+  EXPECT_NE(first.find("[prefix cache: system prompt ("), std::string::npos) << first;
+  EXPECT_NE(first.find("computed and saved]"), std::string::npos) << first;
+  const std::string second = run("second");
+  // Restored: every token but the last of the pinned start, whose length the first run printed.
+  const auto at = first.find("system prompt (") + 15;
+  const long long whole = std::stoll(first.substr(at));
+  EXPECT_NE(second.find("[prefix cache: " + std::to_string(whole - 1) + " of " + std::to_string(whole) +
+                        " system prompt tokens restored from disk]"),
+            std::string::npos)
+      << second;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliBenchPrefix, JsonHasTheContractKeysAndRestoresTheSystemPromptFromDisk) {

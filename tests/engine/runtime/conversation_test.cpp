@@ -130,6 +130,52 @@ INSTANTIATE_TEST_SUITE_P(Policies, LongChat,
                          ::testing::Values(OverflowPolicy::Stop, OverflowPolicy::Evict, OverflowPolicy::Summarize),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
+class ConversationEdits : public ModelFixture {
+ protected:
+  void SetUp() override { load("models/tiny-llama-f32.gguf"); }
+};
+
+// A regenerated reply or an edited message: keep_turns drops the later turns
+// and the context continues exactly as a fresh prefill of what is kept
+// (F32 cache: within F32 rounding); rollback replaces only the newest turn's tail.
+TEST_F(ConversationEdits, KeepTurnsAndRollbackLeaveTheContextOfAFreshPrefill) {
+  auto s = session(256);
+  ConversationConfig config;
+  config.policy = OverflowPolicy::Evict;
+  Conversation conv(*s, *model_, *backend_, config, nullptr);
+  const auto system = synthetic_tokens(12, 1, n_vocab());
+  const auto first = synthetic_tokens(20, 2, n_vocab());
+  const auto second = synthetic_tokens(25, 3, n_vocab());
+  const auto edited = synthetic_tokens(9, 4, n_vocab());
+  ASSERT_TRUE(conv.set_system(system).ok());
+  for (const auto* t : {&first, &second}) {
+    conv.begin_turn();
+    ASSERT_TRUE(s->prefill(*t).ok());
+    conv.end_turn();
+  }
+  ASSERT_EQ(conv.turns().size(), 3u);
+
+  // Rolling back more than the newest turn holds would cut an earlier one.
+  EXPECT_FALSE(conv.rollback(static_cast<int64_t>(second.size()) + 1).ok());
+  ASSERT_TRUE(conv.rollback(5).ok());
+  EXPECT_EQ(conv.turns().back().end, static_cast<int64_t>(system.size() + first.size() + second.size() - 5));
+  EXPECT_EQ(s->context().size(), system.size() + first.size() + second.size() - 5);
+
+  // The second turn is replaced by an edit.
+  ASSERT_TRUE(conv.keep_turns(2).ok());
+  EXPECT_EQ(s->context(), concat(system, first));
+  EXPECT_FALSE(conv.keep_turns(3).ok());
+  conv.begin_turn();
+  ASSERT_TRUE(s->prefill(edited).ok());
+  conv.end_turn();
+  ASSERT_EQ(conv.turns().size(), 3u);
+  EXPECT_GT(conv.turns().back().id, 2);  // ids are never reused
+  const auto kept = concat(concat(system, first), edited);
+  EXPECT_EQ(s->context(), kept);
+  const auto ref = fresh_logits(kept, 256);
+  EXPECT_LT(max_rel_diff(s->last_logits(), ref), 1e-5);
+}
+
 TEST(OverflowPolicyNames, ParseAndPrint) {
   for (auto p : {OverflowPolicy::Stop, OverflowPolicy::Evict, OverflowPolicy::Summarize}) {
     auto parsed = parse_overflow_policy(to_string(p));

@@ -57,6 +57,43 @@ TEST_F(KvShift, MovedKeysEqualKeysComputedAtTheNewPositions) {
   EXPECT_LT(max_rel_diff(layer0_keys(fresh->cache(), 0, 45), before), 1e-5);
 }
 
+// The same through the conversation's evict: with the system prompt pinned,
+// the kept turn moves from behind the dropped one to right after the system
+// prompt, and its layer-0 keys equal those a fresh prefill computes at the new
+// positions (F32 cache, F32 tolerance). Deeper layers legitimately differ:
+// the kept tokens attended to the evicted ones.
+TEST_F(KvShift, EvictReRotatesTheKeptKeysToTheirNewPositions) {
+  const auto system = synthetic_tokens(21, 31, n_vocab());
+  const auto old_turn = synthetic_tokens(50, 32, n_vocab());
+  const auto kept_turn = synthetic_tokens(60, 33, n_vocab());
+  const int64_t ctx = 21 + 50 + 60 + 10;
+  auto s = session(ctx);
+  ConversationConfig config;
+  config.policy = OverflowPolicy::Evict;
+  Conversation conv(*s, *model_, *backend_, config, nullptr);
+  ASSERT_TRUE(conv.set_system(system).ok());
+  for (const auto* turn : {&old_turn, &kept_turn}) {
+    conv.begin_turn();
+    ASSERT_TRUE(s->prefill(*turn).ok());
+    conv.end_turn();
+  }
+  auto room = conv.make_room(30);
+  ASSERT_TRUE(room.ok()) << room.error().message;
+  ASSERT_TRUE(*room);
+  const auto events = conv.take_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].action, OverflowAction::Evicted);
+  const auto kept = concat(system, kept_turn);
+  ASSERT_EQ(s->context(), kept);
+
+  auto fresh = session(ctx);
+  ASSERT_TRUE(fresh->prefill(kept).ok());
+  const auto n = static_cast<int64_t>(kept.size());
+  // The pinned system prompt never moved; the kept turn moved by 50 positions.
+  EXPECT_EQ(layer0_keys(s->cache(), 0, 21), layer0_keys(fresh->cache(), 0, 21));
+  EXPECT_LT(max_rel_diff(layer0_keys(s->cache(), 21, n), layer0_keys(fresh->cache(), 21, n)), 1e-5);
+}
+
 // Evicting is an approximation by design: the kept turns' upper-layer keys
 // and values were computed while the dropped turn was visible. The fixture
 // tolerance bounds that on natural text: stories260K's own greedy story.

@@ -59,6 +59,7 @@ void ScriptedEngineClient::step() {
   GenerationStats stats;
   stats.ttft_ms = 12;
   stats.tokens_per_second = 250;
+  stats.pause_ms = 30;
   stats.generated_tokens = next_piece_;
   stats.context_used = 40 + next_piece_;
   stats.context_max = info.context_max;

@@ -85,6 +85,14 @@ class Conversation {
   void begin_turn();
   void end_turn();
 
+  // Removes the last `n` context tokens, which must lie within the newest
+  // exchange turn (closed or open): the template renders the end of a reply
+  // differently from the tokens generated, and the next turn replaces them.
+  Status rollback(int64_t n);
+  // Keeps the first `keep` turns and the context up to the end of the last
+  // one kept (a regenerated reply or an edited message replaces what followed).
+  Status keep_turns(size_t keep);
+
   // Summarize policy: the context (plus `upcoming` tokens the caller expects,
   // e.g. the size of the last turn) passed summarize_at and there is an
   // exchange turn to fold into a note.
