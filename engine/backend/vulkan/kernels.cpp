@@ -257,9 +257,14 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matmul", "y", y, 4ull * m_rows * n_tokens));
   const sp::MatmulParams p{m_rows, n_tokens, k, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
-  constexpr uint32_t kTile = 32;
+  // 64x64 output tiles, 64 invocations (see matmul.comp).
+  constexpr uint32_t kTile = 64;
   const DispatchSize groups{(m_rows + kTile - 1) / kTile, (n_tokens + kTile - 1) / kTile, 1};
-  return run(seq, shaders->matmul, 256, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+  if (groups.y > ctx_.limits().max_workgroup_count[1] || groups.x > ctx_.limits().max_workgroup_count[0]) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("Vulkan matmul: {} rows x {} tokens in one dispatch", m_rows, n_tokens));
+  }
+  return run(seq, shaders->matmul, 64, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
 }
 
 namespace {

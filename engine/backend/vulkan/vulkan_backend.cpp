@@ -401,9 +401,11 @@ Status VulkanBackendImpl::record_node(const Node& n) {
 }
 
 Status VulkanBackendImpl::record(const Graph& graph) {
-  HEARTH_CHECK(seq_->begin());
+  // With profiling, one timed span per node: bench reports time per graph op.
+  HEARTH_CHECK(seq_->begin(SpanMode::Explicit));
   for (const Node& n : graph.nodes()) {
     auto st = record_node(n);
+    if (st.ok()) st = seq_->close_span(to_string(n.op));
     if (!st.ok()) {
       signature_.clear();
       return make_error(st.error().code, fmt::format("{} (node {})", st.error().message, to_string(n.op)));
