@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <hearth/shaders/params.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 
 namespace hearth::vulkan {
@@ -188,16 +190,43 @@ Status Kernels::softmax(CommandSequence& seq, const BufferView& x, const BufferV
              "softmax");
 }
 
+namespace {
+
+// YaRN's correction dimension: the rotary pair index whose wavelength spans
+// n_rot rotations over the training context.
+float yarn_corr_dim(uint32_t n_dims, uint32_t n_ctx_orig, float n_rot, float base) {
+  return static_cast<float>(n_dims) *
+         std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * 3.14159265358979f)) / (2.0f * std::log(base));
+}
+
+}  // namespace
+
 Status Kernels::rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
-                     const RopeShape& s, float freq_base, float freq_scale) {
+                     const RopeShape& s, const RopeFrequencies& f) {
   if (s.n_dims == 0 || s.n_dims % 2 != 0 || s.n_dims > s.head_dim) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("Vulkan rope: n_dims {} must be even and <= head_dim {}", s.n_dims, s.head_dim));
   }
+  if (f.ext_factor != 0.0f && (f.n_ctx_orig == 0 || !(f.freq_scale > 0.0f))) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan rope: YaRN needs n_ctx_orig > 0 and freq_scale > 0 (got {} and {})",
+                                  f.n_ctx_orig, f.freq_scale));
+  }
   HEARTH_CHECK(need_bytes("rope", "x", x, 4ull * s.head_dim * s.n_heads * s.n_tokens));
   HEARTH_CHECK(need_bytes("rope", "positions", positions, 4ull * s.n_tokens));
-  const sp::RopeParams p{s.head_dim, s.n_dims, s.n_heads, s.n_tokens, freq_base, freq_scale};
-  const Binding bind[] = {{x, Access::ReadWrite}, {positions, Access::Read}};
+  const bool has_ff = f.freq_factors.buffer != nullptr;
+  if (has_ff) HEARTH_CHECK(need_bytes("rope", "freq_factors", f.freq_factors, 4ull * (s.n_dims / 2)));
+  float corr_low = 0, corr_high = 0, mscale = f.attn_factor;
+  if (f.ext_factor != 0.0f) {
+    corr_low = std::max(0.0f, std::floor(yarn_corr_dim(s.n_dims, f.n_ctx_orig, f.beta_fast, f.freq_base)));
+    corr_high = std::min(static_cast<float>(s.n_dims - 1),
+                         std::ceil(yarn_corr_dim(s.n_dims, f.n_ctx_orig, f.beta_slow, f.freq_base)));
+    mscale *= 1.0f + 0.1f * std::log(1.0f / f.freq_scale);
+  }
+  const sp::RopeParams p{s.head_dim, s.n_dims,   s.n_heads, s.n_tokens, f.freq_base,     f.freq_scale,
+                         f.ext_factor, corr_low, corr_high, mscale,     has_ff ? 1u : 0u};
+  // Without factors the positions are bound again as a placeholder (never read).
+  const Binding bind[] = {{x, Access::ReadWrite}, {positions, Access::Read}, {has_ff ? f.freq_factors : positions, Access::Read}};
   const uint64_t pairs = uint64_t{s.n_tokens} * s.n_heads * (s.n_dims / 2);
   const bool neox = style == RopeStyle::NeoX;
   return run(seq, neox ? ShaderId::rope_neox : ShaderId::rope_normal, tuning_.elementwise, bind, &p,

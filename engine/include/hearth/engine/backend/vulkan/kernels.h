@@ -36,6 +36,19 @@ struct RopeShape {
   uint32_t n_tokens = 0;
 };
 
+// How RoPE angles are made (see RopeParams in params.h): base and linear
+// scale, YaRN (ext_factor > 0) and Llama 3.1 per-frequency factors.
+struct RopeFrequencies {
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;  // 1 / linear scaling factor
+  float ext_factor = 0.0f;  // YaRN extrapolation mix; 0 = off
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  uint32_t n_ctx_orig = 0;  // YaRN: the training context
+  BufferView freq_factors;  // [n_dims / 2] f32; no buffer = none
+};
+
 // The paged F16 KV cache as the shaders address it: position p of KV head h
 // is row ((block_table[p / block_tokens] * n_kv_heads + h) * block_tokens +
 // p % block_tokens) of head_dim halves, in the K and V regions.
@@ -90,7 +103,14 @@ class Kernels {
                  float scale);
   // In place on x: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32
   Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
-              const RopeShape& shape, float freq_base, float freq_scale);
+              const RopeShape& shape, const RopeFrequencies& freqs);
+  Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
+              const RopeShape& shape, float freq_base, float freq_scale) {
+    RopeFrequencies f;
+    f.freq_base = freq_base;
+    f.freq_scale = freq_scale;
+    return rope(seq, style, x, positions, shape, f);
+  }
   // table: [n_rows][ncols] of `type`; ids: [n_ids] i32; out: [n_ids][ncols] f32
   Status get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
                   const BufferView& out, uint32_t ncols, uint32_t n_ids, uint32_t row_begin = 0,
