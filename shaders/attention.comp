@@ -1,5 +1,6 @@
 #version 450
-// Causal attention over a paged F16 KV cache with an online softmax: the
+// Causal attention over a paged F16 (or, with KV_Q8_0, Q8_0: head_dim / 32
+// blocks of 17 16-bit words per row) KV cache with an online softmax: the
 // visible positions are visited in tiles of WG_SIZE, the running max and sum
 // rescale the partial output, so scores never need a full-length buffer.
 // One workgroup per (query head, query token); invocation t scores position
@@ -24,6 +25,39 @@ shared uint row_sh[WG_SIZE];  // cache row of each position in the tile
 
 #define h2f(v) unpackHalf2x16(uint(v)).x
 
+#ifdef KV_Q8_0
+int sext8(uint b) { return int(b << 24) >> 24; }
+uint row_units() { return p.head_dim / 32u * 17u; }
+// q . K[row], block by block: the scale is applied once per 32 values.
+float k_dot(uint row) {
+  float s = 0.0;
+  for (uint b = 0u; b < p.head_dim / 32u; ++b) {
+    const uint rb = row + 17u * b;
+    float sb = 0.0;
+    for (uint l = 0u; l < 16u; ++l) {
+      const uint w = uint(kc[rb + 1u + l]);
+      sb += q_sh[32u * b + 2u * l] * float(sext8(w & 0xFFu)) + q_sh[32u * b + 2u * l + 1u] * float(sext8(w >> 8));
+    }
+    s += h2f(kc[rb]) * sb;
+  }
+  return s;
+}
+float v_at(uint row, uint d) {
+  const uint rb = row + 17u * (d / 32u);
+  const uint j = d % 32u;
+  const uint w = uint(vc[rb + 1u + j / 2u]);
+  return h2f(vc[rb]) * float(sext8((w >> (8u * (j & 1u))) & 0xFFu));
+}
+#else
+uint row_units() { return p.head_dim; }
+float k_dot(uint row) {
+  float s = 0.0;
+  for (uint d = 0u; d < p.head_dim; ++d) s += q_sh[d] * h2f(kc[row + d]);
+  return s;
+}
+float v_at(uint row, uint d) { return h2f(vc[row + d]); }
+#endif
+
 void main() {
   const uint head = gl_WorkGroupID.x, token = gl_WorkGroupID.y;
   const uint tid = gl_LocalInvocationID.x;
@@ -44,11 +78,9 @@ void main() {
     float s = -3.402823466e38;
     if (pos <= last) {
       const uint phys = uint(block_table[pos / p.block_tokens]);
-      const uint row = ((phys * p.n_kv_heads + kv_head) * p.block_tokens + pos % p.block_tokens) * p.head_dim;
+      const uint row = ((phys * p.n_kv_heads + kv_head) * p.block_tokens + pos % p.block_tokens) * row_units();
       row_sh[tid] = row;
-      float dot_qk = 0.0;
-      for (uint d = 0u; d < p.head_dim; ++d) dot_qk += q_sh[d] * h2f(kc[row + d]);
-      s = dot_qk * p.scale;
+      s = k_dot(row) * p.scale;
       if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
     }
     const float m_new = max(m, workgroup_max(s));
@@ -62,7 +94,7 @@ void main() {
       const uint d = tid + j * WG_SIZE;
       if (d >= p.head_dim) break;
       float a = acc[j] * corr;
-      for (uint t = 0u; t < tile_len; ++t) a += p_sh[t] * h2f(vc[row_sh[t] + d]);
+      for (uint t = 0u; t < tile_len; ++t) a += p_sh[t] * v_at(row_sh[t], d);
       acc[j] = a;
     }
     barrier();

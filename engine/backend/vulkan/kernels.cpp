@@ -304,7 +304,20 @@ Status check_kv_layout(std::string_view op, const KvLayout& l) {
                       fmt::format("Vulkan {}: KV layout head_dim {} kv heads {} block tokens {} must be > 0", op,
                                   l.head_dim, l.n_kv_heads, l.block_tokens));
   }
+  if (l.type != DType::F16 && l.type != DType::Q8_0) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan {}: {} KV cache", op, traits(l.type).name));
+  }
+  if (l.type == DType::Q8_0 && l.head_dim % 32 != 0) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan {}: a Q8_0 KV cache needs head_dim {} to be a multiple of 32", op, l.head_dim));
+  }
   return {};
+}
+
+// Bytes of one cache block (all KV heads' rows of block_tokens positions).
+uint64_t kv_block_bytes(const KvLayout& l) {
+  const uint64_t row = l.type == DType::Q8_0 ? uint64_t{l.head_dim} / 32 * 34 : 2ull * l.head_dim;
+  return row * l.block_tokens * l.n_kv_heads;
 }
 
 }  // namespace
@@ -318,15 +331,17 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
   HEARTH_CHECK(need_bytes("kv_store", "v", v_new, 4 * n));
   HEARTH_CHECK(need_bytes("kv_store", "positions", positions, 4ull * n_tokens));
   // Shaders trust positions and the table; the regions must hold one block.
-  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  const uint64_t block_bytes = kv_block_bytes(layout);
   HEARTH_CHECK(need_bytes("kv_store", "k cache", kv.k, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "v cache", kv.v, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "block table", kv.block_table, 4));
   const sp::KvStoreParams p{layout.head_dim, layout.n_kv_heads, n_tokens, layout.block_tokens};
   const Binding bind[] = {{k_new, Access::Read},     {v_new, Access::Read},          {kv.k, Access::ReadWrite},
                           {kv.v, Access::ReadWrite}, {kv.block_table, Access::Read}, {positions, Access::Read}};
-  return run(seq, ShaderId::kv_store_f16, tuning_.elementwise, bind, &p, push_size<sp::KvStoreParams>(),
-             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
+  const bool q8 = layout.type == DType::Q8_0;
+  const uint64_t items = q8 ? n / 32 : n;  // Q8_0: one invocation per block
+  return run(seq, q8 ? ShaderId::kv_store_q8_0 : ShaderId::kv_store_f16, tuning_.elementwise, bind, &p,
+             push_size<sp::KvStoreParams>(), grid((items + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
 }
 
 Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
@@ -340,7 +355,7 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
                                   layout.head_dim, s.n_heads, layout.n_kv_heads, s.n_tokens));
   }
   const uint64_t qn = uint64_t{s.n_tokens} * s.n_heads * layout.head_dim;
-  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  const uint64_t block_bytes = kv_block_bytes(layout);
   HEARTH_CHECK(need_bytes("attention", "q", q, 4 * qn));
   HEARTH_CHECK(need_bytes("attention", "out", out, 4 * qn));
   HEARTH_CHECK(need_bytes("attention", "positions", positions, 4ull * s.n_tokens));
@@ -354,7 +369,7 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
   }
-  return run(seq, ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
+  return run(seq, layout.type == DType::Q8_0 ? ShaderId::attention_q8_0 : ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
              {s.n_heads, s.n_tokens, 1}, "attention");
 }
 

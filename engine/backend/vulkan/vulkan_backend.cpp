@@ -97,7 +97,7 @@ class VulkanBackendImpl final : public VulkanBackend {
       case Op::GetRows:
       case Op::MatMul: return Kernels::supports_weights(type);
       case Op::KvStore:
-      case Op::Attention: return type == DType::F16;
+      case Op::Attention: return type == DType::F16 || type == DType::Q8_0;
       default: return type == DType::F32;
     }
   }
@@ -388,17 +388,15 @@ Status VulkanBackendImpl::record_node(const Node& n) {
     }
     case Op::KvStore: {
       const auto& kv = n.params.kv;
-      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
-      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
       return k.kv_store(s, view(a), view(b), bufs, layout, view(n.src[2]), u32(a->ne[1]));
     }
     case Op::Attention: {
       const auto& kv = n.params.kv;
       const auto& p = n.params.attn;
-      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
-      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
       return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
                          {p.scale, p.softcap, u32(std::max(0, p.window))});
     }
