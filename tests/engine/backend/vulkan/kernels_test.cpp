@@ -207,6 +207,9 @@ TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedF16Cache) {
       // One position; head_dim 128; no grouping with an odd head_dim.
       {{128, 1, 8}, 2, 1, 1, {0.088f, 0.0f, 0}},
       {{80, 3, 32}, 3, 70, 3, {0.11f, 0.0f, 0}},
+      // head_dim not a multiple of 8 (the shader's narrow-load path), and odd.
+      {{36, 1, 8}, 2, 20, 2, {0.16f, 0.0f, 0}},
+      {{33, 1, 8}, 2, 20, 2, {0.17f, 0.0f, 0}},
   };
   for (const auto& c : cases) {
     const KvLayout& l = c.layout;
