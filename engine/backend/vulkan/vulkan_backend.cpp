@@ -276,6 +276,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       add_sig(kv.k_offset);
       add_sig(kv.v_offset);
       add_sig(static_cast<uint64_t>(kv.n_blocks));
+      add_sig(static_cast<uint64_t>(kv.type));
       add_sig(tables_[kv.block_table].offset);
     }
     if (n.op == Op::Rope && n.params.rope.freq_factors) {
