@@ -1,16 +1,16 @@
 #version 450
-// Y = X W^T for a batch of tokens (prefill). Each workgroup of 64
-// invocations computes a 64-row x 64-token tile of Y, stepping through k in
-// slices of 32 (one quant chunk):
-//   1. every invocation dequantizes one weight row's chunk (row m0 + lid) and
-//      loads one token's 32 activations (token n0 + lid) into shared memory,
+// Y = X W^T for a batch of tokens (prefill). Each workgroup computes a
+// 64-row x TILE_N-token tile of Y with TILE_N invocations (the workgroup
+// size, 16, 32 or 64: short prompts do not pay for a 64-token tile),
+// stepping through k in slices of 32 (one quant chunk):
+//   1. the invocations dequantize the 64 weight rows' chunks (64 / TILE_N
+//      each) and load one token's 32 activations each into shared memory,
 //      stored k-major so the inner loop reads 4 rows or 4 tokens per vec4;
 //   2. every invocation accumulates an 8-row x 8-token block in registers:
 //      per k, 4 vec4 loads feed 64 multiply-adds.
 // Loads dominate on CPU implementations (lavapipe gathers every lane's
 // address) and on GPUs alike, so the block is as large as registers allow,
 // and two barriers per 32-wide k slice are all the synchronisation there is.
-// Workgroup size must be 64.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 #include "hearth/shaders/weight_buffer.glsl"
@@ -20,10 +20,10 @@ layout(std430, binding = 1) readonly buffer X { float xin[]; };
 layout(std430, binding = 1) readonly buffer X4 { vec4 xin4[]; };
 layout(std430, binding = 2) writeonly buffer Y { float yout[]; };
 
-const uint TILE_M = 64u;  // weight rows per workgroup
-const uint TILE_N = 64u;  // tokens per workgroup
-const uint TILE_K = 32u;  // k per step: one quant chunk
-// [k][row / 4] and [k][token / 4]: 2 x 8 KiB, within the 16 KiB minimum.
+const uint TILE_M = 64u;       // weight rows per workgroup
+const uint TILE_N = WG_SIZE;   // tokens per workgroup: 16, 32 or 64
+const uint TILE_K = 32u;       // k per step: one quant chunk
+// [k][row / 4] and [k][token / 4]: at most 2 x 8 KiB, within the 16 KiB minimum.
 shared vec4 w_sh[TILE_K][TILE_M / 4u];
 shared vec4 x_sh[TILE_K][TILE_N / 4u];
 
@@ -36,22 +36,25 @@ void main() {
     acc[i][0] = vec4(0.0);
     acc[i][1] = vec4(0.0);
   }
-  const uint wrow = m0 + lid, xrow = n0 + lid;
+  const uint xrow = n0 + lid;
   const bool x_vec4 = (p.k % 4u) == 0u;
   for (uint k0 = 0u; k0 < p.k; k0 += TILE_K) {
     float v[32];
-    if (wrow < p.m_rows) {
+    for (uint slot = lid; slot < TILE_M; slot += TILE_N) {
+      const uint wrow = m0 + slot;
+      if (wrow < p.m_rows) {
 #ifdef TYPE_PLAIN
-      const uint base = wrow * p.row_stride + k0;
-      for (uint c = 0u; c < 32u; ++c) v[c] = k0 + c < p.k ? load_elem(base + c) : 0.0;
+        const uint base = wrow * p.row_stride + k0;
+        for (uint c = 0u; c < 32u; ++c) v[c] = k0 + c < p.k ? load_elem(base + c) : 0.0;
 #else
-      const uint chunk = k0 / 32u;
-      dequant_chunk(wrow * p.row_stride + (chunk / CHUNKS_PER_BLOCK) * BLOCK_U16, chunk % CHUNKS_PER_BLOCK, v);
+        const uint chunk = k0 / 32u;
+        dequant_chunk(wrow * p.row_stride + (chunk / CHUNKS_PER_BLOCK) * BLOCK_U16, chunk % CHUNKS_PER_BLOCK, v);
 #endif
-    } else {
-      for (uint c = 0u; c < 32u; ++c) v[c] = 0.0;
+      } else {
+        for (uint c = 0u; c < 32u; ++c) v[c] = 0.0;
+      }
+      for (uint c = 0u; c < 32u; ++c) w_sh[c][slot / 4u][slot % 4u] = v[c];
     }
-    for (uint c = 0u; c < 32u; ++c) w_sh[c][lid / 4u][lid % 4u] = v[c];
 
     if (xrow < p.n_tokens && x_vec4 && k0 + TILE_K <= p.k) {
       const uint xb = (xrow * p.k + k0) / 4u;

@@ -286,14 +286,17 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matmul", "y", y, 4ull * m_rows * n_tokens));
   const sp::MatmulParams p{m_rows, n_tokens, k, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
-  // 64x64 output tiles, 64 invocations (see matmul.comp).
-  constexpr uint32_t kTile = 64;
-  const DispatchSize groups{(m_rows + kTile - 1) / kTile, (n_tokens + kTile - 1) / kTile, 1};
+  // 64-row tiles of 16, 32 or 64 tokens, one invocation per token of the
+  // tile (see matmul.comp): the smallest tile that holds a short batch, so
+  // a 20-token prompt does not compute 64 tokens' worth of products.
+  constexpr uint32_t kTileM = 64;
+  const uint32_t tile_n = n_tokens <= 16 ? 16 : n_tokens <= 32 ? 32 : 64;
+  const DispatchSize groups{(m_rows + kTileM - 1) / kTileM, (n_tokens + tile_n - 1) / tile_n, 1};
   if (groups.y > ctx_.limits().max_workgroup_count[1] || groups.x > ctx_.limits().max_workgroup_count[0]) {
     return make_error(ErrorCode::LimitExceeded,
                       fmt::format("Vulkan matmul: {} rows x {} tokens in one dispatch", m_rows, n_tokens));
   }
-  return run(seq, shaders->matmul, 64, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+  return run(seq, shaders->matmul, tile_n, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
 }
 
 namespace {

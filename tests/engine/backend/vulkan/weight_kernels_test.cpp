@@ -108,9 +108,11 @@ TEST_P(WeightKernels, MatvecMatchesReference) {
 
 TEST_P(WeightKernels, MatmulMatchesReference) {
   const DType type = GetParam();
-  // 37 x 33: one partial tile on both axes; 131 x 70: several tiles, the
-  // last ones partial (the shader's tiles are 64 rows x 64 tokens).
-  const std::pair<uint32_t, uint32_t> shapes[] = {{37, 33}, {131, 70}};
+  // Rows x tokens. The shader's tiles are 64 rows x 16, 32 or 64 tokens
+  // (the smallest that holds the batch): 37 x 5 and 70 x 20 use the 16- and
+  // 32-token tiles, partial on both axes; 37 x 33 one partial 64 x 64 tile;
+  // 131 x 70 several tiles, the last ones partial.
+  const std::pair<uint32_t, uint32_t> shapes[] = {{37, 5}, {70, 20}, {37, 33}, {131, 70}};
   for (const auto& [m, n] : shapes) {
     const uint32_t k = test_cols(type, 3);
     const Weights w = make_weights(type, m, k, rng_);
