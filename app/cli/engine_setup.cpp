@@ -67,6 +67,8 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   runtime::BackendRequest request;
   request.preference = backend == "vulkan" ? runtime::BackendPreference::Vulkan : runtime::BackendPreference::Cpu;
   request.cpu_threads = s.threads;
+  // Only bench declares --profile; other verbs never have it set.
+  if (args.has("profile")) request.profiling = runtime::BackendProfiling::GpuTimestamps;
   auto choice = runtime::choose_backend(request);
   s.backend = std::move(choice.backend);
   s.backend_note = std::move(choice.description);

@@ -15,6 +15,8 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
   if (request.preference != BackendPreference::Cpu) {
     vulkan::VulkanConfig config;
     config.preference.name = request.gpu_device;
+    config.profiling = request.profiling == BackendProfiling::GpuTimestamps ? vulkan::ProfilingMode::Timestamps
+                                                                              : vulkan::ProfilingMode::Off;
     // Software devices (lavapipe) are slower than the CPU backend: only used
     // when the user asks for Vulkan by name.
     config.requirements.software = request.preference == BackendPreference::Vulkan

@@ -1,6 +1,8 @@
 // hearth-cli on the Vulkan backend (Mesa's lavapipe in CI): the fixture
-// logits and the stories260K greedy text, as a user runs them.
+// logits, the stories260K greedy text and bench --profile, as a user runs them.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -81,6 +83,30 @@ TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {
   for (int id; ids_in >> id;) got.push_back(id);
   ASSERT_GE(got.size(), 50u);
   for (size_t i = 0; i < 50; ++i) EXPECT_EQ(got[i], reference[i]) << "id " << i;
+}
+
+// bench --profile: per-op GPU times for pp and tg in the JSON, each positive,
+// adding up to no more than the profiled steps' wall time.
+TEST(CliVulkanBench, ProfilePrintsPerOpGpuTime) {
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-bench.json";
+  const std::string cmd = cli() + " bench --backend vulkan --model " + data_path("models/stories260K.gguf") +
+                          " -p 8 -n 3 -r 1 --profile --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto j = nlohmann::json::parse(slurp(out), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << slurp(out);
+  ASSERT_TRUE(j.contains("profile")) << slurp(out);
+  for (const char* phase : {"pp", "tg"}) {
+    const auto& p = j["profile"][phase];
+    EXPECT_EQ(p["steps"].get<int>(), phase == std::string("pp") ? 1 : 3) << phase;
+    ASSERT_FALSE(p["ops"].empty()) << phase;
+    double sum = 0;
+    for (const auto& op : p["ops"]) {
+      EXPECT_GT(op["count"].get<int>(), 0) << phase << " " << op["op"];
+      EXPECT_GT(op["ms"].get<double>(), 0.0) << phase << " " << op["op"];
+      sum += op["ms"].get<double>();
+    }
+    EXPECT_LE(sum, p["wall_ms"].get<double>()) << phase;
+  }
 }
 
 }  // namespace

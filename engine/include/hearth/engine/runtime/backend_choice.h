@@ -18,10 +18,15 @@ enum class BackendPreference {
   Vulkan,  // Vulkan, also on a software device (the user asked by name)
 };
 
+// GpuTimestamps: the Vulkan backend times every graph node with timestamp
+// queries (hearth-cli bench --profile); it costs a little, so it is off otherwise.
+enum class BackendProfiling { Off, GpuTimestamps };
+
 struct BackendRequest {
   BackendPreference preference = BackendPreference::Auto;
   std::string gpu_device;  // part of a device name; empty = the best device
   int cpu_threads = 2;
+  BackendProfiling profiling = BackendProfiling::Off;
 };
 
 struct BackendChoice {
