@@ -47,6 +47,10 @@ class Backend {
   // Runs every node of `graph` in order; activations get memory from the
   // backend. Returns when graph.output holds its values on the host.
   virtual Status compute(Graph& graph) = 0;
+  // The backend that runs model layer `layer` and therefore holds its KV
+  // cache: this one, unless this backend places layers on several devices
+  // (partial offload, split_backend.h).
+  virtual Backend& backend_for_layer(int64_t /*layer*/) { return *this; }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so
