@@ -40,7 +40,10 @@ class ImportScope {
 }  // namespace
 
 SplitBackend::SplitBackend(std::unique_ptr<Backend> front, std::unique_ptr<Backend> back, SplitPlacement placement)
-    : front_(std::move(front)), back_(std::move(back)), placement_(placement) {}
+    : front_(std::move(front)),
+      back_(std::move(back)),
+      placement_(placement),
+      name_(std::string(front_->name()) + "+" + back_->name()) {}
 
 bool SplitBackend::supports(Op op, DType type) const {
   if (placement_.front_layers <= 0) return back_->supports(op, type);

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace hearth::backend {
 
@@ -31,7 +32,8 @@ class SplitBackend final : public Backend {
  public:
   SplitBackend(std::unique_ptr<Backend> front, std::unique_ptr<Backend> back, SplitPlacement placement);
 
-  const char* name() const override { return "split"; }
+  // "<front>+<back>", e.g. "vulkan+cpu".
+  const char* name() const override { return name_.c_str(); }
   // The front device (the GPU whose memory the placement is about).
   DeviceInfo device() const override { return front_->device(); }
   // Whether both backends can run the pair (nodes may land on either).
@@ -51,6 +53,7 @@ class SplitBackend final : public Backend {
   std::unique_ptr<Backend> front_;
   std::unique_ptr<Backend> back_;
   SplitPlacement placement_;
+  std::string name_;
   int last_segments_ = 0;
 };
 
