@@ -9,6 +9,7 @@
 #include <hearth/engine/backend/split_backend.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/model/model.h>
+#include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/runtime/session.h>
 
 #include <fstream>
@@ -57,8 +58,9 @@ uint64_t tensor_bytes(const model::Model& m, const std::string& prefix) {
 
 enum class Feed { OneBatch, TokenByToken };
 
-// Runs the case's tokens through `split` and checks the logits against the
-// reference. Returns the model's layer count.
+// Runs the case's tokens through `split` with its first `gpu_layers` layers on
+// the GPU and checks the logits against the reference, where the KV cache
+// lives, and which weights were uploaded.
 void run_case(const Case& c, Split& split, Feed feed, int64_t gpu_layers) {
   auto model = model::Model::load(data_path(std::string("models/") + c.model));
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -245,6 +247,55 @@ TEST(SplitUnload, DeviceMemoryReturnsToWhereItWas) {
   EXPECT_EQ(split.gpu->stats().weight_bytes, 0u);
   EXPECT_EQ(split.gpu->stats().used_bytes, used_before);
   EXPECT_EQ(split.gpu->stats().device_bytes, before);
+}
+
+
+// The backend choice with a model: the split is named in the description the
+// app and hearth-cli show, and 0 / all layers give the plain backends.
+TEST(SplitChoice, DescriptionSaysTheSplit) {
+  runtime::BackendRequest request;
+  request.preference = runtime::BackendPreference::Vulkan;  // lavapipe in CI
+  runtime::ModelFootprint model;
+  model.n_layer = 2;
+  model.estimate.weights_bytes = 3000;
+  model.estimate.kv_bytes = 200;
+  model.estimate.scratch_bytes = 100;
+  model.estimate.total_bytes = 3300;
+  request.model = model;
+
+  request.gpu_layers = {runtime::GpuLayersMode::Count, 1};
+  auto split = runtime::choose_backend(request);
+  ASSERT_TRUE(split.backend);
+  EXPECT_STREQ(split.backend->name(), "vulkan+cpu");
+  EXPECT_EQ(split.gpu_layers, 1);
+  EXPECT_EQ(split.description.rfind("Vulkan: ", 0), 0u) << split.description;
+  EXPECT_NE(split.description.find(": 1 of 2 layers on GPU, rest on CPU"), std::string::npos) << split.description;
+
+  request.gpu_layers = {runtime::GpuLayersMode::Count, 0};
+  auto cpu = runtime::choose_backend(request);
+  EXPECT_STREQ(cpu.backend->name(), "cpu");
+  EXPECT_EQ(cpu.description, "CPU: 0 of 2 layers on the GPU");
+
+  request.gpu_layers = {runtime::GpuLayersMode::All, 0};
+  auto all = runtime::choose_backend(request);
+  EXPECT_STREQ(all.backend->name(), "vulkan");
+  EXPECT_EQ(all.gpu_layers, 2);
+}
+
+// The picker's free VRAM comes from a device query that loads no model and
+// agrees with what the backend itself reports.
+TEST(SplitChoice, ProbeReportsTheDevicesFreeMemory) {
+  runtime::BackendRequest request;
+  request.preference = runtime::BackendPreference::Vulkan;
+  const auto probe = runtime::probe_gpu(request);
+  ASSERT_TRUE(probe.has_value());
+  EXPECT_GT(probe->device.memory_free, 0u);
+  EXPECT_LE(probe->device.memory_free, probe->device.memory_total);
+  auto vk = VulkanBackend::create(testing::test_config());
+  ASSERT_TRUE(vk.ok());
+  EXPECT_EQ(probe->device.name, (*vk)->device().name);
+  EXPECT_EQ(probe->device.memory_total, (*vk)->device().memory_total);
+  EXPECT_EQ(probe->description, "Vulkan: " + (*vk)->device().name);
 }
 
 }  // namespace
