@@ -66,7 +66,7 @@ struct BackendChoice {
   // layers on GPU, rest on CPU" for a partial offload, or "CPU: <reason>" when
   // Vulkan was not used ("CPU: Vulkan: no device with 16-bit storage").
   std::string description;
-  int64_t gpu_layers = 0;  // layers on the GPU (all of them when the model is unknown and Vulkan runs)
+  int64_t gpu_layers = 0;  // layers on the GPU; 0 on the CPU and when the request names no model
 };
 
 // Never fails to return a backend: when Vulkan is unusable, the CPU backend
