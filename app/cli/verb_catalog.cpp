@@ -87,6 +87,7 @@ int run_catalog(const std::vector<std::string>& argv) {
 
   nlohmann::json out_models = nlohmann::json::array();
   std::string text;
+  bool any_estimate = false, any_unpublished = false;
   for (const auto& model : catalog->models) {
     const auto fits = models::fit_variants(*catalog, model, kv, machine);
     const auto best = models::recommend_variant(fits);
@@ -107,12 +108,17 @@ int run_catalog(const std::vector<std::string>& argv) {
                           {"estimated_bytes", fit.estimate.total_bytes},
                           {"kv_bytes", fit.estimate.kv_bytes},
                           {"scratch_bytes", fit.estimate.scratch_bytes},
+                          {"sha256_source", v.sha256 ? "catalog" : "hugging_face_at_download"},
                           {"recommended", recommended}});
       std::string where = models::to_string(fit.kind);
       if (fit.kind == models::FitKind::Partial) where = fmt::format("partial {}/{}", fit.gpu_layers, fit.n_layer);
-      text += fmt::format("  {:<7} {}{:>9}  needs {:>9}  {:<14}{}\n", v.quant, v.size_is_estimate ? "~" : " ",
-                          models::format_bytes(v.size_bytes), models::format_bytes(fit.estimate.total_bytes),
-                          where, recommended ? "  <- recommended" : "");
+      any_estimate = any_estimate || v.size_is_estimate;
+      any_unpublished = any_unpublished || !v.sha256;
+      // "≈": the size is an estimate; "*": the SHA-256 is not in the catalog.
+      text += fmt::format("  {:<7} {}{:>9}{}  needs {}{:>9}  {:<14}{}\n", v.quant, v.size_is_estimate ? "≈" : " ",
+                          models::format_bytes(v.size_bytes), v.sha256 ? " " : "*",
+                          v.size_is_estimate ? "≈" : " ", models::format_bytes(fit.estimate.total_bytes), where,
+                          recommended ? "  <- recommended" : "");
     }
     out_models.push_back({{"id", model.id},
                           {"name", model.name},
@@ -135,6 +141,14 @@ int run_catalog(const std::vector<std::string>& argv) {
     std::printf("Memory estimates for %u tokens of context, %s KV cache; %s RAM available, %s VRAM free\n\n%s",
                 kv.n_ctx, models::to_string(kv.kv_type), models::format_bytes(machine.ram_available_bytes).c_str(),
                 models::format_bytes(machine.vram_free_bytes).c_str(), text.c_str());
+    if (any_estimate) {
+      std::printf("\n≈ size estimated from the parameter count and quant level; the exact size is verified at "
+                  "download\n");
+    }
+    if (any_unpublished) {
+      std::printf("* SHA-256 not in the catalog: `pull` takes the file's published SHA-256 (its Hugging Face LFS "
+                  "object id) and verifies the download against it\n");
+    }
   }
   return kExitOk;
 }

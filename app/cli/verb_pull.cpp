@@ -40,6 +40,8 @@ const VerbSpec& spec() {
           {"catalog", FlagKind::Value, "read this catalog file instead of the built-in one", "", "FILE"},
           {"allow-http-loopback", FlagKind::Switch, "also accept plain http to 127.0.0.1 (test servers)", "", ""},
           {"no-resolve", FlagKind::Switch, "do not ask the Hugging Face API for the file's SHA-256", "", ""},
+          {"hf-endpoint", FlagKind::Value, "base URL of a Hugging Face mirror for resolve URLs and the API "
+                                           "(default https://huggingface.co)", "", "URL"},
       },
       1,
       1};
@@ -110,6 +112,11 @@ int run_pull(const std::vector<std::string>& argv) {
   }
   const auto policy = args.has("allow-http-loopback") ? models::SchemePolicy::AllowLoopbackHttp
                                                       : models::SchemePolicy::HttpsOnly;
+  const std::string hf_endpoint = args.get_or("hf-endpoint", std::string(models::kHfEndpoint));
+  if (!models::url_allowed(QUrl(QString::fromStdString(hf_endpoint)), policy)) {
+    std::fprintf(stderr, "pull: --hf-endpoint '%s' is not an HTTPS URL\n", hf_endpoint.c_str());
+    return kExitUsage;
+  }
 
   int app_argc = 1;
   char app_name[] = "hearth-cli";
@@ -191,8 +198,9 @@ int run_pull(const std::vector<std::string>& argv) {
 
   models::DownloadQueue queue(1);
   // Hugging Face publishes each file's SHA-256 (its LFS object id) and exact size.
-  if (expected_sha.empty() && !args.has("no-resolve") && models::parse_hf_url(url)) {
+  if (expected_sha.empty() && !args.has("no-resolve") && models::parse_hf_url(url, hf_endpoint)) {
     models::HfResolver resolver(queue.network());
+    resolver.set_endpoint(QString::fromStdString(hf_endpoint));
     QEventLoop loop;
     QObject::connect(&resolver, &models::HfResolver::resolved, &loop, [&](const QString& sha, quint64 size) {
       expected_sha = sha.toStdString();

@@ -114,6 +114,9 @@ class RuntimeChatEngine final : public ChatEngine {
     info.head_dim = static_cast<int>(hp.head_dim);
     info.n_embd = static_cast<int>(hp.n_embd);
     info.n_vocab = static_cast<int>(hp.n_vocab);
+    info.n_head = static_cast<int>(hp.n_head);
+    info.n_ff = static_cast<int>(hp.n_ff);
+    info.projections = model_->memory_dims().projections;
     info.weights_bytes = model_->weight_bytes();
     return info;
   }

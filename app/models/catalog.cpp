@@ -6,6 +6,7 @@
 #include <QFile>
 
 #include <algorithm>
+#include <utility>
 
 namespace hearth::models {
 namespace {
@@ -101,6 +102,14 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
   HEARTH_TRY(m.shape.n_head_kv, positive_u32(object, "n_head_kv", where));
   HEARTH_TRY(m.shape.head_dim, positive_u32(object, "head_dim", where));
   HEARTH_TRY(m.shape.n_embd, positive_u32(object, "n_embd", where));
+  // Optional: without them the activation estimate assumes n_ff = 4 n_embd
+  // and leaves out the logits.
+  for (auto [key, out] : {std::pair{"n_ff", &m.shape.n_ff}, std::pair{"n_vocab", &m.shape.n_vocab}}) {
+    if (object.contains(key)) {
+      HEARTH_TRY(*out, positive_u32(object, key, where));
+    }
+  }
+  if (m.architecture == "phi3") m.shape.projections = kv::ProjectionLayout::Fused;
   if (m.shape.n_head % m.shape.n_head_kv != 0) {
     return make_error(ErrorCode::InvalidFormat,
                       fmt::format("{}: n_head {} is not a multiple of n_head_kv {}", where,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hearth/engine/core/result.h>
+#include <hearth/engine/kv/memory_estimate.h>
 
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,9 @@ struct ModelShape {
   uint32_t n_head_kv = 0;  // key/value heads (GQA)
   uint32_t head_dim = 0;   // elements per K (and V) head
   uint32_t n_embd = 0;     // hidden size
+  uint32_t n_ff = 0;       // feed-forward width; 0 when unknown (activation memory)
+  uint32_t n_vocab = 0;    // vocabulary size; 0 when unknown (logits)
+  kv::ProjectionLayout projections = kv::ProjectionLayout::Separate;  // Fused for phi3
 };
 
 struct CatalogVariant {

@@ -53,6 +53,19 @@ Result<CatalogModel> describe_gguf(const std::filesystem::path& path) {
   m.shape.n_head_kv = static_cast<uint32_t>(n_head_kv.value_or(n_head));
   m.shape.head_dim = static_cast<uint32_t>(head_dim.value_or(n_embd / n_head));
   m.shape.n_embd = static_cast<uint32_t>(n_embd);
+  // What the activation estimate needs besides: the feed-forward width, the
+  // vocabulary (rows of the embedding table) and fused projections (a QKV
+  // matrix, or an up matrix that holds the gate too), read as the engine's
+  // loader binds them.
+  HEARTH_TRY(auto n_ff, file.find_uint(key("feed_forward_length")));
+  m.shape.n_ff = static_cast<uint32_t>(n_ff.value_or(0));
+  if (const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight")) {
+    m.shape.n_vocab = static_cast<uint32_t>(embd->dims[1]);
+  }
+  if (file.find_tensor("blk.0.attn_qkv.weight") ||
+      (file.find_tensor("blk.0.ffn_up.weight") && !file.find_tensor("blk.0.ffn_gate.weight"))) {
+    m.shape.projections = kv::ProjectionLayout::Fused;
+  }
   m.context_length = static_cast<uint32_t>(ctx.value_or(0));
   HEARTH_TRY(auto name, file.find_string("general.name"));
   m.name = name.value_or(path.stem().string());

@@ -11,10 +11,12 @@
 
 namespace hearth::models {
 
-std::optional<HfFileRef> parse_hf_url(std::string_view url) {
-  constexpr std::string_view kPrefix = "https://huggingface.co/";
-  if (url.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  std::string_view rest = url.substr(kPrefix.size());
+std::optional<HfFileRef> parse_hf_url(std::string_view url, std::string_view endpoint) {
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.remove_suffix(1);
+  if (endpoint.empty() || url.substr(0, endpoint.size()) != endpoint || url.substr(endpoint.size(), 1) != "/") {
+    return std::nullopt;
+  }
+  std::string_view rest = url.substr(endpoint.size() + 1);
   if (auto q = rest.find_first_of("?#"); q != std::string_view::npos) rest = rest.substr(0, q);
   // owner / name / "resolve" / revision / path...
   std::string_view parts[4];
@@ -28,8 +30,9 @@ std::optional<HfFileRef> parse_hf_url(std::string_view url) {
   return HfFileRef{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[3]), std::string(rest)};
 }
 
-std::string hf_tree_api_url(const HfFileRef& ref) {
-  std::string url = fmt::format("https://huggingface.co/api/models/{}/tree/{}", ref.repo, ref.revision);
+std::string hf_tree_api_url(const HfFileRef& ref, std::string_view endpoint) {
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.remove_suffix(1);
+  std::string url = fmt::format("{}/api/models/{}/tree/{}", endpoint, ref.repo, ref.revision);
   if (auto slash = ref.path.rfind('/'); slash != std::string::npos) url += "/" + ref.path.substr(0, slash);
   return url;
 }
@@ -69,12 +72,13 @@ Result<HfFileInfo> parse_hf_tree(std::string_view json_text, std::string_view pa
 HfResolver::HfResolver(QNetworkAccessManager* network, QObject* parent) : QObject(parent), network_(network) {}
 
 void HfResolver::resolve(const QUrl& file_url) {
-  const auto ref = parse_hf_url(file_url.toString().toStdString());
+  const std::string endpoint = endpoint_.toStdString();
+  const auto ref = parse_hf_url(file_url.toString().toStdString(), endpoint);
   if (!ref) {
     emit failed(QStringLiteral("'%1' is not a Hugging Face file URL").arg(file_url.toString()));
     return;
   }
-  QNetworkRequest req(QUrl(QString::fromStdString(hf_tree_api_url(*ref))));
+  QNetworkRequest req(QUrl(QString::fromStdString(hf_tree_api_url(*ref, endpoint))));
   req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::NoLessSafeRedirectPolicy);
   req.setTransferTimeout(30'000);
   QNetworkReply* reply = network_->get(req);

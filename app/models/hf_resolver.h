@@ -12,11 +12,13 @@
 #include <hearth/engine/core/result.h>
 
 #include <QObject>
+#include <QString>
 #include <QUrl>
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 class QNetworkAccessManager;
 
@@ -28,12 +30,17 @@ struct HfFileRef {
   std::string path;      // path of the file inside the repository
 };
 
-// Parses https://huggingface.co/{owner}/{name}/resolve/{revision}/{path};
-// nullopt for any other URL.
-std::optional<HfFileRef> parse_hf_url(std::string_view url);
+// Where Hugging Face serves files and its API. A mirror (or a test server)
+// can stand in for it: the same paths under another base URL.
+inline constexpr std::string_view kHfEndpoint = "https://huggingface.co";
 
-// URL of the tree listing of the folder that holds `ref.path`.
-std::string hf_tree_api_url(const HfFileRef& ref);
+// Parses {endpoint}/{owner}/{name}/resolve/{revision}/{path}; nullopt for
+// any other URL.
+std::optional<HfFileRef> parse_hf_url(std::string_view url, std::string_view endpoint = kHfEndpoint);
+
+// URL of the tree listing of the folder that holds `ref.path`:
+// {endpoint}/api/models/{repo}/tree/{revision}[/{folder}].
+std::string hf_tree_api_url(const HfFileRef& ref, std::string_view endpoint = kHfEndpoint);
 
 struct HfFileInfo {
   std::string sha256;  // lowercase hex
@@ -49,6 +56,9 @@ class HfResolver : public QObject {
   Q_OBJECT
  public:
   explicit HfResolver(QNetworkAccessManager* network, QObject* parent = nullptr);
+  // Another base URL for file URLs and the API (checked by the caller, who
+  // knows its scheme policy). Default kHfEndpoint.
+  void set_endpoint(QString endpoint) { endpoint_ = std::move(endpoint); }
   void resolve(const QUrl& file_url);
 
  signals:
@@ -57,6 +67,7 @@ class HfResolver : public QObject {
 
  private:
   QNetworkAccessManager* network_;
+  QString endpoint_ = QString::fromLatin1(kHfEndpoint.data(), static_cast<qsizetype>(kHfEndpoint.size()));
 };
 
 }  // namespace hearth::models

@@ -14,8 +14,11 @@ namespace {
 
 DType to_dtype(KvType type) { return type == KvType::Q8_0 ? DType::Q8_0 : DType::F16; }
 
-// Prompt tokens processed per batch and the runtime allowance: the engine's.
+// Prompt tokens per forward pass: the engine's default batch, which is what
+// the runtime reserves scratch for (runtime::SessionConfig::n_batch).
 constexpr int64_t kBatchTokens = kv::kScratchBatchTokens;
+// What the host keeps when every layer runs on the GPU (its own buffers,
+// logits, thread stacks): an allowance, not part of the engine's estimate.
 constexpr uint64_t kRuntimeBytes = kv::kScratchRuntimeBytes;
 
 uint64_t saturating_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -51,11 +54,19 @@ uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type)
   return kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, DType::F16).value_or(0);
 }
 
+kv::ModelDims model_dims(const ModelShape& shape) {
+  kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv,
+                     shape.head_dim, shape.n_ff, shape.n_vocab};
+  dims.projections = shape.projections;
+  return dims;
+}
+
 uint64_t scratch_bytes(const ModelShape& shape, uint32_t n_ctx) {
-  // The engine's estimate (kv/memory_estimate.h) is the one formula, shared
-  // with `hearth-cli info`.
-  const kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv, shape.head_dim};
-  return kv::scratch_bytes(dims, n_ctx, kBatchTokens).value_or(kRuntimeBytes);
+  // The engine's formula (kv/memory_estimate.h), shared with `hearth-cli
+  // info` and what the runtime reserves on the backend before the first
+  // token. Counts the catalog validated are positive, so it only fails for
+  // an empty shape, which needs nothing.
+  return kv::scratch_bytes(model_dims(shape), n_ctx, kBatchTokens).value_or(0);
 }
 
 MemoryEstimate estimate_memory(const ModelShape& shape, uint64_t weights_bytes, const KvSettings& kv) {

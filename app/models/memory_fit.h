@@ -33,8 +33,12 @@ struct KvSettings {
 // allocates.
 uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type);
 
-// Working memory besides weights and KV: activations for one batch of
-// prompt tokens, logits, and a fixed allowance for the runtime.
+// The engine's shapes for `shape` (kv::estimate_memory's input).
+kv::ModelDims model_dims(const ModelShape& shape);
+
+// Working memory besides weights and KV: the activation arena and conversion
+// buffer the engine reserves for one batch of prompt tokens
+// (kv::scratch_bytes with the engine's default batch).
 uint64_t scratch_bytes(const ModelShape& shape, uint32_t n_ctx);
 
 struct MemoryEstimate {

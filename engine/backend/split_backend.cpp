@@ -58,6 +58,17 @@ Backend& SplitBackend::backend_for_layer(int64_t layer) {
   return layer < placement_.front_layers ? *front_ : *back_;
 }
 
+Status SplitBackend::reserve_scratch(const ScratchReservation& reservation) {
+  return back_->reserve_scratch(reservation);
+}
+
+MemoryUse SplitBackend::memory_use() const {
+  const MemoryUse a = front_->memory_use();
+  const MemoryUse b = back_->memory_use();
+  return MemoryUse{a.weights_bytes + b.weights_bytes, a.kv_bytes + b.kv_bytes, a.scratch_bytes + b.scratch_bytes,
+                   a.scratch_high_water_bytes + b.scratch_high_water_bytes, a.scratch_growths + b.scratch_growths};
+}
+
 Status SplitBackend::compute(Graph& graph) {
   auto& nodes = graph.nodes();
   if (nodes.empty() || graph.output == nullptr) {

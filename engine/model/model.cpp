@@ -100,6 +100,15 @@ kv::KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
   return kv::KvCacheConfig{hparams_.n_layer, hparams_.n_head_kv, hparams_.head_dim, n_ctx, type};
 }
 
+kv::ModelDims Model::memory_dims() const {
+  kv::ModelDims d{hparams_.n_layer, hparams_.n_embd,  hparams_.n_head, hparams_.n_head_kv,
+                  hparams_.head_dim, hparams_.n_ff, hparams_.n_vocab};
+  for (const LayerWeights& lw : weights_.layers) {
+    if (lw.wqkv || lw.w_gate_up) d.projections = kv::ProjectionLayout::Fused;
+  }
+  return d;
+}
+
 backend::Tensor* Model::build_forward(backend::Graph& g, const Batch& batch, const kv::KvCache& cache,
                                       LogitsRows rows) const {
   const auto n = static_cast<int64_t>(batch.tokens.size());

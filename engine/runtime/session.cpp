@@ -43,6 +43,10 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
   if (config.n_batch <= 0) return make_error(ErrorCode::InvalidArgument, "session n_batch must be positive");
   std::unique_ptr<Session> s(new Session(model, backend, config));
   HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type)));
+  // Scratch up front, from the same function the memory estimate uses, so
+  // the memory the user was shown is what is in use from the first token.
+  HEARTH_TRY(const kv::ScratchSizes scratch, kv::scratch_sizes(model.memory_dims(), config.n_ctx, config.n_batch));
+  HEARTH_CHECK(backend.reserve_scratch(backend::ScratchReservation{scratch.activation_bytes, scratch.conversion_bytes}));
   return s;
 }
 

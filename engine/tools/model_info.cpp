@@ -48,6 +48,12 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
   HEARTH_TRY(s.context_length, optional_count(file, a + ".context_length", 0));
   HEARTH_TRY(s.dims.n_ff, optional_count(file, a + ".feed_forward_length", 0));
   if (const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight")) s.dims.n_vocab = embd->dims[1];
+  // A fused QKV matrix, or an up matrix without a gate (gate and up in one),
+  // as the model loader binds them (model/arch_phi3.cpp).
+  if (file.find_tensor("blk.0.attn_qkv.weight") ||
+      (file.find_tensor("blk.0.ffn_up.weight") && !file.find_tensor("blk.0.ffn_gate.weight"))) {
+    s.dims.projections = kv::ProjectionLayout::Fused;
+  }
   s.chat_template = file.chat_template().has_value();
   return s;
 }

@@ -14,6 +14,8 @@ ModelShape llama_1b() {
   s.head_dim = 64;
   s.n_embd = 2048;
   s.n_vocab = 128256;
+  s.n_head = 32;
+  s.n_ff = 8192;
   s.weights_bytes = 807'000'000;
   return s;
 }
@@ -36,9 +38,12 @@ TEST(EngineMemorySizer, ContextRoundsUpToWholeCacheBlocks) {
   EXPECT_EQ(b.kv_bytes, 2ull * 16 * 8 * 64 * 1024 * 2);
 }
 
-TEST(EngineMemorySizer, TotalIsTheSumAndScratchIsPositive) {
+TEST(EngineMemorySizer, TotalIsTheSumAndScratchIsTheEnginesBatch) {
   const auto b = EngineMemorySizer().estimate(llama_1b(), 2048, app::KvCacheType::F16);
-  EXPECT_GT(b.scratch_bytes, 4ull * 128256);  // at least the logits row
+  // A batch of 256 tokens at its fullest moment holds the residual stream,
+  // gate, up and their product: (2048 + 3 * 8192) floats per token; plus one
+  // n_ff-wide row per token converted for the down projection.
+  EXPECT_EQ(b.scratch_bytes, 256ull * (2048 + 3 * 8192) * 4 + 256ull * 8192 * 4);
   EXPECT_EQ(b.total(), b.weights_bytes + b.kv_bytes + b.scratch_bytes);
 }
 

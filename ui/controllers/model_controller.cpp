@@ -98,6 +98,9 @@ void ModelController::on_loaded(const ModelInfo& info) {
   shape.head_dim = info.head_dim;
   shape.n_embd = info.n_embd;
   shape.n_vocab = info.n_vocab;
+  shape.n_head = info.n_head;
+  shape.n_ff = info.n_ff;
+  shape.projections = info.projections;
   shape.weights_bytes = info.weights_bytes;
   settings_->set_loaded_model(shape, info.context_train, requested_with_);
   set_state(State::Ready);

@@ -2,6 +2,8 @@
 // copyable structs registered as Qt metatypes so queued signals can carry them.
 #pragma once
 
+#include <hearth/engine/kv/memory_estimate.h>
+
 #include <QList>
 #include <QMetaType>
 #include <QString>
@@ -38,6 +40,9 @@ struct ModelInfo {
   int head_dim = 0;
   int n_embd = 0;
   int n_vocab = 0;
+  int n_head = 0;
+  int n_ff = 0;
+  hearth::kv::ProjectionLayout projections = hearth::kv::ProjectionLayout::Separate;
   quint64 weights_bytes = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/memory_sizer.h"
 
+#include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/sizing.h>
 
 #include <fstream>
@@ -17,10 +18,10 @@ MemoryBreakdown EngineMemorySizer::estimate(const ModelShape& shape, int n_ctx,
   // rather than a made-up one.
   b.kv_bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, type)
                    .value_or(0);
-  constexpr uint64_t kPrefillBatch = 512;
-  constexpr uint64_t kActivationRows = 6;  // residual, norm, q/k/v, attention out, ffn
-  b.scratch_bytes = 4ull * static_cast<uint64_t>(shape.n_vocab) +
-                    4ull * kPrefillBatch * kActivationRows * static_cast<uint64_t>(shape.n_embd);
+  kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv,
+                    shape.head_dim, shape.n_ff, shape.n_vocab};
+  dims.projections = shape.projections;
+  b.scratch_bytes = kv::scratch_bytes(dims, n_ctx).value_or(0);
   return b;
 }
 

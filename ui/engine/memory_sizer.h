@@ -3,6 +3,8 @@
 // behind this interface so the bar shows what the engine will allocate.
 #pragma once
 
+#include <hearth/engine/kv/memory_estimate.h>
+
 #include <cstdint>
 
 #include "common/settings.h"
@@ -16,6 +18,9 @@ struct ModelShape {
   int head_dim = 0;
   int n_embd = 0;
   int n_vocab = 0;
+  int n_head = 0;  // 0: unknown (then the scratch bar is left out)
+  int n_ff = 0;    // 0: unknown (the engine assumes 4 * n_embd)
+  kv::ProjectionLayout projections = kv::ProjectionLayout::Separate;
   uint64_t weights_bytes = 0;
 };
 
@@ -35,8 +40,9 @@ class MemorySizer {
 
 // The engine's own sizing: KV bytes come from hearth::kv::kv_cache_bytes, the
 // function the engine allocates with (2 * n_layer * n_head_kv * row bytes of
-// head_dim * n_ctx rounded up to whole cache blocks). Scratch covers one
-// 512-token prefill batch of activations plus the logits row.
+// head_dim * n_ctx rounded up to whole cache blocks). Scratch is
+// hearth::kv::scratch_bytes, what the runtime reserves on the backend for its
+// default prompt batch.
 class EngineMemorySizer final : public MemorySizer {
  public:
   MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,

@@ -8,6 +8,7 @@
 #include "models/download.h"
 #include "models/download_queue.h"
 #include "models/gguf_import.h"
+#include "models/hf_resolver.h"
 #include "models/machine_info.h"
 #include "models/model_registry.h"
 
@@ -31,6 +32,18 @@ const char* state_text(models::DownloadState state) {
 }
 
 }  // namespace
+
+QString verify_note(const models::CatalogVariant& v) {
+  QString note;
+  if (v.size_is_estimate) {
+    note = PickerViewModel::tr("Size estimated from the parameter count; the exact size is verified at download. ");
+  }
+  if (v.sha256) return note + PickerViewModel::tr("Checked against the catalog's SHA-256 after download.");
+  if (models::parse_hf_url(v.url)) {
+    return note + PickerViewModel::tr("Checked after download against the SHA-256 Hugging Face publishes for the file.");
+  }
+  return note + PickerViewModel::tr("No SHA-256 is published for this file; it cannot be verified.");
+}
 
 PickerViewModel::PickerViewModel(QObject* parent)
     : QAbstractListModel(parent), queue_(new models::DownloadQueue(2, this)) {
@@ -116,6 +129,7 @@ QVariantList PickerViewModel::variant_list(const Entry& e) const {
     map[QStringLiteral("quant")] = quant;
     map[QStringLiteral("sizeBytes")] = static_cast<double>(v.size_bytes);
     map[QStringLiteral("sizeIsEstimate")] = v.size_is_estimate;
+    map[QStringLiteral("verifyNote")] = verify_note(v);
     map[QStringLiteral("qualityNote")] = QString::fromStdString(v.quality_note);
     map[QStringLiteral("fits")] = QString::fromLatin1(models::to_string(fit.kind));
     map[QStringLiteral("gpuLayers")] = static_cast<int>(fit.gpu_layers);
@@ -235,11 +249,40 @@ void PickerViewModel::download(const QString& id, const QString& quant) {
     resume(id, quant);
     return;
   }
+  if (resolving_.contains(key(id, quant))) return;
+  if (v->sha256 || !models::parse_hf_url(v->url)) {
+    start_download(id, quant, v->sha256 ? QString::fromStdString(*v->sha256) : QString(),
+                   v->size_is_estimate ? std::nullopt : std::optional<uint64_t>(v->size_bytes));
+    return;
+  }
+  // No SHA-256 in the catalog: Hugging Face publishes it (the file's LFS
+  // object id) with the exact size; ask before the first byte.
+  resolving_.insert(key(id, quant));
+  auto* resolver = new models::HfResolver(queue_->network(), this);
+  connect(resolver, &models::HfResolver::resolved, this, [this, resolver, id, quant](const QString& sha, quint64 size) {
+    resolver->deleteLater();
+    resolving_.remove(key(id, quant));
+    start_download(id, quant, sha, size);
+  });
+  connect(resolver, &models::HfResolver::failed, this, [this, resolver, id, quant](const QString& message) {
+    resolver->deleteLater();
+    resolving_.remove(key(id, quant));
+    set_error(tr("No published SHA-256 for %1 %2 (%3); the file will not be verified").arg(id, quant, message));
+    start_download(id, quant, QString(), std::nullopt);
+  });
+  resolver->resolve(QUrl(QString::fromStdString(v->url)));
+}
+
+void PickerViewModel::start_download(const QString& id, const QString& quant, const QString& sha256,
+                                     std::optional<uint64_t> size) {
+  const Entry* e = find(id);
+  const auto* v = e ? e->model.find_variant(quant.toStdString()) : nullptr;
+  if (!v || find_download(id, quant)) return;
   models::DownloadRequest request;
   request.url = QUrl(QString::fromStdString(v->url));
   request.destination = destination_for(*v);
-  if (v->sha256) request.expected_sha256 = QString::fromStdString(*v->sha256);
-  if (!v->size_is_estimate) request.expected_size = v->size_bytes;
+  request.expected_sha256 = sha256;
+  if (size) request.expected_size = *size;
   auto* d = queue_->enqueue(request);
   downloads_.insert(key(id, quant), d);
   const std::string catalog_id = id.toStdString(), quant_name = quant.toStdString(), url = v->url;

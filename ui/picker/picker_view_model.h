@@ -7,10 +7,12 @@
 
 #include <QAbstractListModel>
 #include <QHash>
+#include <QSet>
 #include <QString>
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
+#include <optional>
 #include <vector>
 
 #include "models/catalog.h"
@@ -22,6 +24,10 @@ class DownloadQueue;
 }  // namespace hearth::models
 
 namespace hearth::ui {
+
+// What the picker tells about checking a variant's download: whether its
+// size is an estimate, and where the SHA-256 it is verified against comes from.
+QString verify_note(const models::CatalogVariant& v);
 
 class PickerViewModel : public QAbstractListModel {
   Q_OBJECT
@@ -118,6 +124,7 @@ class PickerViewModel : public QAbstractListModel {
   void verified(const QString& id, const QString& quant, bool ok, const QString& message);
 
  private:
+  void start_download(const QString& id, const QString& quant, const QString& sha256, std::optional<uint64_t> size);
   struct Entry {
     models::CatalogModel model;
     bool imported = false;
@@ -146,6 +153,7 @@ class PickerViewModel : public QAbstractListModel {
   QHash<QString, QString> installed_;  // "id:quant" -> path
   QHash<QString, models::Download*> downloads_;  // "id:quant"
   QHash<QString, bool> load_after_download_;
+  QSet<QString> resolving_;  // "id:quant" waiting for the Hugging Face API
   models::DownloadQueue* queue_;
 };
 

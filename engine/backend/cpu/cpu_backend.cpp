@@ -1,17 +1,19 @@
-// The CPU backend: places activations in reusable scratch memory (a tensor's
-// memory returns to the pool after its last reader), then runs each node's
-// kernel on the persistent thread pool.
+// The CPU backend: places activations in one arena by the graph's activation
+// plan (a tensor's range is reused after its last reader), then runs each
+// node's kernel on the persistent thread pool.
 #include "hearth/engine/backend/cpu_backend.h"
 
 #include <fmt/format.h>
 
+#include <hearth/engine/backend/activation_plan.h>
+
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <thread>
-#include <unordered_map>
+#include <memory>
 
 #include "ops.h"
 #include "thread_pool.h"
@@ -32,12 +34,24 @@ uint64_t mem_available_bytes() {
   return kb * 1024;
 }
 
+// Bytes held per buffer usage, shared with the buffers (which may be freed
+// from another thread, and after the backend).
+struct BufferCounters {
+  std::atomic<uint64_t> bytes[3]{};
+  std::atomic<uint64_t>& of(BufferUsage usage) { return bytes[static_cast<int>(usage)]; }
+};
+
 class CpuBuffer final : public Buffer {
  public:
-  CpuBuffer(size_t bytes, BufferUsage usage) : size_(bytes), usage_(usage) {
+  CpuBuffer(size_t bytes, BufferUsage usage, std::shared_ptr<BufferCounters> counters)
+      : size_(bytes), usage_(usage), counters_(std::move(counters)) {
     data_ = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+    if (data_) counters_->of(usage_) += size_;
   }
-  ~CpuBuffer() override { std::free(data_); }
+  ~CpuBuffer() override {
+    if (data_) counters_->of(usage_) -= size_;
+    std::free(data_);
+  }
   bool valid() const { return data_ != nullptr; }
   size_t size() const override { return size_; }
   BufferUsage usage() const override { return usage_; }
@@ -46,34 +60,12 @@ class CpuBuffer final : public Buffer {
  private:
   size_t size_;
   BufferUsage usage_;
+  std::shared_ptr<BufferCounters> counters_;
   void* data_ = nullptr;
 };
 
-// Scratch memory for activations, kept between graphs so steady-state decode
-// allocates nothing.
-class ScratchPool {
- public:
-  float* acquire(size_t floats) {
-    auto it = free_.lower_bound(floats);
-    if (it != free_.end()) {
-      float* p = it->second;
-      free_.erase(it);
-      return p;
-    }
-    auto& block = blocks_.emplace_back(new float[floats + 16]);
-    sizes_[block.get()] = floats;
-    return block.get();
-  }
-  void release(float* p) { free_.emplace(sizes_[p], p); }
-  void reset() {
-    free_.clear();
-    for (auto& b : blocks_) free_.emplace(sizes_[b.get()], b.get());
-  }
-
- private:
-  std::vector<std::unique_ptr<float[]>> blocks_;
-  std::unordered_map<float*, size_t> sizes_;
-  std::multimap<size_t, float*> free_;
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
 };
 
 class CpuBackend final : public Backend {
@@ -106,39 +98,46 @@ class CpuBackend final : public Backend {
   }
 
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
-    auto buffer = std::make_unique<CpuBuffer>(bytes, usage);
+    auto buffer = std::make_unique<CpuBuffer>(bytes, usage, counters_);
     if (!buffer->valid()) {
       return make_error(ErrorCode::OutOfMemory, fmt::format("cannot allocate {} bytes of CPU memory", bytes));
     }
     return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
+  Status reserve_scratch(const ScratchReservation& r) override {
+    if (r.activation_bytes > arena_bytes_) HEARTH_CHECK(set_arena(r.activation_bytes));
+    if (r.conversion_bytes > act_buf_.capacity()) act_buf_.reserve(static_cast<size_t>(r.conversion_bytes));
+    note_scratch();
+    return {};
+  }
+
+  MemoryUse memory_use() const override {
+    MemoryUse use;
+    use.weights_bytes = counters_->of(BufferUsage::Weights);
+    use.kv_bytes = counters_->of(BufferUsage::KvCache);
+    use.scratch_bytes = counters_->of(BufferUsage::Scratch) + arena_bytes_ + act_buf_.capacity();
+    use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
+    use.scratch_growths = scratch_growths_;
+    return use;
+  }
+
   Status compute(Graph& graph) override {
     HEARTH_CHECK(check_supported(*this, graph));
-    auto& nodes = graph.nodes();
-    // Last node that reads each activation; the output lives past the end.
-    std::unordered_map<const Tensor*, size_t> last_use;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      for (Tensor* s : nodes[i].src) {
-        if (s && s->kind == TensorKind::Activation) last_use[s] = i;
-      }
+    // Every activation gets its place in the arena before the first node
+    // runs; the arena grows only when the graph needs more than was reserved.
+    const ActivationPlan& plan = planner_.plan(graph);
+    if (plan.arena_bytes > arena_bytes_) {
+      if (arena_bytes_ > 0) ++scratch_growths_;
+      HEARTH_CHECK(set_arena(plan.arena_bytes));
     }
-    scratch_.reset();
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      Node& node = nodes[i];
-      if (node.dst && node.dst->kind == TensorKind::Activation && !node.dst->data) {
-        node.dst->data = scratch_.acquire(static_cast<size_t>(node.dst->elements()));
-      }
-      run(node);
-      std::array<Tensor*, 3> released{};
-      for (size_t k = 0; k < node.src.size(); ++k) {
-        Tensor* s = node.src[k];
-        if (!s || s->kind != TensorKind::Activation || s == graph.output || last_use[s] != i) continue;
-        if (std::find(released.begin(), released.end(), s) != released.end()) continue;
-        released[k] = s;
-        scratch_.release(static_cast<float*>(s->data));
-      }
+    for (const auto& [tensor, offset] : plan.offsets) {
+      tensor->data = static_cast<uint8_t*>(arena_.get()) + offset;
     }
+    const size_t conversion_capacity = act_buf_.capacity();
+    for (Node& node : graph.nodes()) run(node);
+    if (act_buf_.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
+    note_scratch();
     return {};
   }
 
@@ -164,8 +163,29 @@ class CpuBackend final : public Backend {
 
   mutable cpu::ThreadPool pool_;
   quant::KernelTable kernels_;
+  // Replaces the arena (no graph is running, and the previous graph's output
+  // has been read by its caller).
+  Status set_arena(uint64_t bytes) {
+    arena_.reset();
+    arena_bytes_ = 0;
+    void* p = std::aligned_alloc(kActivationAlign, (bytes + kActivationAlign - 1) / kActivationAlign * kActivationAlign);
+    if (!p) {
+      return make_error(ErrorCode::OutOfMemory, fmt::format("cannot allocate {} bytes of CPU memory for activations", bytes));
+    }
+    arena_.reset(p);
+    arena_bytes_ = bytes;
+    return {};
+  }
+
+  void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
+
   std::vector<uint8_t> act_buf_;  // activations converted for the dot products
-  ScratchPool scratch_;
+  ActivationPlanner planner_;
+  std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations
+  uint64_t arena_bytes_ = 0;
+  uint64_t scratch_high_water_ = 0;
+  uint64_t scratch_growths_ = 0;
+  std::shared_ptr<BufferCounters> counters_ = std::make_shared<BufferCounters>();
 };
 
 }  // namespace

@@ -83,6 +83,47 @@ TEST_F(CliTest, CatalogJsonFollowsTheContract) {
   }
 }
 
+// The text listing marks what the catalog only estimates, variant by
+// variant as resources/catalog.json says: "≈" before an estimated size (and
+// the memory figure built on it), "*" after a size without a published
+// SHA-256, and a legend that says both are settled at download.
+TEST_F(CliTest, CatalogTextMarksEstimatedSizesAndUnpublishedHashes) {
+  const CliResult r = run_cli({QStringLiteral("catalog"), QStringLiteral("--ctx"), QStringLiteral("2048")});
+  ASSERT_EQ(r.exit_code, 0) << r.err.toStdString();
+  QFile file(QStringLiteral(HEARTH_RESOURCES_DIR "/catalog.json"));
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QJsonArray models = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("models")).toArray();
+  const QList<QByteArray> lines = r.out.split('\n');
+  int checked = 0;
+  bool any_estimate = false, any_unpublished = false;
+  for (const auto& m : models) {
+    const QByteArray id = m.toObject().value(QStringLiteral("id")).toString().toUtf8();
+    qsizetype at = -1;
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+      if (lines[i].startsWith(id + "  (")) at = i;
+    }
+    ASSERT_GE(at, 0) << id.toStdString();
+    const QJsonArray variants = m.toObject().value(QStringLiteral("variants")).toArray();
+    for (qsizetype k = 0; k < variants.size(); ++k) {
+      const QJsonObject v = variants[k].toObject();
+      const QByteArray line = lines.value(at + 1 + k);
+      ASSERT_TRUE(line.startsWith("  " + v.value(QStringLiteral("quant")).toString().toUtf8())) << line.toStdString();
+      const bool estimate = v.value(QStringLiteral("size_is_estimate")).toBool();
+      const bool unpublished = v.value(QStringLiteral("sha256")).isNull();
+      EXPECT_EQ(line.count("≈"), estimate ? 2 : 0) << line.toStdString();
+      EXPECT_EQ(line.contains('*'), unpublished) << line.toStdString();
+      any_estimate = any_estimate || estimate;
+      any_unpublished = any_unpublished || unpublished;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 30);
+  EXPECT_EQ(r.out.contains("size estimated from the parameter count and quant level; the exact size is verified at "
+                           "download"),
+            any_estimate);
+  EXPECT_EQ(r.out.contains("verifies the download against it"), any_unpublished);
+}
+
 TEST_F(CliTest, UsageErrorsExitWithOne) {
   EXPECT_EQ(run_cli({QStringLiteral("catalog"), QStringLiteral("--kv-type"), QStringLiteral("q4")}).exit_code, 1);
   EXPECT_EQ(run_cli({QStringLiteral("pull")}).exit_code, 1);
@@ -139,6 +180,58 @@ TEST_F(CliTest, PullDownloadsVerifiesAndRefusesBadInput) {
   r = run_cli({QStringLiteral("pull"), QStringLiteral("no-such-model:Q4_0"), QStringLiteral("--dir"), dir.path()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.err.contains("no-such-model")) << r.err.toStdString();
+}
+
+// A Hugging Face file URL: pull asks the (fake) tree API for the file's LFS
+// object id and enforces it as the SHA-256. A published hash that does not
+// match the served bytes fails the pull with a clear error and leaves no file;
+// the right one installs a verified file.
+TEST_F(CliTest, PullEnforcesTheSha256PublishedByTheHuggingFaceApi) {
+  QTemporaryDir dir;
+  test::TestHttpServer server;
+  QFile fixture(QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.gguf"));
+  ASSERT_TRUE(fixture.open(QIODevice::ReadOnly));
+  const QByteArray body = fixture.readAll();
+  server.set_body(body, "\"e1\"");
+  const QByteArray sha = QCryptographicHash::hash(body, QCryptographicHash::Sha256).toHex();
+  const QByteArray other = QCryptographicHash::hash(body + "x", QCryptographicHash::Sha256).toHex();
+  const auto tree = [&](const QByteArray& oid) {
+    // Shaped like the tree API's answer: a Git file and an LFS file.
+    return "[{\"type\": \"file\", \"oid\": \"0123456789abcdef0123456789abcdef01234567\", \"size\": 12, "
+           "\"path\": \"README.md\"}, {\"type\": \"file\", \"oid\": \"89abcdef0123456789abcdef0123456789abcdef\", "
+           "\"size\": " + QByteArray::number(body.size()) + ", \"lfs\": {\"oid\": \"" + oid + "\", \"size\": " +
+           QByteArray::number(body.size()) + ", \"pointerSize\": 134}, \"path\": \"stories260K.gguf\"}]";
+  };
+  const QString endpoint = QString::fromLatin1(server.url(""));
+  const QString url = QString::fromLatin1(server.url("/owner/repo/resolve/main/stories260K.gguf"));
+  const QString dest = dir.filePath(QStringLiteral("stories260K.gguf"));
+  const QStringList common{QStringLiteral("--dir"), dir.path(), QStringLiteral("--allow-http-loopback"),
+                           QStringLiteral("--hf-endpoint"), endpoint};
+
+  server.set_document("/api/models/owner/repo/tree/main", tree(other));
+  CliResult r = run_cli(QStringList{QStringLiteral("pull"), url} + common);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.contains("SHA-256 mismatch")) << r.err.toStdString();
+  EXPECT_TRUE(r.err.contains(other)) << r.err.toStdString();  // the published hash is the expected one
+  EXPECT_TRUE(r.err.contains("deleted")) << r.err.toStdString();
+  EXPECT_FALSE(QFile::exists(dest));
+  EXPECT_FALSE(QFile::exists(dest + QStringLiteral(".part")));
+  bool asked_api = false;
+  for (const auto& req : server.requests()) asked_api = asked_api || req.path == "/api/models/owner/repo/tree/main";
+  EXPECT_TRUE(asked_api);
+
+  server.set_document("/api/models/owner/repo/tree/main", tree(sha));
+  r = run_cli(QStringList{QStringLiteral("pull"), url} + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err.toStdString();
+  EXPECT_TRUE(r.err.contains("(verified)")) << r.err.toStdString();
+  QFile got(dest);
+  ASSERT_TRUE(got.open(QIODevice::ReadOnly));
+  EXPECT_EQ(got.readAll(), body);
+
+  // A plain-http endpoint needs the loopback switch like any other URL.
+  r = run_cli({QStringLiteral("pull"), url, QStringLiteral("--dir"), dir.path(), QStringLiteral("--hf-endpoint"),
+               endpoint});
+  EXPECT_EQ(r.exit_code, 1);
 }
 
 }  // namespace

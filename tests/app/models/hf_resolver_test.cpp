@@ -22,6 +22,18 @@ TEST(HfResolver, ParsesResolveUrls) {
   EXPECT_FALSE(parse_hf_url("https://huggingface.co/o/r/blob/main/f.gguf").has_value());
   EXPECT_FALSE(parse_hf_url("http://huggingface.co/o/r/resolve/main/f.gguf").has_value());
   EXPECT_FALSE(parse_hf_url("https://example.com/o/r/resolve/main/f.gguf").has_value());
+  EXPECT_FALSE(parse_hf_url("https://huggingface.co.example.com/o/r/resolve/main/f.gguf").has_value());
+}
+
+TEST(HfResolver, AMirrorEndpointServesTheSamePaths) {
+  constexpr std::string_view kMirror = "http://127.0.0.1:8080/";
+  auto ref = parse_hf_url("http://127.0.0.1:8080/o/r/resolve/main/sub/f.gguf", kMirror);
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->repo, "o/r");
+  EXPECT_EQ(ref->path, "sub/f.gguf");
+  EXPECT_EQ(hf_tree_api_url(*ref, kMirror), "http://127.0.0.1:8080/api/models/o/r/tree/main/sub");
+  EXPECT_FALSE(parse_hf_url("https://huggingface.co/o/r/resolve/main/f.gguf", kMirror).has_value());
+  EXPECT_FALSE(parse_hf_url("http://127.0.0.1:8080/o/r/resolve/main/f.gguf").has_value());
 }
 
 // Shaped like the documented tree API answer: one LFS file, one small Git file.

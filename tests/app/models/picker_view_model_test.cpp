@@ -85,6 +85,37 @@ TEST(PickerViewModel, ListsTheCatalogAndFilters) {
   }
 }
 
+// Every variant says how its download is checked, following the catalog:
+// an estimated size is "verified at download", a missing catalog SHA-256 is
+// replaced by the one Hugging Face publishes.
+TEST(PickerViewModel, SaysWhatIsEstimatedAndHowDownloadsAreVerified) {
+  app();
+  QTemporaryDir dir;
+  PickerViewModel vm;
+  vm.setModelsDir(dir.path());
+  const auto catalog = models::load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok());
+  int checked = 0;
+  for (const auto& model : catalog->models) {
+    const int row = row_of(vm, QString::fromStdString(model.id));
+    ASSERT_GE(row, 0);
+    const QVariantList variants = vm.data(vm.index(row), PickerViewModel::VariantsRole).toList();
+    ASSERT_EQ(variants.size(), static_cast<qsizetype>(model.variants.size()));
+    for (size_t i = 0; i < model.variants.size(); ++i) {
+      const auto& v = model.variants[i];
+      const QVariantMap map = variants[static_cast<qsizetype>(i)].toMap();
+      const QString note = map[QStringLiteral("verifyNote")].toString();
+      EXPECT_EQ(map[QStringLiteral("sizeIsEstimate")].toBool(), v.size_is_estimate);
+      EXPECT_EQ(note.contains(QStringLiteral("verified at download")), v.size_is_estimate) << note.toStdString();
+      const bool hf = v.url.rfind("https://huggingface.co/", 0) == 0;
+      EXPECT_EQ(note.contains(QStringLiteral("SHA-256 Hugging Face publishes")), !v.sha256 && hf) << note.toStdString();
+      EXPECT_EQ(note.contains(QStringLiteral("catalog's SHA-256")), v.sha256.has_value()) << note.toStdString();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
 TEST(PickerViewModel, SeesInstalledFilesAndImportsLocalGguf) {
   app();
   QTemporaryDir dir;

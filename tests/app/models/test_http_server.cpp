@@ -51,6 +51,11 @@ void TestHttpServer::on_ready_read(QTcpSocket* socket) {
 }
 
 void TestHttpServer::respond(QTcpSocket* socket, const RecordedRequest& request) {
+  if (auto doc = documents_.constFind(request.path); doc != documents_.constEnd()) {
+    socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                  QByteArray::number(doc->size()) + "\r\n\r\n" + *doc);
+    return;
+  }
   if (request.path == "/missing") {
     socket->write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
     return;

@@ -46,6 +46,9 @@ class TestHttpServer : public QObject {
   // Answer Range requests with a 206 that starts at byte 0.
   void set_wrong_range_start(bool on) { wrong_range_start_ = on; }
 
+  // Serve `body` as JSON at exactly `path` (a fake API answer).
+  void set_document(QByteArray path, QByteArray body) { documents_[std::move(path)] = std::move(body); }
+
   const QList<RecordedRequest>& requests() const { return requests_; }
 
  private:
@@ -63,6 +66,7 @@ class TestHttpServer : public QObject {
   int slow_chunk_ = 0;
   int slow_delay_ms_ = 0;
   std::deque<qint64> drop_at_;
+  QMap<QByteArray, QByteArray> documents_;
   QList<RecordedRequest> requests_;
   QMap<QTcpSocket*, QByteArray> pending_;
   // Last, so its sockets go before the state their signals touch.

@@ -3,6 +3,7 @@
 // checked against a naive scalar transformer written independently in this
 // file (full score matrix and a plain softmax, no KV cache, no graph).
 #include <gtest/gtest.h>
+#include <hearth/engine/backend/activation_plan.h>
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/model/model.h>
@@ -248,6 +249,44 @@ TEST_P(Arch, LogitsMatchANaiveScalarTransformer) {
   const auto want = naive_logits(sp, w, ids);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-3f * (1.0f + std::fabs(want[i]))) << i;
+}
+
+// The scratch estimate holds for every family's layer shape (fused
+// projections, Q/K norms, post-norms, soft-capped logits): after reserving
+// kv::scratch_sizes, a full batch and decode steps run without the backend
+// growing its scratch, and the activation plan of the batch needs exactly the
+// estimated arena.
+TEST_P(Arch, ScratchEstimateIsWhatTheCpuBackendUses) {
+  const Spec& sp = GetParam();
+  Weights w;
+  const std::string path = write_model(sp, w);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const Model& m = **model;
+  EXPECT_EQ(m.memory_dims().projections, sp.fused ? kv::ProjectionLayout::Fused : kv::ProjectionLayout::Separate);
+  constexpr int64_t kCtx = 64, kBatch = 16;
+  auto sizes = kv::scratch_sizes(m.memory_dims(), kCtx, kBatch);
+  ASSERT_TRUE(sizes.ok()) << sizes.error().message;
+  auto be = backend::make_cpu_backend({1});
+  ASSERT_TRUE(be->reserve_scratch({sizes->activation_bytes, sizes->conversion_bytes}).ok());
+  auto cache = kv::KvCache::create(*be, m.kv_config(kCtx, DType::F16));
+  ASSERT_TRUE(cache.ok());
+  std::vector<int32_t> ids(kBatch), pos(kBatch);
+  for (int32_t i = 0; i < kBatch; ++i) ids[static_cast<size_t>(i)] = (i * 7 + 3) % V;
+  std::iota(pos.begin(), pos.end(), 0);
+  backend::Graph graph;
+  m.build_forward(graph, Batch{ids, pos}, **cache, LogitsRows::Last);
+  EXPECT_EQ(backend::plan_activations(graph).arena_bytes, sizes->activation_bytes);
+  std::vector<float> logits;
+  ASSERT_TRUE(m.forward(*be, **cache, Batch{ids, pos}, LogitsRows::Last, logits).ok());
+  for (int32_t p = kBatch; p < kBatch + 4; ++p) {
+    const int32_t id = p % V;
+    ASSERT_TRUE(m.forward(*be, **cache, Batch{std::span(&id, 1), std::span(&p, 1)}, LogitsRows::Last, logits).ok());
+  }
+  const backend::MemoryUse use = be->memory_use();
+  EXPECT_EQ(use.scratch_bytes, sizes->total());
+  EXPECT_EQ(use.scratch_high_water_bytes, sizes->total());
+  EXPECT_EQ(use.scratch_growths, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -56,18 +56,40 @@ TEST(ModelInfo, MemoryEstimateByHand) {
   auto e = kv::estimate_memory(dims, 1000, 512, DType::F16);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->kv_bytes, 2ull * 2 * 2 * 64 * 512 * 2);
-  // Scratch: 64 MiB + 512 tokens * 256 * 4 bytes * 8 vectors + 512 * 512 * 4 bytes * (4 / 2 heads per group).
-  EXPECT_EQ(e->scratch_bytes, (64ull << 20) + 512ull * 256 * 4 * 8 + 512ull * 512 * 4 * 2);
+  // Scratch for a batch of 256 tokens (the default; n_ctx 512 is longer).
+  // n_ff unknown counts as 4 * 256 = 1024. Q = 4 * 64 = 256, KV = 2 * 64 = 128
+  // floats per token. The fullest moment is h, gate, up and their product:
+  // 256 + 3 * 1024 = 3328 floats per token. The widest matrix input is n_ff.
+  EXPECT_EQ(e->scratch.activation_bytes, 256ull * 3328 * 4);
+  EXPECT_EQ(e->scratch.conversion_bytes, 256ull * 1024 * 4);
+  EXPECT_EQ(e->scratch_bytes, 256ull * 3328 * 4 + 256ull * 1024 * 4);
   EXPECT_EQ(e->total_bytes, 1000 + e->kv_bytes + e->scratch_bytes);
   // Q8_0: 34 bytes per 32 values; 100 tokens round up to 128 (blocks of 32).
   auto q = kv::estimate_memory(dims, 0, 100, DType::Q8_0);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->kv_bytes, 2ull * 2 * 2 * (64 / 32 * 34) * 128);
-  EXPECT_EQ(q->scratch_bytes, (64ull << 20) + 100ull * 256 * 4 * 8 + 100ull * 100 * 4 * 2);
+  // A context of 100 tokens is a batch of 100.
+  EXPECT_EQ(q->scratch_bytes, 100ull * 3328 * 4 + 100ull * 1024 * 4);
   EXPECT_FALSE(kv::estimate_memory(dims, 0, 0, DType::F16).ok());
-  // With n_ff and n_vocab known, per token: 4 * 256 + 3 * 768 + (4 + 2 * 2) * 64 + 512 = 4352 floats.
+  // n_ff = 768 known: h, gate, up, product = 256 + 3 * 768 = 2560 floats per token.
   const kv::ModelDims full{2, 256, 4, 2, 64, 768, 512};
-  EXPECT_EQ(*kv::scratch_bytes(full, 512), (64ull << 20) + 512ull * 4352 * 4 + 512ull * 512 * 4 * 2);
+  EXPECT_EQ(*kv::scratch_bytes(full, 512), 256ull * 2560 * 4 + 256ull * 768 * 4);
+  // Smaller batches scale it.
+  EXPECT_EQ(*kv::scratch_bytes(full, 512, 32), 32ull * 2560 * 4 + 32ull * 768 * 4);
+  // Fused gate+up: h, gate+up (2 * 768), gate, up = 256 + 4 * 768 = 3328 floats.
+  kv::ModelDims fused = full;
+  fused.projections = kv::ProjectionLayout::Fused;
+  EXPECT_EQ(kv::scratch_sizes(fused, 512)->activation_bytes, 256ull * 3328 * 4);
+  // One token with a large vocabulary: the logits and their soft-capped copy
+  // (2 * 32000 floats) outweigh the layer (2560 floats).
+  const kv::ModelDims wide_vocab{2, 256, 4, 2, 64, 768, 32000};
+  EXPECT_EQ(kv::scratch_sizes(wide_vocab, 1)->activation_bytes, 2ull * 32000 * 4);
+  EXPECT_EQ(kv::scratch_sizes(wide_vocab, 1)->conversion_bytes, 768ull * 4);
+  // Widths that are not whole cache lines round each tensor up to 64 bytes:
+  // n_embd 20, 3 tokens: 240 bytes -> 256; gate, up, product of 4 * 20 floats
+  // (n_ff unknown) over 3 tokens: 960 bytes each (already whole lines).
+  const kv::ModelDims odd{1, 20, 1, 1, 20};
+  EXPECT_EQ(kv::scratch_sizes(odd, 3)->activation_bytes, 256ull + 3 * 960);
   EXPECT_FALSE(kv::estimate_memory(dims, 0, 512, DType::Q4_0).ok());
 }
 

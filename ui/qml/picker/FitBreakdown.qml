@@ -43,11 +43,13 @@ ColumnLayout {
         wrapMode: Text.WordWrap
         color: Theme.textMuted
         font.pointSize: Theme.fontSize - 1
+        // An estimated file size makes the weights and the total estimates too.
+        readonly property string approx: root.variant && root.variant.sizeIsEstimate ? "≈ " : ""
         text: root.picker ? qsTr("Weights %1 + KV cache %2 + scratch %3 = %4")
-                              .arg(root.picker.formatBytes(root.variant.weightsBytes))
+                              .arg(approx + root.picker.formatBytes(root.variant.weightsBytes))
                               .arg(root.picker.formatBytes(root.variant.kvBytes))
                               .arg(root.picker.formatBytes(root.variant.scratchBytes))
-                              .arg(root.picker.formatBytes(root.variant.totalBytes))
+                              .arg(approx + root.picker.formatBytes(root.variant.totalBytes))
                           : ""
     }
 }

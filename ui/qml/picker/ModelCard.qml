@@ -93,6 +93,16 @@ Rectangle {
                     .arg(card.current.sizeIsEstimate ? "≈ " : "")
                     .arg(card.picker.formatBytes(card.current.sizeBytes || 0))
         }
+        Label {
+            objectName: "verifyNote"
+            Layout.fillWidth: true
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
+            font.pointSize: Theme.fontSize - 1
+            font.italic: true
+            text: card.current.verifyNote || ""
+            visible: text !== ""
+        }
         FitBreakdown {
             Layout.fillWidth: true
             variant: card.current

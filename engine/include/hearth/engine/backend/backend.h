@@ -26,6 +26,24 @@ struct DeviceInfo {
 
 enum class BufferUsage { Weights, KvCache, Scratch };
 
+// Working memory a backend sets aside for running graphs, sized before the
+// first graph by the engine's one sizing function (kv::scratch_sizes).
+struct ScratchReservation {
+  uint64_t activation_bytes = 0;  // the arena activations are planned into (activation_plan.h)
+  uint64_t conversion_bytes = 0;  // activations converted for a kernel (e.g. to 8-bit blocks for dot products)
+};
+
+// What a backend holds now, counted where it allocates, so tests can hold the
+// memory estimate to what is really allocated. Weights used in place from the
+// mapped model file are not the backend's and count zero here.
+struct MemoryUse {
+  uint64_t weights_bytes = 0;  // weight buffers (uploaded copies)
+  uint64_t kv_bytes = 0;       // KV-cache buffers
+  uint64_t scratch_bytes = 0;  // scratch buffers, activation arena and conversion buffer
+  uint64_t scratch_high_water_bytes = 0;  // the most scratch_bytes has been
+  uint64_t scratch_growths = 0;  // times a graph needed more than was reserved (0 when the estimate holds)
+};
+
 // Device memory. `host_data()` is null when the memory is not host-visible.
 class Buffer {
  public:
@@ -47,6 +65,17 @@ class Backend {
   // Runs every node of `graph` in order; activations get memory from the
   // backend. Returns when graph.output holds its values on the host.
   virtual Status compute(Graph& graph) = 0;
+
+  // Allocates the scratch memory up front (grows it if it is smaller), so the
+  // memory in use is what the estimate said before the first token. A graph
+  // that needs more still runs: the backend grows the memory and counts it in
+  // MemoryUse::scratch_growths. Backends that manage memory otherwise ignore it.
+  virtual Status reserve_scratch(const ScratchReservation& reservation) {
+    (void)reservation;
+    return {};
+  }
+  // Between graphs (not while compute runs on another thread).
+  virtual MemoryUse memory_use() const { return {}; }
   // The backend that runs model layer `layer` and therefore holds its KV
   // cache: this one, unless this backend places layers on several devices
   // (partial offload, split_backend.h).

@@ -42,6 +42,12 @@ class SplitBackend final : public Backend {
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override;
   Status compute(Graph& graph) override;
   Backend& backend_for_layer(int64_t layer) override;
+  // The reservation (sized for the whole model) goes to the back backend,
+  // which runs the output head and its logits, the largest activations; the
+  // front backend sizes its own scratch for its layers on first use.
+  Status reserve_scratch(const ScratchReservation& reservation) override;
+  // Both backends' memory, added up.
+  MemoryUse memory_use() const override;
 
   Backend& front() { return *front_; }
   Backend& back() { return *back_; }

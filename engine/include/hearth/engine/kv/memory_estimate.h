@@ -1,6 +1,9 @@
 // The memory a model needs to run: weights + KV cache + scratch. One function
-// for `hearth-cli info` and the app, built on the one KV formula
-// (kv_cache_bytes), so every place that shows a number shows the same one.
+// for `hearth-cli info`, the picker and the runtime, built on the one KV
+// formula (kv_cache_bytes) and the one scratch formula (scratch_sizes), so
+// every place that shows a number shows the same one, and it is the number the
+// engine allocates: the runtime reserves exactly scratch_sizes() on the backend
+// before the first graph (runtime::Session::create).
 #pragma once
 
 #include <hearth/engine/core/result.h>
@@ -9,6 +12,11 @@
 #include <cstdint>
 
 namespace hearth::kv {
+
+// How a layer computes its projections. Fused layers (Phi-3: one QKV matrix,
+// one gate+up matrix) hold the fused product and its slices at once, which
+// raises the activation peak.
+enum class ProjectionLayout { Separate, Fused };
 
 // Shapes the estimate depends on.
 struct ModelDims {
@@ -19,36 +27,56 @@ struct ModelDims {
   int64_t head_dim = 0;
   int64_t n_ff = 0;     // feed-forward width; 0 when unknown
   int64_t n_vocab = 0;  // logits per token; 0 when unknown
+  ProjectionLayout projections = ProjectionLayout::Separate;
 };
 
-// Prompt tokens per batch assumed for the activations.
-inline constexpr int64_t kScratchBatchTokens = 512;
-// Runtime allowance: logits, token buffers, thread stacks, allocator slack.
+// Prompt tokens per forward pass: the runtime's default batch
+// (runtime::SessionConfig::n_batch) and the batch the estimates assume.
+inline constexpr int64_t kScratchBatchTokens = 256;
+// Formerly a fixed allowance added to the scratch estimate. The estimate is
+// now exactly what the backend reserves, so nothing adds this any more; kept
+// for callers that want a margin of their own.
 inline constexpr uint64_t kScratchRuntimeBytes = 64ull << 20;
 
-// Working memory besides weights and KV for a batch of min(n_batch, n_ctx)
-// tokens. Per token, the floats the CPU backend's activation pool holds at
-// its peak, with room for its block reuse: four vectors of n_embd (residual,
-// norm, attention output, FFN output), three of n_ff (gate, up, their
-// product), Q/K/V ((n_head + 2 n_head_kv) * head_dim) and the logits
-// (n_vocab); at least eight vectors of n_embd when n_ff and n_vocab are
-// unknown. Plus one head group's attention scores over the whole context
-// (n_head / n_head_kv rows of n_ctx floats per token) and the runtime
-// allowance. A test replays the CPU backend's pool over a forward graph and
-// checks that this covers it.
+// The scratch memory of one forward pass of min(n_batch, n_ctx) tokens.
+struct ScratchSizes {
+  // The activation arena: the most bytes the activations of the forward graph
+  // occupy at once when placed by backend::plan_activations (each tensor
+  // rounded up to backend::kActivationAlign). Per layer the peak is one of
+  // the moments listed in memory_estimate.cpp (the residual stream plus the
+  // attention inputs, or plus gate, up and their product); the logits of the
+  // last token are the peak of very short batches.
+  uint64_t activation_bytes = 0;
+  // Activations converted for the matrix products: one row of the widest
+  // matrix input (n_embd, n_head * head_dim or n_ff) per token, as 4-byte
+  // floats, the widest format the kernels convert to.
+  uint64_t conversion_bytes = 0;
+  uint64_t total() const { return activation_bytes + conversion_bytes; }
+};
+
+// Errors: a non-positive count, n_embd, n_head or head_dim unknown, overflow.
+// n_ff and n_vocab may be 0 (unknown): then the estimate assumes n_ff = 4 *
+// n_embd and leaves out the logits.
+Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t n_batch = kScratchBatchTokens);
+
+// scratch_sizes(...).total().
 Result<uint64_t> scratch_bytes(const ModelDims& dims, int64_t n_ctx, int64_t n_batch = kScratchBatchTokens);
 
 struct MemoryEstimate {
   uint64_t weights_bytes = 0;  // the GGUF file: weights are used in place
   uint64_t kv_bytes = 0;       // kv_cache_bytes(n_layer, n_head_kv, head_dim, n_ctx, kv_type)
-  uint64_t scratch_bytes = 0;
+  uint64_t scratch_bytes = 0;  // scratch.total()
   uint64_t total_bytes = 0;
   int64_t n_ctx = 0;
   DType kv_type = DType::F16;
+  ScratchSizes scratch;
+  int64_t n_batch = kScratchBatchTokens;
 };
 
 // Errors: an unsupported KV type or a head size that is not a whole number of
 // its blocks, a non-positive count, overflow.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type);
+Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type,
+                                       int64_t n_batch);
 
 }  // namespace hearth::kv

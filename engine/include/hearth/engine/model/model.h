@@ -6,6 +6,7 @@
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/hparams.h>
 #include <hearth/engine/model/weights.h>
 
@@ -80,6 +81,8 @@ class Model {
 
   // KV cache configuration for this model.
   kv::KvCacheConfig kv_config(int64_t n_ctx, DType type) const;
+  // The shapes the memory estimate needs (kv::estimate_memory, kv::scratch_sizes).
+  kv::ModelDims memory_dims() const;
 
  private:
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}

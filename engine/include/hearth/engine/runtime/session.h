@@ -5,6 +5,7 @@
 
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/sampling/sampler.h>
 
@@ -22,7 +23,9 @@ namespace hearth::runtime {
 struct SessionConfig {
   int64_t n_ctx = 2048;
   DType kv_type = DType::F16;
-  int32_t n_batch = 256;  // prompt tokens per forward pass
+  // Prompt tokens per forward pass; the activation memory reserved on the
+  // backend at create() is sized for this batch (kv::scratch_sizes).
+  int32_t n_batch = static_cast<int32_t>(kv::kScratchBatchTokens);
 };
 
 enum class StopReason { MaxTokens, EndOfGeneration, StopString, ContextFull, Cancelled };
