@@ -250,6 +250,24 @@ TEST(SplitUnload, DeviceMemoryReturnsToWhereItWas) {
 }
 
 
+// The CPU side holds exactly the KV of the layers it runs, by the one sizing
+// formula (kv_cache_bytes for those layers), and the split adds up its sides.
+TEST(SplitMemory, CpuSideHoldsTheKvOfItsLayers) {
+  auto split = make_split(2);
+  ASSERT_TRUE(split.backend);
+  auto model = model::Model::load(data_path("models/stories260K.gguf"));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto config = (*model)->kv_config(100, DType::F16);
+  auto cache = kv::KvCache::create(*split.backend, config);
+  ASSERT_TRUE(cache.ok()) << cache.error().message;
+  auto cpu_layers = kv::kv_cache_bytes(config.n_layer - 2, config.n_head_kv, config.head_dim, 100, DType::F16);
+  ASSERT_TRUE(cpu_layers.ok());
+  EXPECT_EQ(split.backend->back().memory_use().kv_bytes, *cpu_layers);
+  EXPECT_EQ(split.backend->memory_use().kv_bytes,
+            split.backend->front().memory_use().kv_bytes + split.backend->back().memory_use().kv_bytes);
+  EXPECT_STREQ(split.backend->name(), "vulkan+cpu");
+}
+
 // The backend choice with a model: the split is named in the description the
 // app and hearth-cli show, and 0 / all layers give the plain backends.
 TEST(SplitChoice, DescriptionSaysTheSplit) {
