@@ -112,6 +112,7 @@ class VulkanBackendImpl final : public VulkanBackend {
   VulkanBackendStats stats() const override {
     VulkanBackendStats s = stats_;
     s.device_bytes = allocator_->stats().device_bytes;
+    s.used_bytes = allocator_->stats().used_bytes;
     return s;
   }
 

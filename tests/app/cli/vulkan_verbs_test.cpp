@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -57,6 +58,45 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CliVulkanLogits, ::testing::ValuesIn(hearth::
                          [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
                            return hearth::testing::fixture_case_name(param_info.param);
                          });
+
+// Partial offload from the command line: the first layer on Vulkan, the rest
+// (and the embedding and output head) on the CPU.
+class CliPartialOffloadLogits : public ::testing::TestWithParam<hearth::testing::FixtureCase> {};
+
+TEST_P(CliPartialOffloadLogits, OneLayerOnGpuMatchesReferenceWithinTolerance) {
+  const auto& c = GetParam();
+  const std::string out = ::testing::TempDir() + "hearth-cli-split-logits-" + c.model + ".f32";
+  const std::string err = ::testing::TempDir() + "hearth-cli-split-logits-" + c.model + ".err";
+  const std::string cmd = cli() + " logits --backend vulkan --gpu-layers 1 --model " +
+                          data_path(std::string("models/") + c.model) + " --tokens \"" + tokens_arg(c.tokens) +
+                          "\" --out " + out + " 2>" + err;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // The description names the split: "Vulkan: <device>: 1 of N layers on GPU, rest on CPU".
+  const std::string note = slurp(err);
+  EXPECT_EQ(note.rfind("Vulkan: ", 0), 0u) << note;
+  EXPECT_NE(note.find(": 1 of "), std::string::npos) << note;
+  EXPECT_NE(note.find(" layers on GPU, rest on CPU"), std::string::npos) << note;
+  const auto got = hearth::testing::read_f32(out);
+  const auto ref = hearth::testing::read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+  ASSERT_EQ(got.size(), ref.size());
+  const auto a = hearth::testing::compare_logits(got, ref, 512);
+  EXPECT_GE(a.min_cosine, c.min_cosine);
+  EXPECT_GE(a.top1, c.min_top1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CliPartialOffloadLogits, ::testing::ValuesIn(hearth::testing::kFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
+
+TEST(CliGpuLayers, RejectsBadValuesAndTheCpuBackend) {
+  const std::string model = data_path("models/stories260K.gguf");
+  const std::string base = cli() + " logits --model " + model + " --tokens \"1 2\" --out " + ::testing::TempDir() +
+                           "hearth-cli-gpu-layers.f32";
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend vulkan --gpu-layers lots 2>/dev/null").c_str())), 1);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend vulkan --gpu-layers -2 2>/dev/null").c_str())), 1);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend cpu --gpu-layers 1 2>/dev/null").c_str())), 1);
+}
 
 // stories260K greedy on Vulkan: the reference story text and its first 50 ids.
 TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {

@@ -76,6 +76,10 @@ class Backend {
   }
   // Between graphs (not while compute runs on another thread).
   virtual MemoryUse memory_use() const { return {}; }
+  // The backend that runs model layer `layer` and therefore holds its KV
+  // cache: this one, unless this backend places layers on several devices
+  // (partial offload, split_backend.h).
+  virtual Backend& backend_for_layer(int64_t /*layer*/) { return *this; }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so

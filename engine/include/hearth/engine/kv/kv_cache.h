@@ -24,7 +24,11 @@ struct KvCacheConfig {
 
 class KvCache {
  public:
-  // Allocates kv_cache_bytes(config) bytes on `backend` (exactly that many).
+  // Allocates kv_cache_bytes(config) bytes (exactly that many) where the
+  // layers run: each run of consecutive layers with the same
+  // backend.backend_for_layer() gets one buffer of kv_cache_bytes(run length,
+  // ...) on that backend, so with partial offload a layer's K/V live on the
+  // device that runs the layer.
   static Result<std::unique_ptr<KvCache>> create(backend::Backend& backend, const KvCacheConfig& config);
 
   const KvCacheConfig& config() const { return config_; }
@@ -45,7 +49,13 @@ class KvCache {
   uint64_t bytes_ = 0;
   size_t row_bytes_ = 0;
   int64_t blocks_per_layer_ = 0;
-  std::unique_ptr<backend::Buffer> buffer_;
+  // Consecutive layers [first_layer, first_layer + n_layers) in one buffer.
+  struct Segment {
+    int64_t first_layer = 0;
+    int64_t n_layers = 0;
+    std::unique_ptr<backend::Buffer> buffer;
+  };
+  std::vector<Segment> segments_;  // in layer order, covering every layer
   std::vector<int32_t> block_table_;  // logical -> physical block, shared by the layers
   int64_t used_ = 0;
 };

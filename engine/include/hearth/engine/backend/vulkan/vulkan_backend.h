@@ -15,6 +15,7 @@ namespace hearth::vulkan {
 struct VulkanBackendStats {
   uint64_t weight_bytes = 0;    // uploaded weights held on the device
   uint64_t device_bytes = 0;    // everything the allocator holds
+  uint64_t used_bytes = 0;      // of that, what buffers use (weights, KV, scratch)
   uint32_t recordings = 0;      // command buffers recorded
   uint32_t reuses = 0;          // computes that resubmitted the previous recording
 };
