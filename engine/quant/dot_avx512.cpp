@@ -2,7 +2,8 @@
 // compiled with VNNI on 256-bit registers; 512-bit kernels then replace the
 // entries where they are faster: decode dots (dot_avx512_decode.inc), direct
 // tiles (dot_avx512_wide.inc) and repacked 16-row tiles for prompt
-// processing (dot_avx512_packed.inc), which registers the final entries.
+// processing (dot_x86_packed.inc, then the register-blocked
+// dot_avx512_prefill.inc, which registers the final gemm entries).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -49,12 +50,14 @@ struct PackVec {
 
 #include "dot_x86_packed.inc"
 #include "dot_avx512_fill.inc"
+#include "dot_avx512_prefill.inc"
 }  // namespace avx512
 
 void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_256(t);
   avx512::fill_avx512_wide(t);
   avx512::fill_avx512_packed(t);
+  avx512::fill_avx512_prefill(t);
 }
 
 }  // namespace hearth::quant::detail
