@@ -14,6 +14,10 @@
 
 #include "weight_rows.h"
 
+#if defined(HEARTH_BACKEND_X86)
+#include "attention_fast.h"
+#endif
+
 namespace hearth::backend::cpu {
 namespace {
 
@@ -62,6 +66,14 @@ void op_kv_store(const Node& n, ThreadPool&) {
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const KvView& kv = n.params.kv;
   const AttentionParams& p = n.params.attn;
+#if defined(HEARTH_BACKEND_X86)
+  // The kernel table's level says the CPU runs AVX-512 (and the reference
+  // choice keeps this scalar path as the oracle).
+  if (kt.level == quant::KernelLevel::Avx512 && attention_avx512_handles(p, kv)) {
+    attention_avx512(n, pool);
+    return;
+  }
+#endif
   const Tensor* q = n.src[0];
   const int32_t* pos = static_cast<const int32_t*>(n.src[1]->data);
   const int64_t n_tok = q->ne[1];
