@@ -18,9 +18,9 @@ constexpr int64_t kDecodeRowGrain = 32;
 // The GEMM kernel repacks 16 weight rows at a time and amortizes that over
 // every token it is given, so work items are row tiles (a multiple of 16)
 // times up to kTileTokens tokens. It also converts the item's activations
-// once per call, which 128-row tiles amortize while still giving a 512-row
-// K or V projection four items for the threads to share.
-constexpr int64_t kTileRows = 128;
+// once per call, which 256-row tiles amortize while still giving a 512-row
+// K or V projection one item per thread.
+constexpr int64_t kTileRows = 256;
 constexpr int64_t kTileTokens = 512;
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
