@@ -148,7 +148,7 @@ class CpuBackend final : public Backend {
     switch (n.op) {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
-      case Op::MatMul: op_matmul(n, pool_, kernels_, act_buf_); break;
+      case Op::MatMul: op_matmul(n, pool_, kernels_, matmul_scratch_); break;
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
       case Op::Rope: op_rope(n, pool_); break;
@@ -164,7 +164,7 @@ class CpuBackend final : public Backend {
 
   mutable cpu::ThreadPool pool_;
   quant::KernelTable kernels_;
-  std::vector<uint8_t> act_buf_;  // activations converted for the dot products
+  cpu::MatmulScratch matmul_scratch_;  // converted activations, repacked weight tiles
   ScratchPool scratch_;
 };
 

@@ -24,7 +24,13 @@ void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
 void op_kv_store(const Node& n, ThreadPool& pool);
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf);
+// Memory the matrix products reuse from op to op (owned by the backend).
+struct MatmulScratch {
+  std::vector<uint8_t> act;                     // activations in the dot products' format
+  std::vector<uint8_t> prepared;                // the same, prepared for the prefill tiles
+  std::vector<std::vector<uint8_t>> per_thread;  // the prefill tiles' repacked weights
+};
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.
 void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);

@@ -17,10 +17,11 @@ namespace {
 constexpr int64_t kDecodeRowGrain = 32;
 // The GEMM kernel repacks 16 weight rows at a time and amortizes that over
 // every token it is given, so work items are row tiles (a multiple of 16)
-// times up to kTileTokens tokens. It also converts the item's activations
-// once per call, which 256-row tiles amortize while still giving a 512-row
-// K or V projection one item per thread.
-constexpr int64_t kTileRows = 256;
+// times up to kTileTokens tokens (a multiple of quant::kPrefillColGroup).
+// With the two-step tiles the activations are converted once per product,
+// so row tiles can stay small enough to give even a 512-row K or V
+// projection four items for the threads to share.
+constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileTokens = 512;
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
@@ -55,7 +56,7 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
 
 }  // namespace
 
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf) {
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
@@ -65,21 +66,42 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
-    act_buf.resize(ab * static_cast<size_t>(n_tok));
+    scratch.act.resize(ab * static_cast<size_t>(n_tok));
     const float* xd = static_cast<const float*>(x->data);
-    uint8_t* act = act_buf.data();
+    uint8_t* act = scratch.act.data();
     pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
       for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
     });
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
+    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+    const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
     if (n_tok == 1) {
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
       });
+    } else if (k.prefill.gemm) {
+      // Activations prepared once for every tile (in groups of tokens split
+      // across the threads), then the tiles.
+      const quant::PrefillKernels& pf = k.prefill;
+      scratch.prepared.resize(pf.prepared_bytes(cols, n_tok));
+      uint8_t* prepared = scratch.prepared.data();
+      const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
+      pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
+        const int64_t c0 = b * quant::kPrefillColGroup;
+        pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
+      });
+      scratch.per_thread.resize(static_cast<size_t>(pool.size()));
+      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
+        for (int64_t item = b; item < e; ++item) {
+          const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
+          const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
+          const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
+          pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
+                  scratch.per_thread[static_cast<size_t>(thread)]);
+        }
+      });
     } else {
-      const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
-      const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
       // Token tiles outermost inside a row tile's neighbourhood: consecutive
       // items share the weight tile, which stays in L2.
       pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int) {

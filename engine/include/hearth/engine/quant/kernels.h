@@ -18,8 +18,10 @@
 //   have, and split the weight rows across threads in multiples of 16. At
 //   the AVX-512 level, tiles of >= 16 rows x >= 4 tokens repack 16 weight
 //   rows at a time into an interleaved layout (scratch per call) and are
-//   2-4x faster per multiply-add than vec_dot; the repacking is amortised
-//   over the tokens, so larger token counts are better.
+//   several times faster per multiply-add than vec_dot; the repacking is
+//   amortised over the tokens, so larger token counts are better. Where
+//   TypeKernels::prefill is set, prepare the activations once per product
+//   and call prefill.gemm per tile (it also reuses the caller's scratch).
 // - Every function is reentrant and keeps no state; a KernelTable can be
 //   shared by all threads.
 //
@@ -84,6 +86,25 @@ using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows,
 // Converts n floats to an activation row (Q8_0, Q8_K or F32 copy).
 using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
 
+// Prompt processing in two steps, for callers that split one matrix product
+// into many tiles: the activation rows (tokens) are converted once per
+// product into the tile kernel's own layout, instead of once per tile.
+// Token ranges handed to either step start at a multiple of kPrefillColGroup.
+inline constexpr int64_t kPrefillColGroup = 8;
+struct PrefillKernels {
+  // Bytes of the prepared form of `cols` activation rows of n values.
+  size_t (*prepared_bytes)(int64_t n, int64_t cols) = nullptr;
+  // Converts activation rows [col0, col0 + cols) (row c at a + c * a_stride,
+  // in TypeKernels::act_type) into their place in `prepared`, which holds
+  // prepared_bytes(n, total cols). Disjoint ranges may run concurrently.
+  void (*prepare)(int64_t n, const void* a, size_t a_stride, int64_t col0, int64_t cols, void* prepared) = nullptr;
+  // As GemmFn for tokens [col0, col0 + cols) of `prepared`: out points at
+  // token col0's first row. `scratch` is the caller's (one per thread),
+  // reused between calls.
+  void (*gemm)(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* prepared, int64_t col0,
+               int64_t cols, float* out, size_t out_stride, std::vector<uint8_t>& scratch) = nullptr;
+};
+
 struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
@@ -92,6 +113,7 @@ struct TypeKernels {
   // reference.h, faster where a SIMD search exists (Q2_K, Q4_K, Q5_K).
   QuantizeFn quantize = nullptr;
   KernelLevel level = KernelLevel::Scalar;  // level of the vec_dot actually used
+  PrefillKernels prefill;  // all null where the level has no two-step tiles
 };
 
 struct KernelTable {
