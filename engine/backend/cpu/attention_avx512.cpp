@@ -151,21 +151,35 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
       const __m512i last = _mm512_loadu_si512(sc.last.data() + r0);
       const __m512 m_old = _mm512_loadu_ps(sc.m.data() + r0);
       __m512 m_new = m_old;
-      for (int32_t jj = 0; jj < nk; ++jj) {
-        const float* krow = sc.k.data() + jj * hd;
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        int64_t d = 0;
-        for (; d + 2 <= hd; d += 2) {
-          acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(sc.qt.data() + d * rp + r0), _mm512_set1_ps(krow[d]), acc0);
-          acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(sc.qt.data() + (d + 1) * rp + r0), _mm512_set1_ps(krow[d + 1]), acc1);
+      // Four keys per pass share each load of the transposed queries.
+      for (int32_t j4 = 0; j4 < nk; j4 += 4) {
+        const int32_t kn = std::min(4, nk - j4);
+        const float* krow[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) krow[k] = sc.k.data() + (j4 + std::min(k, kn - 1)) * hd;
+        const float* k0 = krow[0];
+        const float* k1 = krow[1];
+        const float* k2 = krow[2];
+        const float* k3 = krow[3];
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        const float* qcol = sc.qt.data() + r0;
+        for (int64_t d = 0; d < hd; ++d) {
+          const __m512 qd = _mm512_loadu_ps(qcol + d * rp);
+          a0 = _mm512_fmadd_ps(qd, _mm512_set1_ps(k0[d]), a0);
+          a1 = _mm512_fmadd_ps(qd, _mm512_set1_ps(k1[d]), a1);
+          a2 = _mm512_fmadd_ps(qd, _mm512_set1_ps(k2[d]), a2);
+          a3 = _mm512_fmadd_ps(qd, _mm512_set1_ps(k3[d]), a3);
         }
-        __m512 s = _mm512_add_ps(acc0, acc1);
-        if (p.softcap > 0.0f) s = softcap512(s, p.softcap);
-        const __m512i j = _mm512_set1_epi32(ja + jj);
-        const __mmask16 vis = _mm512_cmple_epi32_mask(first, j) & _mm512_cmple_epi32_mask(j, last);
-        s = _mm512_mask_blend_ps(vis, _mm512_set1_ps(kMasked), s);
-        _mm512_storeu_ps(sc.s.data() + jj * rp + r0, s);
-        m_new = _mm512_max_ps(m_new, s);
+        const __m512 acc[4] = {a0, a1, a2, a3};
+        for (int k = 0; k < kn; ++k) {
+          __m512 s = acc[k];
+          if (p.softcap > 0.0f) s = softcap512(s, p.softcap);
+          const __m512i j = _mm512_set1_epi32(ja + j4 + k);
+          const __mmask16 vis = _mm512_cmple_epi32_mask(first, j) & _mm512_cmple_epi32_mask(j, last);
+          s = _mm512_mask_blend_ps(vis, _mm512_set1_ps(kMasked), s);
+          _mm512_storeu_ps(sc.s.data() + (j4 + k) * rp + r0, s);
+          m_new = _mm512_max_ps(m_new, s);
+        }
       }
       const __m512 c = exp512(_mm512_sub_ps(m_old, m_new));
       __m512 l = _mm512_mul_ps(_mm512_loadu_ps(sc.l.data() + r0), c);
@@ -182,25 +196,49 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
       _mm512_storeu_ps(sc.m.data() + r0, m_new);
       _mm512_storeu_ps(sc.c.data() + r0, c);
     }
-    // 3: outputs, head dimension in lanes (hd / 16 registers per row).
-    for (int64_t r = 0; r < rows; ++r) {
-      float* orow = sc.o.data() + r * hd;
-      const __m512 c = _mm512_set1_ps(sc.c[static_cast<size_t>(r)]);
+    // 3: outputs, head dimension in lanes: four rows at a time share each
+    // load of a V row (4 x 4 accumulators for 64 dimensions).
+    for (int64_t r4 = 0; r4 < rows; r4 += 4) {
+      const int rn = static_cast<int>(std::min<int64_t>(4, rows - r4));
       for (int64_t d0 = 0; d0 < hd; d0 += 4 * kLanes) {
-        const int64_t dn = std::min<int64_t>(4 * kLanes, hd - d0);
-        __m512 acc[4];
-        for (int k = 0; k < 4; ++k) {
-          acc[k] = k * kLanes < dn ? _mm512_mul_ps(_mm512_loadu_ps(orow + d0 + k * kLanes), c) : _mm512_setzero_ps();
-        }
-        for (int32_t jj = 0; jj < nk; ++jj) {
-          const __m512 pj = _mm512_set1_ps(sc.s[static_cast<size_t>(jj * rp + r)]);
-          const float* vrow = sc.v.data() + jj * hd + d0;
+        const int dn = static_cast<int>(std::min<int64_t>(4, (hd - d0) / kLanes));
+        __m512 acc[4][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+          const int64_t r = r4 + std::min(i, rn - 1);
+          const __m512 c = _mm512_set1_ps(sc.c[static_cast<size_t>(r)]);
+#pragma GCC unroll 4
           for (int k = 0; k < 4; ++k) {
-            if (k * kLanes < dn) acc[k] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vrow + k * kLanes), acc[k]);
+            acc[i][k] = k < dn ? _mm512_mul_ps(_mm512_loadu_ps(sc.o.data() + r * hd + d0 + k * kLanes), c)
+                               : _mm512_setzero_ps();
           }
         }
-        for (int k = 0; k < 4; ++k) {
-          if (k * kLanes < dn) _mm512_storeu_ps(orow + d0 + k * kLanes, acc[k]);
+        // Rows past rn repeat the last row (not stored); dimensions past dn
+        // multiply zeros (head_dim 96: one half-used step).
+        int ri[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) ri[i] = std::min(i, rn - 1);
+        const __mmask16 live[4] = {dn > 0 ? __mmask16(0xFFFF) : __mmask16(0), dn > 1 ? __mmask16(0xFFFF) : __mmask16(0),
+                                   dn > 2 ? __mmask16(0xFFFF) : __mmask16(0), dn > 3 ? __mmask16(0xFFFF) : __mmask16(0)};
+        for (int32_t jj = 0; jj < nk; ++jj) {
+          const float* vrow = sc.v.data() + jj * hd + d0;
+          const float* prow = sc.s.data() + jj * rp + r4;
+          __m512 vv[4];
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) vv[k] = _mm512_maskz_loadu_ps(live[k], vrow + k * kLanes);
+#pragma GCC unroll 4
+          for (int i = 0; i < 4; ++i) {
+            const __m512 pj = _mm512_set1_ps(prow[ri[i]]);
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k) acc[i][k] = _mm512_fmadd_ps(pj, vv[k], acc[i][k]);
+          }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) {
+            if (i < rn && k < dn) _mm512_storeu_ps(sc.o.data() + (r4 + i) * hd + d0 + k * kLanes, acc[i][k]);
+          }
         }
       }
     }
