@@ -16,7 +16,7 @@ void op_get_rows(const Node& n, ThreadPool& pool);
 void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
-void op_swiglu(const Node& n, ThreadPool& pool);
+void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_geglu(const Node& n, ThreadPool& pool);
 void op_softcap(const Node& n, ThreadPool& pool);
 void op_slice_cols(const Node& n, ThreadPool& pool);

@@ -178,6 +178,29 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{"q8_0_window_decode_fast", DType::Q8_0, KernelChoice::Fastest, 32, 4, 1, 90, 33, 0.0f, 1}),
     [](const auto& p) { return std::string(p.param.name); });
 
+// silu(g) * u with both kernel choices (the AVX-512 path where present),
+// over a length that leaves a tail past the 16-wide steps, and gates far
+// into both tails of the exponential.
+TEST(SwiGlu, MatchesTheDefinition) {
+  const int n = 16 * 37 + 5;
+  auto g = random_vec(static_cast<size_t>(n), 7);
+  auto u = random_vec(static_cast<size_t>(n), 8);
+  for (int i = 0; i < n; ++i) g[static_cast<size_t>(i)] *= i % 7 == 0 ? 120.0f : 9.0f;
+  for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
+    auto be = make_cpu_backend({2, choice});
+    Graph gr;
+    Tensor* gt = gr.input(DType::F32, {n, 1, 1, 1}, g.data());
+    Tensor* ut = gr.input(DType::F32, {n, 1, 1, 1}, u.data());
+    gr.output = gr.swiglu(gt, ut);
+    ASSERT_TRUE(be->compute(gr).ok());
+    for (int i = 0; i < n; ++i) {
+      const double x = g[static_cast<size_t>(i)];
+      const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
+      ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-6 * std::fabs(want) + 1e-30) << "at " << i << " gate " << x;
+    }
+  }
+}
+
 TEST(Backend, RefusesWhatItDoesNotSupportNamingTheTensor) {
   auto be = make_cpu_backend({1});
   EXPECT_TRUE(be->supports(Op::MatMul, DType::Q4_K));
