@@ -23,6 +23,7 @@ constexpr int64_t kDecodeRowGrain = 32;
 // projection four items for the threads to share.
 constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileTokens = 512;
+static_assert(kTileTokens % quant::kPrefillColGroup == 0, "token tiles start on whole prepared groups");
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
