@@ -30,7 +30,7 @@ enum class BufferUsage { Weights, KvCache, Scratch };
 // first graph by the engine's one sizing function (kv::scratch_sizes).
 struct ScratchReservation {
   uint64_t activation_bytes = 0;  // the arena activations are planned into (activation_plan.h)
-  uint64_t conversion_bytes = 0;  // activations converted for a kernel (e.g. to 8-bit blocks for dot products)
+  uint64_t conversion_bytes = 0;  // the matrix products' buffer: converted activations (e.g. 8-bit blocks) and kernel tiles
 };
 
 // What a backend holds now, counted where it allocates, so tests can hold the
