@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "hearth/engine/backend/activation_plan.h"
 #include "hearth/engine/backend/vulkan/kernels.h"
 #include "hearth/engine/backend/vulkan/transfer.h"
 #include "hearth/engine/core/checked_math.h"
@@ -158,6 +159,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   };
   std::unordered_map<const void*, DeviceWeight> weights_;
   Arena activations_;                                // device-local
+  // Places activations in activations_ with memory reused across ops, as on
+  // the CPU; CommandSequence::track puts a barrier before a dispatch that
+  // overwrites a range an earlier dispatch still reads (write after read).
+  backend::ActivationPlanner planner_;
   Arena inputs_;                                     // host-visible: ids, positions, block tables
   Buffer output_;                                    // host-visible: graph.output
   std::unordered_map<const Tensor*, BufferView> views_;
@@ -210,13 +215,23 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   const uint64_t align = std::max<uint64_t>(ctx_->limits().storage_offset_alignment, 16);
   uint64_t act_bytes = 0, in_bytes = 0;
   auto grow = [&](uint64_t& total, uint64_t bytes) { total = *checked_align_up(total, align) + std::max<uint64_t>(bytes, 4); };
+  // The shared plan's offsets are 64-byte aligned; a device that needs a
+  // coarser descriptor alignment gets every activation its own range.
+  const bool use_plan = backend::kActivationAlign % align == 0;
+  std::unordered_map<const Tensor*, uint64_t> planned;
+  if (use_plan) {
+    const backend::ActivationPlan& plan = planner_.plan(graph);
+    for (const auto& [tensor, offset] : plan.offsets) planned.emplace(tensor, offset);
+    act_bytes = plan.arena_bytes;
+  }
+  const uint64_t planned_bytes = act_bytes;
   for (const Node& n : graph.nodes()) {
     for (const Tensor* s : n.src) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
     }
     if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.n_blocks);
     if (n.op == Op::Rope && n.params.rope.freq_factors) grow(in_bytes, 4ull * (n.params.rope.n_dims / 2));
-    if (n.dst && n.dst != graph.output) grow(act_bytes, n.dst->bytes());
+    if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
   if (activations_.buffer.size() < act_bytes || inputs_.buffer.size() < in_bytes ||
@@ -226,7 +241,10 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     signature_.clear();
     if (activations_.buffer.size() < act_bytes) {
       activations_.buffer.reset();
-      HEARTH_TRY(activations_.buffer, Buffer::create(*ctx_, *allocator_, act_bytes + act_bytes / 2, MemoryUsage::DeviceLocal));
+      // Planned graphs need exactly the plan (a larger batch plans larger);
+      // unplanned ones grow with headroom so prefill then decode fits.
+      const uint64_t bytes = use_plan ? act_bytes : act_bytes + act_bytes / 2;
+      HEARTH_TRY(activations_.buffer, Buffer::create(*ctx_, *allocator_, bytes, MemoryUsage::DeviceLocal));
     }
     if (inputs_.buffer.size() < in_bytes) {
       inputs_.buffer.reset();
@@ -237,7 +255,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       HEARTH_TRY(output_, Buffer::create(*ctx_, *allocator_, graph.output->bytes(), MemoryUsage::Readback));
     }
   }
-  activations_.used = 0;
+  activations_.used = planned_bytes;  // tensors outside the plan go after it
   inputs_.used = 0;
   views_.clear();
   tables_.clear();
@@ -292,6 +310,8 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     if (n.dst) {
       if (n.dst == graph.output) {
         views_[n.dst] = BufferView{&output_, 0, n.dst->bytes()};
+      } else if (const auto it = planned.find(n.dst); it != planned.end()) {
+        views_[n.dst] = BufferView{&activations_.buffer, it->second, std::max<uint64_t>(n.dst->bytes(), 4)};
       } else {
         HEARTH_TRY(views_[n.dst], activations_.take(n.dst->bytes(), align));
       }
