@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <optional>
 
 #include "hearth/engine/core/checked_math.h"
@@ -60,6 +61,18 @@ int64_t windowed_positions(int64_t n_ctx, int64_t window, int64_t n_batch) {
 int64_t layer_positions(int64_t n_ctx, int64_t window, int64_t n_batch, WindowedLayers windowed) {
   if (windowed == WindowedLayers::Full || window <= 0) return allocated_positions(n_ctx);
   return windowed_positions(n_ctx, window, n_batch);
+}
+
+std::vector<int32_t> family_layer_windows(std::string_view architecture, std::optional<uint64_t> sliding_window,
+                                          int64_t n_layer) {
+  std::vector<int32_t> windows;
+  const bool gemma2 = architecture == "gemma2", phi3 = architecture == "phi3";
+  if (!gemma2 && !phi3) return windows;
+  if (phi3 && !sliding_window) return windows;
+  const uint64_t window = std::min<uint64_t>(sliding_window.value_or(4096), INT32_MAX);
+  if (window == 0) return windows;
+  for (int64_t l = 0; l < n_layer; ++l) windows.push_back(phi3 || l % 2 == 0 ? static_cast<int32_t>(window) : 0);
+  return windows;
 }
 
 Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,

@@ -29,26 +29,11 @@ Result<int64_t> optional_count(const gguf::GgufFile& file, const std::string& ke
   return static_cast<int64_t>(**v);
 }
 
-// The sliding windows the model loader reads (model/arch_gemma2.cpp: every
-// even layer, 4096 when the key is missing; model/arch_phi3.cpp: every layer
-// when the key is present), so the estimate sizes the rings the engine
-// allocates. tests/engine/tools/model_info_test.cpp checks both agree.
+// The sliding windows the model loader applies, from the file's metadata.
 Result<std::vector<int32_t>> layer_windows(const gguf::GgufFile& file, const std::string& arch, int64_t n_layer) {
-  std::vector<int32_t> windows;
-  if (arch != "gemma2" && arch != "phi3") return windows;
   auto key = file.find_uint(arch + ".attention.sliding_window");
   if (!key.ok()) return make_error(key.error().code, fmt::format("{}: {}", file.path().string(), key.error().message));
-  if (!key->has_value() && arch == "phi3") return windows;
-  const uint64_t window = key->value_or(4096);
-  if (window == 0) return windows;  // both loaders: no window
-  if (window > (1ull << 31)) {
-    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}.attention.sliding_window' has an unusable "
-                                                            "value {}", file.path().string(), arch, window));
-  }
-  for (int64_t l = 0; l < n_layer; ++l) {
-    windows.push_back(arch == "phi3" || l % 2 == 0 ? static_cast<int32_t>(window) : 0);
-  }
-  return windows;
+  return kv::family_layer_windows(arch, *key, n_layer);
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
+#include <vector>
 
 namespace hearth::kv {
 
@@ -50,6 +53,15 @@ int64_t windowed_positions(int64_t n_ctx, int64_t window, int64_t n_batch);
 // The one per-layer capacity: allocated_positions(n_ctx) for a global layer
 // (window 0) or with WindowedLayers::Full, windowed_positions otherwise.
 int64_t layer_positions(int64_t n_ctx, int64_t window, int64_t n_batch, WindowedLayers windowed);
+
+// The sliding windows of a model family from its metadata, as the model
+// loader applies them (model/arch_gemma2.cpp: every even layer, 4096 when the
+// key is absent; model/arch_phi3.cpp: every layer when the key is present),
+// for the estimates that read a file or a catalog instead of loading it.
+// `sliding_window` is the value of "<arch>.attention.sliding_window".
+// Empty when no layer has a window (other families, a window of 0).
+std::vector<int32_t> family_layer_windows(std::string_view architecture, std::optional<uint64_t> sliding_window,
+                                          int64_t n_layer);
 
 // Sum over the layers of 2 * n_head_kv * row_bytes(head_dim) *
 // layer_positions(n_ctx, layer_windows[l], n_batch, windowed). layer_windows
