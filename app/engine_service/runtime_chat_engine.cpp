@@ -114,6 +114,7 @@ class RuntimeChatEngine final : public ChatEngine {
     info.n_head = static_cast<int>(hp.n_head);
     info.n_ff = static_cast<int>(hp.n_ff);
     info.projections = model_->memory_dims().projections;
+    info.layer_windows = model_->layer_windows();
     info.weights_bytes = model_->weight_bytes();
     return info;
   }
