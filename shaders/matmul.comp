@@ -1,62 +1,93 @@
 #version 450
-// Y = X W^T for a batch of tokens (prefill). Each workgroup computes a 32x32
-// tile of Y; weight tiles are dequantized once into shared memory and reused
-// by all 32 tokens of the tile. Workgroup size must be 256 (16x16, 2x2 each).
+// Y = X W^T for a batch of tokens (prefill). Each workgroup computes a
+// 64-row x TILE_N-token tile of Y with TILE_N invocations (the workgroup
+// size, 16, 32 or 64: short prompts do not pay for a 64-token tile),
+// stepping through k in slices of 32 (one quant chunk):
+//   1. the invocations dequantize the 64 weight rows' chunks (64 / TILE_N
+//      each) and load one token's 32 activations each into shared memory,
+//      stored k-major so the inner loop reads 4 rows or 4 tokens per vec4;
+//   2. every invocation accumulates an 8-row x 8-token block in registers:
+//      per k, 4 vec4 loads feed 64 multiply-adds.
+// Loads dominate on CPU implementations (lavapipe gathers every lane's
+// address) and on GPUs alike, so the block is as large as registers allow,
+// and two barriers per 32-wide k slice are all the synchronisation there is.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 #include "hearth/shaders/weight_buffer.glsl"
 
 layout(push_constant) uniform Push { MatmulParams p; };
 layout(std430, binding = 1) readonly buffer X { float xin[]; };
+layout(std430, binding = 1) readonly buffer X4 { vec4 xin4[]; };
 layout(std430, binding = 2) writeonly buffer Y { float yout[]; };
 
-const uint TILE = 32u;
-shared float w_tile[TILE][TILE + 1u];  // [row of W][k], padded against bank conflicts
-shared float x_tile[TILE][TILE + 1u];  // [token][k]
+const uint TILE_M = 64u;       // weight rows per workgroup
+const uint TILE_N = WG_SIZE;   // tokens per workgroup: 16, 32 or 64
+const uint TILE_K = 32u;       // k per step: one quant chunk
+// [k][row / 4] and [k][token / 4]: at most 2 x 8 KiB, within the 16 KiB minimum.
+shared vec4 w_sh[TILE_K][TILE_M / 4u];
+shared vec4 x_sh[TILE_K][TILE_N / 4u];
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
-  const uint m0 = gl_WorkGroupID.x * TILE, n0 = gl_WorkGroupID.y * TILE;
-  const uint tx = lid % 16u, ty = lid / 16u;
-  float acc[2][2] = float[2][2](float[2](0.0, 0.0), float[2](0.0, 0.0));
-  for (uint k0 = 0u; k0 < p.k; k0 += TILE) {
+  const uint m0 = gl_WorkGroupID.x * TILE_M, n0 = gl_WorkGroupID.y * TILE_N;
+  const uint tr = lid % 8u, tc = lid / 8u;  // this invocation's 8x8 block
+  vec4 acc[8][2];
+  for (uint i = 0u; i < 8u; ++i) {
+    acc[i][0] = vec4(0.0);
+    acc[i][1] = vec4(0.0);
+  }
+  const uint xrow = n0 + lid;
+  const bool x_vec4 = (p.k % 4u) == 0u;
+  for (uint k0 = 0u; k0 < p.k; k0 += TILE_K) {
+    float v[32];
+    for (uint slot = lid; slot < TILE_M; slot += TILE_N) {
+      const uint wrow = m0 + slot;
+      if (wrow < p.m_rows) {
 #ifdef TYPE_PLAIN
-    for (uint e = lid; e < TILE * TILE; e += 256u) {
-      const uint r = e / TILE, c = e % TILE;
-      w_tile[r][c] = (m0 + r < p.m_rows && k0 + c < p.k) ? load_elem((m0 + r) * p.row_stride + k0 + c) : 0.0;
-    }
+        const uint base = wrow * p.row_stride + k0;
+        for (uint c = 0u; c < 32u; ++c) v[c] = k0 + c < p.k ? load_elem(base + c) : 0.0;
 #else
-    if (lid < TILE) {
-      float v[32];
-      if (m0 + lid < p.m_rows) {
         const uint chunk = k0 / 32u;
-        dequant_chunk((m0 + lid) * p.row_stride + (chunk / CHUNKS_PER_BLOCK) * BLOCK_U16,
-                      chunk % CHUNKS_PER_BLOCK, v);
+        dequant_chunk(wrow * p.row_stride + (chunk / CHUNKS_PER_BLOCK) * BLOCK_U16, chunk % CHUNKS_PER_BLOCK, v);
+#endif
       } else {
         for (uint c = 0u; c < 32u; ++c) v[c] = 0.0;
       }
-      for (uint c = 0u; c < 32u; ++c) w_tile[lid][c] = v[c];
+      for (uint c = 0u; c < 32u; ++c) w_sh[c][slot / 4u][slot % 4u] = v[c];
     }
-#endif
-    for (uint e = lid; e < TILE * TILE; e += 256u) {
-      const uint r = e / TILE, c = e % TILE;
-      x_tile[r][c] = (n0 + r < p.n_tokens && k0 + c < p.k) ? xin[(n0 + r) * p.k + k0 + c] : 0.0;
+
+    if (xrow < p.n_tokens && x_vec4 && k0 + TILE_K <= p.k) {
+      const uint xb = (xrow * p.k + k0) / 4u;
+      for (uint c = 0u; c < 8u; ++c) {
+        const vec4 xv = xin4[xb + c];
+        v[4u * c] = xv.x;
+        v[4u * c + 1u] = xv.y;
+        v[4u * c + 2u] = xv.z;
+        v[4u * c + 3u] = xv.w;
+      }
+    } else {
+      for (uint c = 0u; c < 32u; ++c) v[c] = (xrow < p.n_tokens && k0 + c < p.k) ? xin[xrow * p.k + k0 + c] : 0.0;
     }
+    for (uint c = 0u; c < 32u; ++c) x_sh[c][lid / 4u][lid % 4u] = v[c];
     barrier();
-    for (uint kk = 0u; kk < TILE; ++kk) {
-      const float a0 = w_tile[2u * ty][kk], a1 = w_tile[2u * ty + 1u][kk];
-      const float b0 = x_tile[2u * tx][kk], b1 = x_tile[2u * tx + 1u][kk];
-      acc[0][0] += a0 * b0;
-      acc[0][1] += a0 * b1;
-      acc[1][0] += a1 * b0;
-      acc[1][1] += a1 * b1;
+
+    for (uint kk = 0u; kk < TILE_K; ++kk) {
+      const vec4 wa = w_sh[kk][2u * tr], wb = w_sh[kk][2u * tr + 1u];
+      const vec4 xa = x_sh[kk][2u * tc], xb = x_sh[kk][2u * tc + 1u];
+      const float w[8] = float[8](wa.x, wa.y, wa.z, wa.w, wb.x, wb.y, wb.z, wb.w);
+      for (uint i = 0u; i < 8u; ++i) {
+        acc[i][0] += w[i] * xa;
+        acc[i][1] += w[i] * xb;
+      }
     }
     barrier();
   }
-  for (uint i = 0u; i < 2u; ++i) {
-    for (uint j = 0u; j < 2u; ++j) {
-      const uint m = m0 + 2u * ty + i, n = n0 + 2u * tx + j;
-      if (m < p.m_rows && n < p.n_tokens) yout[n * p.m_rows + m] = acc[i][j];
+  for (uint i = 0u; i < 8u; ++i) {
+    const uint m = m0 + 8u * tr + i;
+    if (m >= p.m_rows) break;
+    for (uint j = 0u; j < 8u; ++j) {
+      const uint n = n0 + 8u * tc + j;
+      if (n < p.n_tokens) yout[n * p.m_rows + m] = acc[i][j / 4u][j % 4u];
     }
   }
 }

@@ -19,10 +19,13 @@ layout(constant_id = 1) const uint ROWS_PER_WG = 1;
 layout(push_constant) uniform Push { MatvecParams p; };
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
-#ifdef TYPE_Q4_K
-// Wider views of the same bindings for 16-byte loads (see chunk_dot.glsl).
-layout(std430, binding = 0) readonly buffer Weights128 { uvec4 w128[]; };
+// Wider views of the same bindings for 16-byte loads (see chunk_dot.glsl);
+// x is 16-byte aligned (binding offsets are) and ncols a multiple of 32.
+#ifndef TYPE_PLAIN
 layout(std430, binding = 1) readonly buffer X128 { vec4 x4[]; };
+#endif
+#ifdef TYPE_Q4_K
+layout(std430, binding = 0) readonly buffer Weights128 { uvec4 w128[]; };
 #endif
 #include "hearth/shaders/chunk_dot.glsl"
 

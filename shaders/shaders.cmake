@@ -13,7 +13,9 @@ hearth_add_shader(softmax softmax.comp)
 hearth_add_shader(rope_normal rope.comp)
 hearth_add_shader(rope_neox rope.comp DEFINES ROPE_NEOX)
 hearth_add_shader(attention_f16 attention.comp)
+hearth_add_shader(attention_q8_0 attention.comp DEFINES KV_Q8_0)
 hearth_add_shader(kv_store_f16 kv_store.comp)
+hearth_add_shader(kv_store_q8_0 kv_store.comp DEFINES KV_Q8_0)
 
 # Weight-reading shaders, one variant per tensor type.
 set(HEARTH_WEIGHT_TYPES F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS)

@@ -18,7 +18,7 @@ std::vector<FlagSpec> engine_flags() {
       {"backend", FlagKind::Value, "cpu or vulkan (default cpu)", "", "NAME"},
       {"threads", FlagKind::Value, "CPU threads (default 2)", "t", "N"},
       {"kv-type", FlagKind::Value, "KV cache type: f16 or q8_0 (default f16)", "", "TYPE"},
-      {"gpu-layers", FlagKind::Value, "layers to offload to the GPU (vulkan)", "", "N"},
+      {"gpu-layers", FlagKind::Value, "layers on the GPU with --backend vulkan: N, auto (from free VRAM) or all (default)", "", "N"},
   };
 }
 
@@ -67,10 +67,16 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   runtime::BackendRequest request;
   request.preference = backend == "vulkan" ? runtime::BackendPreference::Vulkan : runtime::BackendPreference::Cpu;
   request.cpu_threads = s.threads;
-  auto choice = runtime::choose_backend(request);
-  s.backend = std::move(choice.backend);
-  s.backend_note = std::move(choice.description);
-  std::fprintf(stderr, "%s\n", s.backend_note.c_str());
+  // Only bench declares --profile; other verbs never have it set.
+  if (args.has("profile")) request.profiling = runtime::BackendProfiling::GpuTimestamps;
+  if (const auto layers = args.get("gpu-layers")) {
+    if (backend != "vulkan") {
+      return make_error(ErrorCode::InvalidArgument, "--gpu-layers needs --backend vulkan");
+    }
+    auto parsed = runtime::parse_gpu_layers(*layers);
+    if (!parsed.ok()) return make_error(ErrorCode::InvalidArgument, fmt::format("--gpu-layers: {}", parsed.error().message));
+    request.gpu_layers = *parsed;
+  }
 
   const auto path = args.get("model");
   if (!path) return make_error(ErrorCode::InvalidArgument, "--model is required");
@@ -90,7 +96,16 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     // are touched (a cheap header parse).
     HEARTH_TRY(auto header, gguf::GgufFile::open(*path, gguf::LoadMode::Mmap));
     HEARTH_TRY(opts.extra_bytes, tools::memory_beyond_weights(header, n_ctx, s.kv_type));
+    // Partial offload places layers by the same estimate the model picker uses.
+    HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
+    HEARTH_TRY(const kv::MemoryEstimate estimate,
+               kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, s.kv_type));
+    request.model = runtime::ModelFootprint{summary.dims.n_layer, estimate};
   }
+  auto choice = runtime::choose_backend(request);
+  s.backend = std::move(choice.backend);
+  s.backend_note = std::move(choice.description);
+  std::fprintf(stderr, "%s\n", s.backend_note.c_str());
   HEARTH_TRY(s.model, model::Model::load(*path, opts));
   return s;
 }

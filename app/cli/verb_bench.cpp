@@ -4,6 +4,8 @@
 // bandwidth is measured here, with a streaming read over a buffer far larger
 // than the caches, on the same number of threads.
 #include <fmt/format.h>
+#include <hearth/engine/backend/vulkan/profile.h>
+#include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/sampling/sampler.h>
 
@@ -92,15 +94,49 @@ Stats stats(const std::vector<double>& v) {
   return s;
 }
 
+// Per-op GPU time of the profiled steps: the table bench --profile prints.
+struct PhaseProfile {
+  std::vector<vulkan::OpProfile> ops;
+  double step_ms = 0;  // wall time of the profiled steps
+  int64_t steps = 0;
+};
+
+void add_step(PhaseProfile& p, const vulkan::VulkanBackend* vk, double seconds) {
+  if (!vk) return;
+  const auto t = vk->last_timings();
+  vulkan::accumulate(p.ops, vulkan::summarize_timings(t));
+  p.step_ms += seconds * 1e3;
+  p.steps += 1;
+}
+
+void print_profile(const char* phase, const PhaseProfile& p) {
+  if (p.steps == 0) return;
+  std::printf("\nprofile %s: GPU time per op over %lld step(s), %.1f ms wall\n", phase,
+              static_cast<long long>(p.steps), p.step_ms);
+  std::printf("  %-10s %7s %11s %8s\n", "op", "count", "total ms", "% step");
+  for (const auto& o : p.ops) {
+    std::printf("  %-10s %7u %11.2f %7.1f%%\n", o.op.c_str(), o.count, o.ms, p.step_ms > 0 ? 100.0 * o.ms / p.step_ms : 0.0);
+  }
+}
+
+nlohmann::json profile_json(const PhaseProfile& p) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& o : p.ops) {
+    ops.push_back({{"op", o.op}, {"count", o.count}, {"ms", o.ms}, {"pct", p.step_ms > 0 ? 100.0 * o.ms / p.step_ms : 0.0}});
+  }
+  return {{"steps", p.steps}, {"wall_ms", p.step_ms}, {"ops", ops}};
+}
+
 }  // namespace
 
 int run_bench(const std::vector<std::string>& argv) {
-  VerbSpec spec{"bench", "--model M.gguf [-p 512] [-n 128] [-r 3] [--threads N] [--json]",
+  VerbSpec spec{"bench", "--model M.gguf [-p 512] [-n 128] [-r 3] [--threads N] [--profile] [--json]",
                 "Measures prompt processing and generation speed against the machine's read bandwidth.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"pp", FlagKind::Value, "prompt tokens (default 512)", "p", "N"},
                  {"tg", FlagKind::Value, "generated tokens (default 128)", "n", "N"},
                  {"reps", FlagKind::Value, "repetitions (default 3)", "r", "N"},
+                 {"profile", FlagKind::Switch, "GPU time per op of the last repetition (vulkan)", "", ""},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   auto args = parse_args(spec, argv);
@@ -127,6 +163,10 @@ int run_bench(const std::vector<std::string>& argv) {
   }
   const auto& model = *setup->model;
   auto& be = *setup->backend;
+  // Timestamps come from the Vulkan backend; the CPU backend has none.
+  const auto* vk = args->has("profile") ? dynamic_cast<const vulkan::VulkanBackend*>(&be) : nullptr;
+  if (args->has("profile") && !vk) std::fprintf(stderr, "bench: --profile times GPU ops; the %s backend has none\n", be.name());
+  PhaseProfile pp_profile, tg_profile;
   auto cache = kv::KvCache::create(be, model.kv_config(n_ctx, setup->kv_type));
   if (!cache.ok()) {
     std::fprintf(stderr, "bench: %s\n", cache.error().message.c_str());
@@ -150,18 +190,21 @@ int run_bench(const std::vector<std::string>& argv) {
         return kExitBadInput;
       }
       if (r > 0) pp_tps.push_back(static_cast<double>(*pp) / s);
+      if (r == *reps) add_step(pp_profile, vk, s);
     }
     if (*tg > 0) {
       (*cache)->clear();
       int32_t token = static_cast<int32_t>(rng.next() % n_vocab);
       const auto t0 = Clock::now();
       for (int32_t i = 0; i < *tg; ++i) {
+        const auto t_step = Clock::now();
         auto st = model.forward(be, **cache, model::Batch{std::span(&token, 1), std::span(&i, 1)},
                                 model::LogitsRows::Last, logits);
         if (!st.ok()) {
           std::fprintf(stderr, "bench: %s\n", st.error().message.c_str());
           return kExitBadInput;
         }
+        if (r == *reps) add_step(tg_profile, vk, seconds_since(t_step));
         token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       }
       if (r > 0) tg_tps.push_back(static_cast<double>(*tg) / seconds_since(t0));
@@ -185,6 +228,7 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"weight_bytes_per_token", bpt},
                         {"read_bandwidth_gbps", bw},
                         {"roofline_fraction", roofline}};
+    if (vk) j["profile"] = {{"pp", profile_json(pp_profile)}, {"tg", profile_json(tg_profile)}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("model      %s\nbackend    %s (%s), %d threads\n", args->get("model")->c_str(), be.name(),
@@ -193,6 +237,10 @@ int run_bench(const std::vector<std::string>& argv) {
     std::printf("tg%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*tg), tgs.mean, tgs.sd);
     std::printf("weights    %.1f MB read per generated token\n", static_cast<double>(bpt) / 1e6);
     std::printf("bandwidth  %.1f GB/s measured read; generation reaches %.0f%% of it\n", bw, roofline * 100);
+    if (vk) {
+      print_profile(fmt::format("pp{}", *pp).c_str(), pp_profile);
+      print_profile(fmt::format("tg{}", *tg).c_str(), tg_profile);
+    }
   }
   return kExitOk;
 }

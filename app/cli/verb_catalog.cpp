@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <hearth/engine/runtime/backend_choice.h>
+
 #include "args.h"
 #include "models/catalog.h"
 #include "models/machine_info.h"
@@ -26,7 +28,7 @@ const VerbSpec& spec() {
           {"json", FlagKind::Switch, "print one JSON object on stdout", "", ""},
           {"ctx", FlagKind::Value, "context length for the estimate (default 4096)", "", "N"},
           {"kv-type", FlagKind::Value, "KV cache precision: f16 (default) or q8_0", "", "T"},
-          {"vram-free", FlagKind::Value, "free GPU memory in bytes (default 0: no GPU)", "", "BYTES"},
+          {"vram-free", FlagKind::Value, "free GPU memory in bytes (default: asked of the GPU a load would use; 0 without one)", "", "BYTES"},
           {"catalog", FlagKind::Value, "read this catalog file instead of the built-in one", "", "FILE"},
       },
       0,
@@ -77,6 +79,10 @@ int run_catalog(const std::vector<std::string>& argv) {
   models::MachineBudget machine;
   machine.ram_available_bytes = models::available_ram_bytes().value_or(0);
   machine.vram_free_bytes = static_cast<uint64_t>(vram.value());
+  if (!args.get("vram-free")) {
+    // The device the app would load onto (hardware Vulkan only), asked without loading a model.
+    if (const auto gpu = runtime::probe_gpu(runtime::BackendRequest{})) machine.vram_free_bytes = gpu->device.memory_free;
+  }
   const models::KvSettings kv{static_cast<uint32_t>(ctx.value()), *kv_type};
 
   nlohmann::json out_models = nlohmann::json::array();

@@ -65,10 +65,16 @@ class RuntimeChatEngine final : public ChatEngine {
     options.progress = [&](const model::LoadProgress& p) {
       if (p.total_bytes > 0) progress(double(p.done_bytes) / double(p.total_bytes));
     };
+    std::optional<runtime::ModelFootprint> footprint;
     {
       // The KV cache and scratch join the memory check made before the weights are read.
       HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
       HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, request.context_length, kv_type));
+      // Partial offload places layers by the estimate the model picker shows.
+      HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
+      HEARTH_TRY(const kv::MemoryEstimate estimate,
+                 kv::estimate_memory(summary.dims, summary.file_bytes, request.context_length, kv_type));
+      footprint = runtime::ModelFootprint{summary.dims.n_layer, estimate};
     }
     HEARTH_TRY(model_, model::Model::load(path, options));
     HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
@@ -87,6 +93,11 @@ class RuntimeChatEngine final : public ChatEngine {
         request.gpu_layers == 0 ? runtime::BackendPreference::Cpu : runtime::BackendPreference::Auto;
     backend_request.gpu_device = request.gpu_device.toStdString();
     backend_request.cpu_threads = request.threads;
+    // gpu_layers: -1 automatic (from free VRAM), 0 CPU only, N the first N layers.
+    backend_request.gpu_layers = request.gpu_layers < 0
+                                     ? runtime::GpuLayers{runtime::GpuLayersMode::Auto, 0}
+                                     : runtime::GpuLayers{runtime::GpuLayersMode::Count, request.gpu_layers};
+    backend_request.model = footprint;
     auto choice = runtime::choose_backend(backend_request);
     backend_ = std::move(choice.backend);
     const auto& hp = model_->hparams();

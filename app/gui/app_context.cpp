@@ -11,6 +11,7 @@
 #include "controllers/settings_controller.h"
 #include "engine/memory_sizer.h"
 #include "engine_service/engine_service_client.h"
+#include "engine_service/gpu_probe.h"
 #include "gui/store_factory.h"
 #include "store/storage_executor.h"
 #include "ui_module.h"
@@ -64,7 +65,10 @@ AppContext::~AppContext() {
 
 bool AppContext::show(QQmlApplicationEngine& qml) {
   qml.addImportPath(QStringLiteral("qrc:/"));
+  // Free VRAM for the model picker's fit verdicts; 0 without a usable GPU.
+  const auto gpu = probe_gpu_memory(settings_->settings().load);
   qml.setInitialProperties({
+      {QStringLiteral("gpuFreeBytes"), gpu ? static_cast<double>(gpu->free_bytes) : 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},

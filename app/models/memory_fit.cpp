@@ -1,6 +1,7 @@
 #include "models/memory_fit.h"
 
 #include <hearth/engine/kv/memory_estimate.h>
+#include <hearth/engine/kv/offload_split.h>
 #include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/quant/types.h>
 
@@ -102,36 +103,30 @@ FitResult compute_fit(const ModelShape& shape, const MemoryEstimate& estimate, c
   fit.ram_budget = machine.ram_budget();
   fit.vram_budget = machine.vram_budget();
   fit.n_layer = shape.n_layer;
-  const uint64_t n_layer = std::max<uint32_t>(1, shape.n_layer);
 
-  if (estimate.total_bytes <= fit.vram_budget) {
+  // The engine's layer split (the one "--gpu-layers auto" uses): everything
+  // on the GPU, or the first N layers (weight share + their KV) next to the
+  // GPU's scratch with the embedding, output head and other layers in RAM.
+  kv::MemoryEstimate engine_estimate;
+  engine_estimate.weights_bytes = estimate.weights_bytes;
+  engine_estimate.kv_bytes = estimate.kv_bytes;
+  engine_estimate.scratch_bytes = estimate.scratch_bytes;
+  engine_estimate.total_bytes = estimate.total_bytes;
+  const kv::LayerSplit split = kv::split_layers(engine_estimate, shape.n_layer, fit.vram_budget);
+  if (split.kind == kv::SplitKind::AllOnGpu) {
     fit.kind = FitKind::Gpu;
     fit.gpu_layers = shape.n_layer;
-    fit.gpu_bytes = estimate.total_bytes;
+    fit.gpu_bytes = split.gpu_bytes;
     // The host keeps only the runtime's own buffers.
     fit.cpu_bytes = kRuntimeBytes;
     return fit;
   }
-
-  // Partial offload: as many whole layers (weights share + their KV) as fit
-  // next to the GPU's scratch.
-  const uint64_t layer_weights = estimate.weights_bytes / (n_layer + 1);
-  const uint64_t layer_kv = estimate.kv_bytes / n_layer;
-  const uint64_t per_layer = std::max<uint64_t>(1, layer_weights + layer_kv);
-  uint64_t gpu_layers = 0;
-  if (fit.vram_budget > estimate.scratch_bytes) {
-    gpu_layers = std::min<uint64_t>(n_layer, (fit.vram_budget - estimate.scratch_bytes) / per_layer);
-  }
-  if (gpu_layers > 0) {
-    const uint64_t on_gpu = gpu_layers * per_layer;
-    const uint64_t cpu_bytes = estimate.total_bytes - on_gpu;
-    if (cpu_bytes <= fit.ram_budget) {
-      fit.kind = FitKind::Partial;
-      fit.gpu_layers = static_cast<uint32_t>(gpu_layers);
-      fit.gpu_bytes = on_gpu + estimate.scratch_bytes;
-      fit.cpu_bytes = cpu_bytes;
-      return fit;
-    }
+  if (split.kind == kv::SplitKind::Partial && split.cpu_bytes <= fit.ram_budget) {
+    fit.kind = FitKind::Partial;
+    fit.gpu_layers = static_cast<uint32_t>(split.gpu_layers);
+    fit.gpu_bytes = split.gpu_bytes;
+    fit.cpu_bytes = split.cpu_bytes;
+    return fit;
   }
 
   if (estimate.total_bytes <= fit.ram_budget) {

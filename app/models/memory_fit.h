@@ -6,6 +6,8 @@
 
 #include "models/catalog.h"
 
+#include <hearth/engine/kv/offload_split.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,7 +59,7 @@ struct MachineBudget {
   uint64_t ram_available_bytes = 0;  // MemAvailable from /proc/meminfo
   uint64_t vram_free_bytes = 0;      // from the GPU backend; 0 without a usable GPU
   uint64_t ram_reserve_bytes = 1ull << 30;
-  uint64_t vram_reserve_bytes = 256ull << 20;
+  uint64_t vram_reserve_bytes = kv::kGpuReserveBytes;  // the engine's, so auto offload agrees
 
   uint64_t ram_budget() const;
   uint64_t vram_budget() const;
@@ -83,11 +85,12 @@ struct FitResult {
   uint64_t vram_budget = 0;
 };
 
-// Places a model of `shape` with `estimate` on the machine. Layer split: each
+// Places a model of `shape` with `estimate` on the machine. The layer split
+// is the engine's (kv::split_layers, also behind "--gpu-layers auto"): each
 // of the n_layer blocks holds an equal share of the weights, the embedding and
 // output matrices together count as one more share that stays on the CPU in a
-// partial offload, and each block's KV lives with its layer. Scratch is
-// needed on every device that computes.
+// partial offload (so at most n_layer - 1 layers), and each block's KV lives
+// with its layer. Scratch is needed on every device that computes.
 FitResult compute_fit(const ModelShape& shape, const MemoryEstimate& estimate,
                       const MachineBudget& machine);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace hearth::kv {
 
@@ -23,7 +24,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(backend::Backend& backend, cons
   c.logical_blocks_ = allocated_positions(config.n_ctx) / kBlockTokens;
   c.tables_.emplace_back(static_cast<size_t>(c.logical_blocks_));
   std::iota(c.tables_[0].begin(), c.tables_[0].end(), 0);
-  size_t offset = 0;
+  size_t offset = 0, total = 0;
+  backend::Backend* owner = nullptr;
+  std::vector<std::pair<backend::Backend*, size_t>> segment_bytes;
   for (int64_t l = 0; l < config.n_layer; ++l) {
     const int64_t window = config.layer_windows.empty() ? 0 : config.layer_windows[static_cast<size_t>(l)];
     const int64_t positions = layer_positions(config.n_ctx, window, config.n_batch, config.windowed);
@@ -42,16 +45,29 @@ Result<std::unique_ptr<KvCache>> KvCache::create(backend::Backend& backend, cons
       }
       c.rings_.push_back(Ring{l, window, positions, 0, 0});
     }
+    backend::Backend& layer_owner = backend.backend_for_layer(l);
+    if (&layer_owner != owner) {
+      owner = &layer_owner;
+      segment_bytes.emplace_back(owner, 0);
+      offset = 0;
+    }
+    const size_t layer_bytes = 2 * static_cast<size_t>(blocks * config.n_head_kv * kBlockTokens) * c.row_bytes_;
     c.layer_blocks_.push_back(blocks);
+    c.layer_segment_.push_back(segment_bytes.size() - 1);
     c.layer_offset_.push_back(offset);
     c.layer_table_.push_back(table);
-    offset += 2 * static_cast<size_t>(blocks * config.n_head_kv * kBlockTokens) * c.row_bytes_;
+    offset += layer_bytes;
+    segment_bytes.back().second += layer_bytes;
+    total += layer_bytes;
   }
-  if (offset != bytes) {
+  if (total != bytes) {
     return make_error(ErrorCode::Internal,
-                      fmt::format("KV cache layout of {} bytes differs from its size {}", offset, bytes));
+                      fmt::format("KV cache layout of {} bytes differs from its size {}", total, bytes));
   }
-  HEARTH_TRY(c.buffer_, backend.allocate(static_cast<size_t>(bytes), backend::BufferUsage::KvCache));
+  for (auto& [seg_owner, seg_bytes] : segment_bytes) {
+    HEARTH_TRY(auto buffer, seg_owner->allocate(seg_bytes, backend::BufferUsage::KvCache));
+    c.segments_.push_back(std::move(buffer));
+  }
   return cache;
 }
 
@@ -96,7 +112,8 @@ backend::KvView KvCache::layer_view(int64_t layer) const {
   // Memory order: layer, then K or V, then the layer's blocks.
   const auto l = static_cast<size_t>(layer);
   const size_t half = static_cast<size_t>(layer_blocks_[l] * config_.n_head_kv * kBlockTokens) * row_bytes_;
-  auto* base = static_cast<uint8_t*>(buffer_->host_data());
+  backend::Buffer* buffer = segments_[layer_segment_[l]].get();
+  auto* base = static_cast<uint8_t*>(buffer->host_data());
   backend::KvView v;
   v.type = config_.type;
   v.n_head_kv = static_cast<int32_t>(config_.n_head_kv);
@@ -105,7 +122,7 @@ backend::KvView KvCache::layer_view(int64_t layer) const {
   v.row_bytes = row_bytes_;
   v.k = base ? base + layer_offset_[l] : nullptr;
   v.v = base ? base + layer_offset_[l] + half : nullptr;
-  v.buffer = buffer_.get();
+  v.buffer = buffer;
   v.k_offset = layer_offset_[l];
   v.v_offset = v.k_offset + half;
   v.block_table = tables_[layer_table_[l]].data();

@@ -70,6 +70,7 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
   ScratchSizes sizes;
   sizes.activation_bytes = peak;
   sizes.conversion_bytes = n * std::max({E, Q, F}) * sizeof(float);
+  sizes.tile_bytes = static_cast<uint64_t>(kScratchTileThreads) * 64 * std::max({E, Q, F});
   return sizes;
 }
 

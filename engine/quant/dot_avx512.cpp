@@ -3,7 +3,8 @@
 // entries where they are faster: decode dots (dot_avx512_decode.inc), multi-row
 // decode over a rearranged activation (dot_avx512_rows.inc, dot_avx512_rows_k.inc), direct
 // tiles (dot_avx512_wide.inc) and repacked 16-row tiles for prompt
-// processing (dot_avx512_packed.inc), which registers the final entries.
+// processing (dot_x86_packed.inc, then the register-blocked
+// dot_avx512_prefill.inc, which registers the final gemm entries).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -52,6 +53,7 @@ struct PackVec {
 
 #include "dot_x86_packed.inc"
 #include "dot_avx512_fill.inc"
+#include "dot_avx512_prefill.inc"
 }  // namespace avx512
 
 void fill_avx512(KernelTable& t) {
@@ -60,6 +62,7 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_packed(t);
   avx512::fill_avx512_rows(t);
   avx512::fill_avx512_rows_k(t);
+  avx512::fill_avx512_prefill(t);
 }
 
 }  // namespace hearth::quant::detail

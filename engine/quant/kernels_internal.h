@@ -21,6 +21,7 @@ inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, Gemm
   k.vec_dot = dot;
   k.gemm = gemm;
   k.level = level;
+  k.prefill = {};  // a level's two-step tiles go with its gemm
 }
 
 // Sets the decode kernels of a type; the act_type must already be the one

@@ -45,7 +45,8 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
   std::unique_ptr<Session> s(new Session(model, backend, config));
   // Sliding-window layers are rings of window + n_batch positions on the CPU.
   // The Vulkan kernels size their buffers from the block count and index the
-  // table by logical block, so there they keep the full context.
+  // table by logical block, so there (and on a Vulkan+CPU split) they keep
+  // the full context.
   const kv::WindowedLayers windowed =
       std::string_view(backend.name()) == "cpu" ? kv::WindowedLayers::Ring : kv::WindowedLayers::Full;
   HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type, config.n_batch,
@@ -53,7 +54,7 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
   // Scratch up front, from the same function the memory estimate uses, so
   // the memory the user was shown is what is in use from the first token.
   HEARTH_TRY(const kv::ScratchSizes scratch, kv::scratch_sizes(model.memory_dims(), config.n_ctx, config.n_batch));
-  HEARTH_CHECK(backend.reserve_scratch(backend::ScratchReservation{scratch.activation_bytes, scratch.conversion_bytes}));
+  HEARTH_CHECK(backend.reserve_scratch(backend::ScratchReservation{scratch.activation_bytes, scratch.matmul_bytes()}));
   return s;
 }
 

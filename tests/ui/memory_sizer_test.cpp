@@ -43,7 +43,7 @@ TEST(EngineMemorySizer, TotalIsTheSumAndScratchIsTheEnginesBatch) {
   // A batch of 256 tokens at its fullest moment holds the residual stream,
   // gate, up and their product: (2048 + 3 * 8192) floats per token; plus one
   // n_ff-wide row per token converted for the down projection.
-  EXPECT_EQ(b.scratch_bytes, 256ull * (2048 + 3 * 8192) * 4 + 256ull * 8192 * 4);
+  EXPECT_EQ(b.scratch_bytes, 256ull * (2048 + 3 * 8192) * 4 + 256ull * 8192 * 4 + 8ull * 64 * 8192);
   EXPECT_EQ(b.total(), b.weights_bytes + b.kv_bytes + b.scratch_bytes);
 }
 

@@ -11,6 +11,8 @@ ApplicationWindow {
     required property SettingsController settings
     property string storageNotice: ""
     property string appVersion: Qt.application.version
+    // Free VRAM of the GPU a load would use (0 without one), for the picker.
+    property double gpuFreeBytes: 0
     // "chat", "settings" or "models"
     property string page: "chat"
 
@@ -171,6 +173,7 @@ ApplicationWindow {
                     Component.onCompleted: {
                         picker.contextLength = Qt.binding(() => window.settings.contextLength)
                         picker.kvType = Qt.binding(() => window.settings.kvCacheType)
+                        picker.vramFreeBytes = Qt.binding(() => window.gpuFreeBytes)
                     }
                     Connections {
                         target: pickerPage.picker

@@ -107,7 +107,7 @@ class CpuBackend final : public Backend {
 
   Status reserve_scratch(const ScratchReservation& r) override {
     if (r.activation_bytes > arena_bytes_) HEARTH_CHECK(set_arena(r.activation_bytes));
-    if (r.conversion_bytes > act_buf_.capacity()) act_buf_.reserve(static_cast<size_t>(r.conversion_bytes));
+    if (r.conversion_bytes > matmul_scratch_.buffer.capacity()) matmul_scratch_.buffer.reserve(static_cast<size_t>(r.conversion_bytes));
     note_scratch();
     return {};
   }
@@ -116,7 +116,7 @@ class CpuBackend final : public Backend {
     MemoryUse use;
     use.weights_bytes = counters_->of(BufferUsage::Weights);
     use.kv_bytes = counters_->of(BufferUsage::KvCache);
-    use.scratch_bytes = counters_->of(BufferUsage::Scratch) + arena_bytes_ + act_buf_.capacity();
+    use.scratch_bytes = counters_->of(BufferUsage::Scratch) + arena_bytes_ + matmul_scratch_.buffer.capacity();
     use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
     use.scratch_growths = scratch_growths_;
     return use;
@@ -134,9 +134,9 @@ class CpuBackend final : public Backend {
     for (const auto& [tensor, offset] : plan.offsets) {
       tensor->data = static_cast<uint8_t*>(arena_.get()) + offset;
     }
-    const size_t conversion_capacity = act_buf_.capacity();
+    const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
     for (Node& node : graph.nodes()) run(node);
-    if (act_buf_.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
+    if (matmul_scratch_.buffer.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
     note_scratch();
     return {};
   }
@@ -147,13 +147,13 @@ class CpuBackend final : public Backend {
     switch (n.op) {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
-      case Op::MatMul: op_matmul(n, pool_, kernels_, act_buf_); break;
+      case Op::MatMul: op_matmul(n, pool_, kernels_, matmul_scratch_); break;
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
       case Op::Rope: op_rope(n, pool_); break;
       case Op::KvStore: op_kv_store(n, pool_); break;
       case Op::Attention: op_attention(n, pool_, kernels_); break;
-      case Op::SwiGlu: op_swiglu(n, pool_); break;
+      case Op::SwiGlu: op_swiglu(n, pool_, kernels_); break;
       case Op::GeluGlu: op_geglu(n, pool_); break;
       case Op::SoftCap: op_softcap(n, pool_); break;
       case Op::SliceCols: op_slice_cols(n, pool_); break;
@@ -179,7 +179,7 @@ class CpuBackend final : public Backend {
 
   void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
-  std::vector<uint8_t> act_buf_;  // activations converted for the dot products
+  cpu::MatmulScratch matmul_scratch_;  // converted activations, their kernel layouts, repacked weight tiles
   ActivationPlanner planner_;
   std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations
   uint64_t arena_bytes_ = 0;

@@ -16,7 +16,7 @@ void op_get_rows(const Node& n, ThreadPool& pool);
 void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
-void op_swiglu(const Node& n, ThreadPool& pool);
+void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_geglu(const Node& n, ThreadPool& pool);
 void op_softcap(const Node& n, ThreadPool& pool);
 void op_slice_cols(const Node& n, ThreadPool& pool);
@@ -24,7 +24,15 @@ void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
 void op_kv_store(const Node& n, ThreadPool& pool);
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf);
+// Memory the matrix products reuse from op to op (owned by the backend): one
+// buffer holding, in this order, the activations converted for the dot
+// products, their decode or prefill layout, and one repacked-weight tile per
+// thread. The backend reserves it up front (kv::ScratchSizes::matmul_bytes())
+// and counts any growth.
+struct MatmulScratch {
+  std::vector<uint8_t> buffer;
+};
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.
 void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);

@@ -14,6 +14,10 @@
 
 #include "weight_rows.h"
 
+#if defined(HEARTH_BACKEND_X86)
+#include "attention_fast.h"
+#endif
+
 namespace hearth::backend::cpu {
 namespace {
 
@@ -46,17 +50,21 @@ void load_row(const uint8_t* src, float* out, const KvView& kv, const quant::Ker
 
 }  // namespace
 
-void op_kv_store(const Node& n, ThreadPool&) {
+void op_kv_store(const Node& n, ThreadPool& pool) {
   const KvView& kv = n.params.kv;
   const Tensor* k = n.src[0];
   const Tensor* v = n.src[1];
   const int32_t* pos = static_cast<const int32_t*>(n.src[2]->data);
-  for (int64_t t = 0; t < k->ne[1]; ++t) {
-    for (int32_t h = 0; h < kv.n_head_kv; ++h) {
-      store_row(static_cast<const float*>(k->data) + t * k->ne[0] + h * kv.head_dim, kv_row(kv.k, kv, pos[t], h), kv);
-      store_row(static_cast<const float*>(v->data) + t * v->ne[0] + h * kv.head_dim, kv_row(kv.v, kv, pos[t], h), kv);
+  // A prefill stores hundreds of tokens: split them across the threads
+  // (every token writes its own rows).
+  pool.parallel_for(k->ne[1], 16, [&](int64_t b, int64_t e, int) {
+    for (int64_t t = b; t < e; ++t) {
+      for (int32_t h = 0; h < kv.n_head_kv; ++h) {
+        store_row(static_cast<const float*>(k->data) + t * k->ne[0] + h * kv.head_dim, kv_row(kv.k, kv, pos[t], h), kv);
+        store_row(static_cast<const float*>(v->data) + t * v->ne[0] + h * kv.head_dim, kv_row(kv.v, kv, pos[t], h), kv);
+      }
     }
-  }
+  });
 }
 
 // Work items are (tile of queries, KV head). For each block of the cache the
@@ -68,6 +76,14 @@ void op_kv_store(const Node& n, ThreadPool&) {
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const KvView& kv = n.params.kv;
   const AttentionParams& p = n.params.attn;
+#if defined(HEARTH_BACKEND_X86)
+  // The kernel table's level says the CPU runs AVX-512 (and the reference
+  // choice keeps this scalar path as the oracle).
+  if (kt.level == quant::KernelLevel::Avx512 && attention_avx512_handles(p, kv)) {
+    attention_avx512(n, pool);
+    return;
+  }
+#endif
   const Tensor* q = n.src[0];
   const int32_t* pos = static_cast<const int32_t*>(n.src[1]->data);
   const int64_t n_tok = q->ne[1];

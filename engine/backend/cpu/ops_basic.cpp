@@ -6,6 +6,10 @@
 #include <vector>
 
 #include "ops.h"
+
+#if defined(HEARTH_BACKEND_X86)
+#include "activations_fast.h"
+#endif
 #include "weight_rows.h"
 
 namespace hearth::backend::cpu {
@@ -69,11 +73,19 @@ void op_scale(const Node& n, ThreadPool&) {
   for (int64_t i = 0; i < count; ++i) y[i] = a[i] * s;
 }
 
-void op_swiglu(const Node& n, ThreadPool& pool) {
+void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const int64_t count = n.dst->elements();
   const float* g = f32(n.src[0]);
   const float* u = f32(n.src[1]);
   float* y = f32(n.dst);
+#if defined(HEARTH_BACKEND_X86)
+  if (kt.level == quant::KernelLevel::Avx512) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx512(g + b, u + b, y + b, e - b); });
+    return;
+  }
+#else
+  (void)kt;
+#endif
   pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
   });

@@ -18,9 +18,13 @@ namespace {
 constexpr int64_t kDecodeRowGrain = 32;
 // The GEMM kernel repacks 16 weight rows at a time and amortizes that over
 // every token it is given, so work items are row tiles (a multiple of 16)
-// times up to kTileTokens tokens.
-constexpr int64_t kTileRows = 64;
+// times up to kTileTokens tokens (a multiple of quant::kPrefillColGroup).
+// With the two-step tiles the activations are converted once per product,
+// so row tiles can stay small enough to give even a 512-row K or V
+// projection four items for the threads to share.
+constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileTokens = 512;
+static_assert(kTileTokens % quant::kPrefillColGroup == 0, "token tiles start on whole prepared groups");
 
 // Decode row ranges, claimed from a shared cursor in guided sizes: a
 // claim takes a quarter of what is left for two threads (an eighth for
@@ -47,6 +51,9 @@ void for_guided_rows(ThreadPool& pool, int64_t rows, const Fn& fn) {
     }
   });
 }
+
+// Each part of the matmul scratch starts on a cache line.
+size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -80,7 +87,7 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
 
 }  // namespace
 
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, std::vector<uint8_t>& act_buf) {
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
@@ -90,34 +97,65 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, st
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
-    act_buf.resize(ab * static_cast<size_t>(n_tok));
+    const bool decode_rows = n_tok == 1 && k.decode.rows;
+    const bool prefill_tiles = n_tok > 1 && k.prefill.gemm;
+    // The scratch layout of this product: converted activations, then the
+    // kernel's own layout of them, then one weight tile per thread.
+    const size_t act_bytes = align_up(ab * static_cast<size_t>(n_tok));
+    size_t prepared_bytes = 0, tile_bytes = 0;
+    if (decode_rows && k.decode.prepare) prepared_bytes = align_up(k.decode.prepared_bytes(cols));
+    if (prefill_tiles) {
+      prepared_bytes = align_up(k.prefill.prepared_bytes(cols, n_tok));
+      tile_bytes = align_up(k.prefill.tile_bytes(cols));
+    }
+    const size_t need = act_bytes + prepared_bytes + tile_bytes * static_cast<size_t>(pool.size());
+    if (scratch.buffer.size() < need) scratch.buffer.resize(need);
+    uint8_t* act = scratch.buffer.data();
+    uint8_t* prepared = act + act_bytes;
+    uint8_t* tiles = prepared + prepared_bytes;
+
     const float* xd = static_cast<const float*>(x->data);
-    uint8_t* act = act_buf.data();
     pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
       for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
     });
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
-    if (n_tok == 1 && k.decode.rows) {
+    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+    const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
+    if (decode_rows) {
       // The multi-row kernel reads the activation in its own layout, made
-      // once here (a few KB) behind the Q8_0/Q8_K row in the same buffer.
-      const uint8_t* prepared = act;
+      // once here (a few KB).
+      const uint8_t* rows_act = act;
       if (k.decode.prepare) {
-        act_buf.resize(ab + k.decode.prepared_bytes(cols));
-        act = act_buf.data();
-        k.decode.prepare(act, act + ab, cols);
-        prepared = act + ab;
+        k.decode.prepare(act, prepared, cols);
+        rows_act = prepared;
       }
       for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
-        k.decode.rows(cols, wdata + b * rb, rb, e - b, prepared, y + b);
+        k.decode.rows(cols, wdata + b * rb, rb, e - b, rows_act, y + b);
       });
     } else if (n_tok == 1) {
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
       });
+    } else if (prefill_tiles) {
+      // Activations prepared once for every tile (in groups of tokens split
+      // across the threads), then the tiles.
+      const quant::PrefillKernels& pf = k.prefill;
+      const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
+      pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
+        const int64_t c0 = b * quant::kPrefillColGroup;
+        pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
+      });
+      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
+        for (int64_t item = b; item < e; ++item) {
+          const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
+          const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
+          const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
+          pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
+                  tiles + tile_bytes * static_cast<size_t>(thread));
+        }
+      });
     } else {
-      const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
-      const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
       // Token tiles outermost inside a row tile's neighbourhood: consecutive
       // items share the weight tile, which stays in L2.
       pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int) {

@@ -54,13 +54,18 @@ CommandSequence::~CommandSequence() {
   if (pool_) vkDestroyCommandPool(dev, pool_, nullptr);
 }
 
-Status CommandSequence::begin() {
+Status CommandSequence::begin(SpanMode spans) {
   vkResetCommandBuffer(cmd_, 0);
   vkResetDescriptorPool(ctx_.device(), descriptors_, 0);
   auto info = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   const VkResult r = vkBeginCommandBuffer(cmd_, &info);  // no ONE_TIME flag: it is resubmitted
   if (r != VK_SUCCESS) return vk_error(r, "vkBeginCommandBuffer");
-  if (queries_) vkCmdResetQueryPool(cmd_, queries_, 0, 2 * max_dispatches_);
+  spans_ = spans;
+  if (queries_) {
+    vkCmdResetQueryPool(cmd_, queries_, 0, 2 * max_dispatches_);
+    // Query 0 starts the first span; span i ends at query i + 1.
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+  }
   recording_ = true;
   recorded_ = false;
   pending_writes_.clear();
@@ -144,16 +149,33 @@ Status CommandSequence::dispatch(const Pipeline& pipeline, std::span<const Bindi
   vkUpdateDescriptorSets(ctx_.device(), static_cast<uint32_t>(bindings.size()), writes.data(), 0, nullptr);
 
   track(bindings);
-  const uint32_t q = stats_.dispatches;
-  if (queries_) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 2 * q);
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
   vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes > 0) vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cmd_, groups.x, groups.y, groups.z);
-  if (queries_) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2 * q + 1);
-  labels_.emplace_back(label);
   stats_.dispatches += 1;
+  if (spans_ == SpanMode::PerDispatch) return write_span_end(label);
   return {};
+}
+
+// A BOTTOM_OF_PIPE timestamp is taken once every earlier command has
+// finished, so consecutive timestamps bound each span without overlap even
+// where the device runs independent dispatches concurrently.
+Status CommandSequence::write_span_end(std::string_view label) {
+  if (!queries_) return {};
+  const auto q = static_cast<uint32_t>(labels_.size()) + 1;
+  if (q >= 2 * max_dispatches_) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan: more than {} profiled spans", 2 * max_dispatches_ - 1));
+  }
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q);
+  labels_.emplace_back(label);
+  return {};
+}
+
+Status CommandSequence::close_span(std::string_view label) {
+  if (!recording_) return make_error(ErrorCode::Internal, "Vulkan: close_span outside begin()/end()");
+  if (spans_ != SpanMode::Explicit) return {};
+  return write_span_end(label);
 }
 
 Status CommandSequence::copy(const BufferView& src, const BufferView& dst) {
@@ -200,14 +222,14 @@ Status CommandSequence::submit_and_wait() {
 std::vector<OpTiming> CommandSequence::timings() const {
   std::vector<OpTiming> out;
   if (!queries_ || stats_.submits == 0 || labels_.empty()) return out;
-  std::vector<uint64_t> ts(2 * labels_.size());
+  std::vector<uint64_t> ts(labels_.size() + 1);
   const VkResult r = vkGetQueryPoolResults(ctx_.device(), queries_, 0, static_cast<uint32_t>(ts.size()),
                                            ts.size() * sizeof(uint64_t), ts.data(), sizeof(uint64_t),
                                            VK_QUERY_RESULT_64_BIT);
   if (r != VK_SUCCESS) return out;
   const double period_ms = ctx_.limits().timestamp_period_ns * 1e-6;
   for (size_t i = 0; i < labels_.size(); ++i) {
-    out.push_back({labels_[i], static_cast<double>(ts[2 * i + 1] - ts[2 * i]) * period_ms});
+    out.push_back({labels_[i], static_cast<double>(ts[i + 1] - ts[i]) * period_ms});
   }
   return out;
 }

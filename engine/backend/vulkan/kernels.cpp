@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <hearth/shaders/params.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 
 namespace hearth::vulkan {
@@ -188,16 +190,43 @@ Status Kernels::softmax(CommandSequence& seq, const BufferView& x, const BufferV
              "softmax");
 }
 
+namespace {
+
+// YaRN's correction dimension: the rotary pair index whose wavelength spans
+// n_rot rotations over the training context.
+float yarn_corr_dim(uint32_t n_dims, uint32_t n_ctx_orig, float n_rot, float base) {
+  return static_cast<float>(n_dims) *
+         std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * 3.14159265358979f)) / (2.0f * std::log(base));
+}
+
+}  // namespace
+
 Status Kernels::rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
-                     const RopeShape& s, float freq_base, float freq_scale) {
+                     const RopeShape& s, const RopeFrequencies& f) {
   if (s.n_dims == 0 || s.n_dims % 2 != 0 || s.n_dims > s.head_dim) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("Vulkan rope: n_dims {} must be even and <= head_dim {}", s.n_dims, s.head_dim));
   }
+  if (f.ext_factor != 0.0f && (f.n_ctx_orig == 0 || !(f.freq_scale > 0.0f))) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan rope: YaRN needs n_ctx_orig > 0 and freq_scale > 0 (got {} and {})",
+                                  f.n_ctx_orig, f.freq_scale));
+  }
   HEARTH_CHECK(need_bytes("rope", "x", x, 4ull * s.head_dim * s.n_heads * s.n_tokens));
   HEARTH_CHECK(need_bytes("rope", "positions", positions, 4ull * s.n_tokens));
-  const sp::RopeParams p{s.head_dim, s.n_dims, s.n_heads, s.n_tokens, freq_base, freq_scale};
-  const Binding bind[] = {{x, Access::ReadWrite}, {positions, Access::Read}};
+  const bool has_ff = f.freq_factors.buffer != nullptr;
+  if (has_ff) HEARTH_CHECK(need_bytes("rope", "freq_factors", f.freq_factors, 4ull * (s.n_dims / 2)));
+  float corr_low = 0, corr_high = 0, mscale = f.attn_factor;
+  if (f.ext_factor != 0.0f) {
+    corr_low = std::max(0.0f, std::floor(yarn_corr_dim(s.n_dims, f.n_ctx_orig, f.beta_fast, f.freq_base)));
+    corr_high = std::min(static_cast<float>(s.n_dims - 1),
+                         std::ceil(yarn_corr_dim(s.n_dims, f.n_ctx_orig, f.beta_slow, f.freq_base)));
+    mscale *= 1.0f + 0.1f * std::log(1.0f / f.freq_scale);
+  }
+  const sp::RopeParams p{s.head_dim, s.n_dims,   s.n_heads, s.n_tokens, f.freq_base,     f.freq_scale,
+                         f.ext_factor, corr_low, corr_high, mscale,     has_ff ? 1u : 0u};
+  // Without factors the positions are bound again as a placeholder (never read).
+  const Binding bind[] = {{x, Access::ReadWrite}, {positions, Access::Read}, {has_ff ? f.freq_factors : positions, Access::Read}};
   const uint64_t pairs = uint64_t{s.n_tokens} * s.n_heads * (s.n_dims / 2);
   const bool neox = style == RopeStyle::NeoX;
   return run(seq, neox ? ShaderId::rope_neox : ShaderId::rope_normal, tuning_.elementwise, bind, &p,
@@ -257,9 +286,17 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matmul", "y", y, 4ull * m_rows * n_tokens));
   const sp::MatmulParams p{m_rows, n_tokens, k, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
-  constexpr uint32_t kTile = 32;
-  const DispatchSize groups{(m_rows + kTile - 1) / kTile, (n_tokens + kTile - 1) / kTile, 1};
-  return run(seq, shaders->matmul, 256, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+  // 64-row tiles of 16, 32 or 64 tokens, one invocation per token of the
+  // tile (see matmul.comp): the smallest tile that holds a short batch, so
+  // a 20-token prompt does not compute 64 tokens' worth of products.
+  constexpr uint32_t kTileM = 64;
+  const uint32_t tile_n = n_tokens <= 16 ? 16 : n_tokens <= 32 ? 32 : 64;
+  const DispatchSize groups{(m_rows + kTileM - 1) / kTileM, (n_tokens + tile_n - 1) / tile_n, 1};
+  if (groups.y > ctx_.limits().max_workgroup_count[1] || groups.x > ctx_.limits().max_workgroup_count[0]) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("Vulkan matmul: {} rows x {} tokens in one dispatch", m_rows, n_tokens));
+  }
+  return run(seq, shaders->matmul, tile_n, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
 }
 
 namespace {
@@ -270,7 +307,20 @@ Status check_kv_layout(std::string_view op, const KvLayout& l) {
                       fmt::format("Vulkan {}: KV layout head_dim {} kv heads {} block tokens {} must be > 0", op,
                                   l.head_dim, l.n_kv_heads, l.block_tokens));
   }
+  if (l.type != DType::F16 && l.type != DType::Q8_0) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan {}: {} KV cache", op, traits(l.type).name));
+  }
+  if (l.type == DType::Q8_0 && l.head_dim % 32 != 0) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan {}: a Q8_0 KV cache needs head_dim {} to be a multiple of 32", op, l.head_dim));
+  }
   return {};
+}
+
+// Bytes of one cache block (all KV heads' rows of block_tokens positions).
+uint64_t kv_block_bytes(const KvLayout& l) {
+  const uint64_t row = l.type == DType::Q8_0 ? uint64_t{l.head_dim} / 32 * 34 : 2ull * l.head_dim;
+  return row * l.block_tokens * l.n_kv_heads;
 }
 
 }  // namespace
@@ -284,15 +334,17 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
   HEARTH_CHECK(need_bytes("kv_store", "v", v_new, 4 * n));
   HEARTH_CHECK(need_bytes("kv_store", "positions", positions, 4ull * n_tokens));
   // Shaders trust positions and the table; the regions must hold one block.
-  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  const uint64_t block_bytes = kv_block_bytes(layout);
   HEARTH_CHECK(need_bytes("kv_store", "k cache", kv.k, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "v cache", kv.v, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "block table", kv.block_table, 4));
   const sp::KvStoreParams p{layout.head_dim, layout.n_kv_heads, n_tokens, layout.block_tokens};
   const Binding bind[] = {{k_new, Access::Read},     {v_new, Access::Read},          {kv.k, Access::ReadWrite},
                           {kv.v, Access::ReadWrite}, {kv.block_table, Access::Read}, {positions, Access::Read}};
-  return run(seq, ShaderId::kv_store_f16, tuning_.elementwise, bind, &p, push_size<sp::KvStoreParams>(),
-             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
+  const bool q8 = layout.type == DType::Q8_0;
+  const uint64_t items = q8 ? n / 32 : n;  // Q8_0: one invocation per block
+  return run(seq, q8 ? ShaderId::kv_store_q8_0 : ShaderId::kv_store_f16, tuning_.elementwise, bind, &p,
+             push_size<sp::KvStoreParams>(), grid((items + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
 }
 
 Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
@@ -306,7 +358,7 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
                                   layout.head_dim, s.n_heads, layout.n_kv_heads, s.n_tokens));
   }
   const uint64_t qn = uint64_t{s.n_tokens} * s.n_heads * layout.head_dim;
-  const uint64_t block_bytes = 2ull * layout.block_tokens * layout.n_kv_heads * layout.head_dim;
+  const uint64_t block_bytes = kv_block_bytes(layout);
   HEARTH_CHECK(need_bytes("attention", "q", q, 4 * qn));
   HEARTH_CHECK(need_bytes("attention", "out", out, 4 * qn));
   HEARTH_CHECK(need_bytes("attention", "positions", positions, 4ull * s.n_tokens));
@@ -320,7 +372,7 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
   }
-  return run(seq, ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
+  return run(seq, layout.type == DType::Q8_0 ? ShaderId::attention_q8_0 : ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
              {s.n_heads, s.n_tokens, 1}, "attention");
 }
 

@@ -97,7 +97,7 @@ class VulkanBackendImpl final : public VulkanBackend {
       case Op::GetRows:
       case Op::MatMul: return Kernels::supports_weights(type);
       case Op::KvStore:
-      case Op::Attention: return type == DType::F16;
+      case Op::Attention: return type == DType::F16 || type == DType::Q8_0;
       default: return type == DType::F32;
     }
   }
@@ -112,6 +112,7 @@ class VulkanBackendImpl final : public VulkanBackend {
   VulkanBackendStats stats() const override {
     VulkanBackendStats s = stats_;
     s.device_bytes = allocator_->stats().device_bytes;
+    s.used_bytes = allocator_->stats().used_bytes;
     return s;
   }
 
@@ -161,6 +162,7 @@ class VulkanBackendImpl final : public VulkanBackend {
   Buffer output_;                                    // host-visible: graph.output
   std::unordered_map<const Tensor*, BufferView> views_;
   std::unordered_map<const int32_t*, BufferView> tables_;
+  std::unordered_map<const float*, BufferView> factors_;  // rope frequency factors
   std::vector<std::pair<const void*, BufferView>> input_copies_;  // host data -> mapped input range
   std::vector<uint64_t> signature_;                               // of the recorded graph
   VulkanBackendStats stats_;
@@ -213,6 +215,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
     }
     if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.n_blocks);
+    if (n.op == Op::Rope && n.params.rope.freq_factors) grow(in_bytes, 4ull * (n.params.rope.n_dims / 2));
     if (n.dst && n.dst != graph.output) grow(act_bytes, n.dst->bytes());
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
@@ -238,6 +241,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   inputs_.used = 0;
   views_.clear();
   tables_.clear();
+  factors_.clear();
   input_copies_.clear();
   auto add_sig = [&](uint64_t v) { sig.push_back(v); };
   for (const Node& n : graph.nodes()) {
@@ -273,7 +277,17 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       add_sig(kv.k_offset);
       add_sig(kv.v_offset);
       add_sig(static_cast<uint64_t>(kv.n_blocks));
+      add_sig(static_cast<uint64_t>(kv.type));
       add_sig(tables_[kv.block_table].offset);
+    }
+    if (n.op == Op::Rope && n.params.rope.freq_factors) {
+      // Llama 3.1 frequency factors: host data copied with the other inputs.
+      const float* ff = n.params.rope.freq_factors;
+      if (!factors_.count(ff)) {
+        HEARTH_TRY(factors_[ff], inputs_.take(4ull * (n.params.rope.n_dims / 2), align));
+        input_copies_.emplace_back(ff, factors_[ff]);
+      }
+      add_sig(factors_[ff].offset);
     }
     if (n.dst) {
       if (n.dst == graph.output) {
@@ -286,14 +300,16 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     }
     // Parameters that become push constants.
     const auto& p = n.params;
-    uint32_t bits[6];
-    std::memcpy(&bits[0], &p.eps, 4);
-    std::memcpy(&bits[1], &p.scalar, 4);
-    std::memcpy(&bits[2], &p.rope.freq_base, 4);
-    std::memcpy(&bits[3], &p.rope.freq_scale, 4);
-    std::memcpy(&bits[4], &p.attn.scale, 4);
-    std::memcpy(&bits[5], &p.attn.softcap, 4);
-    for (uint32_t b : bits) add_sig(b);
+    const float floats[] = {p.eps,           p.scalar,           p.rope.freq_base, p.rope.freq_scale,
+                            p.rope.ext_factor, p.rope.attn_factor, p.rope.beta_fast, p.rope.beta_slow,
+                            p.attn.scale,      p.attn.softcap};
+    for (float f : floats) {
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      add_sig(b);
+    }
+    add_sig(static_cast<uint64_t>(p.rope.n_ctx_orig));
+    add_sig(p.rope.freq_factors != nullptr);
     add_sig(static_cast<uint64_t>(p.group));
     add_sig(static_cast<uint64_t>(p.offset));
     add_sig(static_cast<uint64_t>(p.rope.n_dims) << 32 | static_cast<uint32_t>(p.rope.head_dim));
@@ -358,27 +374,31 @@ Status VulkanBackendImpl::record_node(const Node& n) {
     case Op::Scale: return k.scale(s, view(a), view(n.dst), u32(a->elements()), n.params.scalar);
     case Op::Rope: {
       const auto& r = n.params.rope;
-      if (r.ext_factor != 0.0f || r.freq_factors != nullptr || r.attn_factor != 1.0f) {
-        return make_error(ErrorCode::Unsupported, "Vulkan rope: YaRN and frequency factors are not implemented");
-      }
       HEARTH_CHECK(s.copy(view(a), view(n.dst)));  // the shader rotates in place
       const RopeShape shape{u32(r.head_dim), u32(r.n_dims), u32(a->ne[0] / r.head_dim), u32(a->ne[1])};
+      RopeFrequencies f;
+      f.freq_base = r.freq_base;
+      f.freq_scale = r.freq_scale;
+      f.ext_factor = r.ext_factor;
+      f.attn_factor = r.attn_factor;
+      f.beta_fast = r.beta_fast;
+      f.beta_slow = r.beta_slow;
+      f.n_ctx_orig = u32(std::max(0, r.n_ctx_orig));
+      if (r.freq_factors) f.freq_factors = factors_.at(r.freq_factors);
       return k.rope(s, r.mode == backend::RopeMode::NeoX ? RopeStyle::NeoX : RopeStyle::Normal, view(n.dst), view(b),
-                    shape, r.freq_base, r.freq_scale);
+                    shape, f);
     }
     case Op::KvStore: {
       const auto& kv = n.params.kv;
-      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
-      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
       return k.kv_store(s, view(a), view(b), bufs, layout, view(n.src[2]), u32(a->ne[1]));
     }
     case Op::Attention: {
       const auto& kv = n.params.kv;
       const auto& p = n.params.attn;
-      if (kv.type != DType::F16) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: {} KV cache", traits(kv.type).name));
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
-      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens)};
+      const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
       return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
                          {p.scale, p.softcap, u32(std::max(0, p.window))});
     }
@@ -401,9 +421,11 @@ Status VulkanBackendImpl::record_node(const Node& n) {
 }
 
 Status VulkanBackendImpl::record(const Graph& graph) {
-  HEARTH_CHECK(seq_->begin());
+  // With profiling, one timed span per node: bench reports time per graph op.
+  HEARTH_CHECK(seq_->begin(SpanMode::Explicit));
   for (const Node& n : graph.nodes()) {
     auto st = record_node(n);
+    if (st.ok()) st = seq_->close_span(to_string(n.op));
     if (!st.ok()) {
       signature_.clear();
       return make_error(st.error().code, fmt::format("{} (node {})", st.error().message, to_string(n.op)));

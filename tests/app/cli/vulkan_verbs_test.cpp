@@ -1,6 +1,9 @@
 // hearth-cli on the Vulkan backend (Mesa's lavapipe in CI): the fixture
-// logits and the stories260K greedy text, as a user runs them.
+// logits, the stories260K greedy text and bench --profile, as a user runs them.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -56,6 +59,45 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CliVulkanLogits, ::testing::ValuesIn(hearth::
                            return hearth::testing::fixture_case_name(param_info.param);
                          });
 
+// Partial offload from the command line: the first layer on Vulkan, the rest
+// (and the embedding and output head) on the CPU.
+class CliPartialOffloadLogits : public ::testing::TestWithParam<hearth::testing::FixtureCase> {};
+
+TEST_P(CliPartialOffloadLogits, OneLayerOnGpuMatchesReferenceWithinTolerance) {
+  const auto& c = GetParam();
+  const std::string out = ::testing::TempDir() + "hearth-cli-split-logits-" + c.model + ".f32";
+  const std::string err = ::testing::TempDir() + "hearth-cli-split-logits-" + c.model + ".err";
+  const std::string cmd = cli() + " logits --backend vulkan --gpu-layers 1 --model " +
+                          data_path(std::string("models/") + c.model) + " --tokens \"" + tokens_arg(c.tokens) +
+                          "\" --out " + out + " 2>" + err;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // The description names the split: "Vulkan: <device>: 1 of N layers on GPU, rest on CPU".
+  const std::string note = slurp(err);
+  EXPECT_EQ(note.rfind("Vulkan: ", 0), 0u) << note;
+  EXPECT_NE(note.find(": 1 of "), std::string::npos) << note;
+  EXPECT_NE(note.find(" layers on GPU, rest on CPU"), std::string::npos) << note;
+  const auto got = hearth::testing::read_f32(out);
+  const auto ref = hearth::testing::read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
+  ASSERT_EQ(got.size(), ref.size());
+  const auto a = hearth::testing::compare_logits(got, ref, 512);
+  EXPECT_GE(a.min_cosine, c.min_cosine);
+  EXPECT_GE(a.top1, c.min_top1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CliPartialOffloadLogits, ::testing::ValuesIn(hearth::testing::kFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
+
+TEST(CliGpuLayers, RejectsBadValuesAndTheCpuBackend) {
+  const std::string model = data_path("models/stories260K.gguf");
+  const std::string base = cli() + " logits --model " + model + " --tokens \"1 2\" --out " + ::testing::TempDir() +
+                           "hearth-cli-gpu-layers.f32";
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend vulkan --gpu-layers lots 2>/dev/null").c_str())), 1);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend vulkan --gpu-layers -2 2>/dev/null").c_str())), 1);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend cpu --gpu-layers 1 2>/dev/null").c_str())), 1);
+}
+
 // stories260K greedy on Vulkan: the reference story text and its first 50 ids.
 TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {
   const std::string out = ::testing::TempDir() + "hearth-cli-vk-generate.txt";
@@ -81,6 +123,30 @@ TEST(CliVulkanGenerate, StoriesGreedyMatchesReferenceTextAndIds) {
   for (int id; ids_in >> id;) got.push_back(id);
   ASSERT_GE(got.size(), 50u);
   for (size_t i = 0; i < 50; ++i) EXPECT_EQ(got[i], reference[i]) << "id " << i;
+}
+
+// bench --profile: per-op GPU times for pp and tg in the JSON, each positive,
+// adding up to no more than the profiled steps' wall time.
+TEST(CliVulkanBench, ProfilePrintsPerOpGpuTime) {
+  const std::string out = ::testing::TempDir() + "hearth-cli-vk-bench.json";
+  const std::string cmd = cli() + " bench --backend vulkan --model " + data_path("models/stories260K.gguf") +
+                          " -p 8 -n 3 -r 1 --profile --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto j = nlohmann::json::parse(slurp(out), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << slurp(out);
+  ASSERT_TRUE(j.contains("profile")) << slurp(out);
+  for (const char* phase : {"pp", "tg"}) {
+    const auto& p = j["profile"][phase];
+    EXPECT_EQ(p["steps"].get<int>(), phase == std::string("pp") ? 1 : 3) << phase;
+    ASSERT_FALSE(p["ops"].empty()) << phase;
+    double sum = 0;
+    for (const auto& op : p["ops"]) {
+      EXPECT_GT(op["count"].get<int>(), 0) << phase << " " << op["op"];
+      EXPECT_GT(op["ms"].get<double>(), 0.0) << phase << " " << op["op"];
+      sum += op["ms"].get<double>();
+    }
+    EXPECT_LE(sum, p["wall_ms"].get<double>()) << phase;
+  }
 }
 
 }  // namespace

@@ -96,10 +96,11 @@ const MachineCase kMachines[] = {
     {"gpu-10g", 16000, 10000, 0,
      {{FitKind::Gpu, 9}, {FitKind::Gpu, 9}, {FitKind::Gpu, 9}, {FitKind::Gpu, 9}, {FitKind::Gpu, 9}}, "Q8_0"},
     // 6000 MiB VRAM: Q4_0 (5400) and Q4_K_M (5900) fit whole. Others offload
-    // floor((6000-500)/per_layer) layers: Q5 5500/600 = 9, Q6 5500/700 = 7,
-    // Q8 5500/900 = 6. All-GPU tier wins: Q4_K_M.
+    // floor((6000-500)/per_layer) layers: Q5 5500/600 = 9, but the whole model
+    // does not fit, so the embedding and output stay on the CPU with at least
+    // one layer: 8; Q6 5500/700 = 7, Q8 5500/900 = 6. All-GPU tier wins: Q4_K_M.
     {"gpu-6g", 16000, 6000, 0,
-     {{FitKind::Gpu, 9}, {FitKind::Gpu, 9}, {FitKind::Partial, 9}, {FitKind::Partial, 7}, {FitKind::Partial, 6}},
+     {{FitKind::Gpu, 9}, {FitKind::Gpu, 9}, {FitKind::Partial, 8}, {FitKind::Partial, 7}, {FitKind::Partial, 6}},
      "Q4_K_M"},
     // 3000 MiB VRAM: 2500/500 = 5, 2500/550 = 4, 2500/600 = 4, 2500/700 = 3,
     // 2500/900 = 2 layers; RAM takes the rest. Best in the partial tier: Q8_0.

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/quant/reference.h>
 
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 
 namespace hearth::backend {
 namespace {
@@ -80,37 +82,71 @@ TEST(RmsNorm, NormalizesEachGroup) {
   }
 }
 
-// Attention over 70 cached positions (three blocks), with a sliding window
-// and score soft-capping, against the full softmax written out.
-TEST(Attention, MatchesTheFullSoftmaxOverSeveralBlocks) {
-  const int hd = 32, nh = 4, nkv = 2, n = 70, window = 20;
-  const float cap = 2.0f;
-  auto be = make_cpu_backend({2});
-  auto cache = kv::KvCache::create(*be, kv::KvCacheConfig{1, nkv, hd, n, DType::F32});
+// Attention cases: cache precision, kernel choice (the scalar path and the
+// fastest one, AVX-512 where present), shape, and which positions query.
+struct AttentionCase {
+  const char* name;
+  DType cache;
+  KernelChoice kernels;
+  int hd, nh, nkv, n, window;
+  float cap;
+  int queries;  // the last `queries` positions query (n: a whole prefill)
+};
+
+class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
+
+// A cached row as the cache holds it: rounded through its storage type.
+std::vector<float> as_cached(const std::vector<float>& x, int hd, DType type) {
+  if (type == DType::F32) return x;
+  std::vector<float> out(x.size());
+  std::vector<uint8_t> row(*row_bytes(type, hd));
+  for (size_t r = 0; r * static_cast<size_t>(hd) < x.size(); ++r) {
+    EXPECT_TRUE(quant::quantize_row(type, x.data() + r * hd, row.data(), hd).ok());
+    EXPECT_TRUE(quant::dequantize_row(type, row.data(), out.data() + r * hd, hd).ok());
+  }
+  return out;
+}
+
+// The keys are stored first (all n positions); then the last `queries`
+// positions attend, against the full softmax written out in double.
+TEST_P(AttentionTest, MatchesTheFullSoftmax) {
+  const AttentionCase c = GetParam();
+  const int hd = c.hd, nh = c.nh, nkv = c.nkv, n = c.n, nq = c.queries;
+  auto be = make_cpu_backend({2, c.kernels});
+  auto cache = kv::KvCache::create(*be, kv::KvCacheConfig{1, nkv, hd, n, c.cache});
   ASSERT_TRUE(cache.ok());
   const KvView view = (*cache)->layer_view(0);
-  auto q = random_vec(static_cast<size_t>(n * nh * hd), 4);
+  auto q = random_vec(static_cast<size_t>(nq * nh * hd), 4);
   auto k = random_vec(static_cast<size_t>(n * nkv * hd), 5);
   auto v = random_vec(static_cast<size_t>(n * nkv * hd), 6);
-  std::vector<int32_t> pos(n);
+  std::vector<int32_t> pos(static_cast<size_t>(n));
   std::iota(pos.begin(), pos.end(), 0);
-  AttentionParams ap{nh, nkv, hd, 0.5f, cap, window};
+  {
+    Graph g;
+    Tensor* kt = g.input(DType::F32, {nkv * hd, n, 1, 1}, k.data());
+    Tensor* vt = g.input(DType::F32, {nkv * hd, n, 1, 1}, v.data());
+    Tensor* ps = g.input(DType::I32, {n, 1, 1, 1}, pos.data());
+    g.kv_store(kt, vt, ps, view);
+    ASSERT_TRUE(be->compute(g).ok());
+  }
+  const std::vector<float> kc = as_cached(k, hd, c.cache), vc = as_cached(v, hd, c.cache);
+  std::vector<int32_t> qpos(pos.end() - nq, pos.end());
+  AttentionParams ap{nh, nkv, hd, 0.5f, c.cap, c.window};
   Graph g;
-  Tensor* qt = g.input(DType::F32, {nh * hd, n, 1, 1}, q.data());
-  Tensor* kt = g.input(DType::F32, {nkv * hd, n, 1, 1}, k.data());
-  Tensor* vt = g.input(DType::F32, {nkv * hd, n, 1, 1}, v.data());
-  Tensor* ps = g.input(DType::I32, {n, 1, 1, 1}, pos.data());
-  g.kv_store(kt, vt, ps, view);
+  Tensor* qt = g.input(DType::F32, {nh * hd, nq, 1, 1}, q.data());
+  Tensor* ps = g.input(DType::I32, {nq, 1, 1, 1}, qpos.data());
   g.output = g.attention(qt, ps, view, ap);
   ASSERT_TRUE(be->compute(g).ok());
-  for (int t = 0; t < n; ++t) {
+  for (int qi = 0; qi < nq; ++qi) {
+    const int t = qpos[static_cast<size_t>(qi)];
     for (int h = 0; h < nh; ++h) {
       const int kh = h / (nh / nkv);
+      const int first = c.window > 0 ? std::max(0, t - c.window + 1) : 0;
       std::vector<double> s;
-      for (int j = std::max(0, t - window + 1); j <= t; ++j) {
+      for (int j = first; j <= t; ++j) {
         double d = 0;
-        for (int i = 0; i < hd; ++i) d += double(q[(t * nh + h) * hd + i]) * k[(j * nkv + kh) * hd + i];
-        s.push_back(cap * std::tanh(d * 0.5 / cap));
+        for (int i = 0; i < hd; ++i) d += double(q[(qi * nh + h) * hd + i]) * kc[(j * nkv + kh) * hd + i];
+        s.push_back(c.cap > 0 ? c.cap * std::tanh(d * 0.5 / c.cap) : d * 0.5);
       }
       const double mx = *std::max_element(s.begin(), s.end());
       double z = 0;
@@ -118,9 +154,49 @@ TEST(Attention, MatchesTheFullSoftmaxOverSeveralBlocks) {
       for (int i = 0; i < hd; ++i) {
         double o = 0;
         int idx = 0;
-        for (int j = std::max(0, t - window + 1); j <= t; ++j, ++idx) o += s[idx] / z * v[(j * nkv + kh) * hd + i];
-        ASSERT_NEAR(g.output->as<float>()[(t * nh + h) * hd + i], o, 1e-4) << t << " " << h << " " << i;
+        for (int j = first; j <= t; ++j, ++idx) o += s[idx] / z * vc[(j * nkv + kh) * hd + i];
+        ASSERT_NEAR(g.output->as<float>()[(qi * nh + h) * hd + i], o, 1e-4) << "query " << t << " head " << h << " dim " << i;
       }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionTest,
+    ::testing::Values(
+        // Three blocks, a sliding window and soft-capping (Gemma 2 style).
+        AttentionCase{"f32_window_cap_ref", DType::F32, KernelChoice::Reference, 32, 4, 2, 70, 20, 2.0f, 70},
+        AttentionCase{"f32_window_cap_fast", DType::F32, KernelChoice::Fastest, 32, 4, 2, 70, 20, 2.0f, 70},
+        // GQA groups of 4 and of 1, causal prefill over several query tiles.
+        AttentionCase{"f16_gqa4_ref", DType::F16, KernelChoice::Reference, 64, 8, 2, 75, 0, 0.0f, 75},
+        AttentionCase{"f16_gqa4_fast", DType::F16, KernelChoice::Fastest, 64, 8, 2, 75, 0, 0.0f, 75},
+        AttentionCase{"q8_0_mha_fast", DType::Q8_0, KernelChoice::Fastest, 64, 3, 3, 41, 0, 0.0f, 41},
+        AttentionCase{"q8_0_mha_ref", DType::Q8_0, KernelChoice::Reference, 64, 3, 3, 41, 0, 0.0f, 41},
+        // Decode and a short continuation after a cached prefix.
+        AttentionCase{"f16_decode_fast", DType::F16, KernelChoice::Fastest, 64, 8, 2, 97, 0, 0.0f, 1},
+        AttentionCase{"f16_continue_fast", DType::F16, KernelChoice::Fastest, 96, 6, 2, 66, 0, 0.0f, 5},
+        AttentionCase{"q8_0_window_decode_fast", DType::Q8_0, KernelChoice::Fastest, 32, 4, 1, 90, 33, 0.0f, 1}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+// silu(g) * u with both kernel choices (the AVX-512 path where present),
+// over a length that leaves a tail past the 16-wide steps, and gates far
+// into both tails of the exponential.
+TEST(SwiGlu, MatchesTheDefinition) {
+  const int n = 16 * 37 + 5;
+  auto g = random_vec(static_cast<size_t>(n), 7);
+  auto u = random_vec(static_cast<size_t>(n), 8);
+  for (int i = 0; i < n; ++i) g[static_cast<size_t>(i)] *= i % 7 == 0 ? 120.0f : 9.0f;
+  for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
+    auto be = make_cpu_backend({2, choice});
+    Graph gr;
+    Tensor* gt = gr.input(DType::F32, {n, 1, 1, 1}, g.data());
+    Tensor* ut = gr.input(DType::F32, {n, 1, 1, 1}, u.data());
+    gr.output = gr.swiglu(gt, ut);
+    ASSERT_TRUE(be->compute(gr).ok());
+    for (int i = 0; i < n; ++i) {
+      const double x = g[static_cast<size_t>(i)];
+      const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
+      ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-6 * std::fabs(want) + 1e-30) << "at " << i << " gate " << x;
     }
   }
 }

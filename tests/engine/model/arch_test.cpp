@@ -268,7 +268,7 @@ TEST_P(Arch, ScratchEstimateIsWhatTheCpuBackendUses) {
   auto sizes = kv::scratch_sizes(m.memory_dims(), kCtx, kBatch);
   ASSERT_TRUE(sizes.ok()) << sizes.error().message;
   auto be = backend::make_cpu_backend({1});
-  ASSERT_TRUE(be->reserve_scratch({sizes->activation_bytes, sizes->conversion_bytes}).ok());
+  ASSERT_TRUE(be->reserve_scratch({sizes->activation_bytes, sizes->matmul_bytes()}).ok());
   auto cache = kv::KvCache::create(*be, m.kv_config(kCtx, DType::F16));
   ASSERT_TRUE(cache.ok());
   std::vector<int32_t> ids(kBatch), pos(kBatch);

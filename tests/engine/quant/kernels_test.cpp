@@ -206,6 +206,53 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
   }
 }
 
+// The two-step prefill tiles, where a level has them: activations prepared
+// in two pieces of whole token groups, then tiles whose token ranges start
+// inside the product and whose row counts are not multiples of 16, written
+// into a padded output, against the scalar dot products.
+TEST_P(LevelTest, PrefillTilesMatchScalarVecDot) {
+  int covered = 0;
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    if (!k.prefill.gemm) continue;
+    ++covered;
+    const TypeKernels& ref = scalar_.get(type);
+    const int64_t n = traits(type).block_elements == 256 ? 512 : 96;
+    const int64_t rows = 37, cols = 29;
+    const Matrix w = random_rows(type, rows, n, 7);
+    const Matrix a = random_rows(k.act_type, cols, n, 8);
+    std::vector<uint8_t> prepared(k.prefill.prepared_bytes(n, cols), 0xAB);
+    k.prefill.prepare(n, a.bytes.data(), a.row_bytes, 0, 2 * kPrefillColGroup, prepared.data());
+    k.prefill.prepare(n, a.bytes.data(), a.row_bytes, 2 * kPrefillColGroup, cols - 2 * kPrefillColGroup,
+                      prepared.data());
+    std::vector<uint8_t> scratch(k.prefill.tile_bytes(n));
+    struct Tile {
+      int64_t r0, nr, c0, nc;
+    };
+    for (const Tile t : {Tile{0, rows, 0, cols}, Tile{3, 21, 8, 13}, Tile{16, 5, 24, 5}, Tile{0, 1, 16, 1}}) {
+      const size_t out_stride = static_cast<size_t>(t.nr) + 3;
+      std::vector<float> out(out_stride * static_cast<size_t>(t.nc), -1.0f);
+      k.prefill.gemm(n, w.bytes.data() + t.r0 * w.row_bytes, w.row_bytes, t.nr, prepared.data(), t.c0, t.nc,
+                     out.data(), out_stride, scratch.data());
+      for (int64_t c = 0; c < t.nc; ++c) {
+        for (int64_t r = 0; r < t.nr; ++r) {
+          const int64_t wr = t.r0 + r, ac = t.c0 + c;
+          const float want = ref.vec_dot(n, w.bytes.data() + wr * w.row_bytes, a.bytes.data() + ac * a.row_bytes);
+          const double tol = 2e-5 * magnitude(w.values.data() + wr * n, a.values.data() + ac * n, n) + 1e-12;
+          ASSERT_NEAR(out[static_cast<size_t>(c) * out_stride + static_cast<size_t>(r)], want, tol)
+              << traits(type).name << " tile at row " << t.r0 << " token " << t.c0 << ": r=" << r << " c=" << c;
+        }
+        for (size_t pad = static_cast<size_t>(t.nr); pad < out_stride; ++pad) {
+          ASSERT_EQ(out[static_cast<size_t>(c) * out_stride + pad], -1.0f) << "prefill tile wrote past its rows";
+        }
+      }
+    }
+  }
+  if (GetParam() == KernelLevel::Avx512) {
+    EXPECT_GE(covered, 4) << "the AVX-512 level has prefill tiles for Q4_0, Q8_0 and the K-quants";
+  }
+}
+
 TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0.0f, 3.0f);

@@ -62,20 +62,22 @@ TEST(ModelInfo, MemoryEstimateByHand) {
   // 256 + 3 * 1024 = 3328 floats per token. The widest matrix input is n_ff.
   EXPECT_EQ(e->scratch.activation_bytes, 256ull * 3328 * 4);
   EXPECT_EQ(e->scratch.conversion_bytes, 256ull * 1024 * 4);
-  EXPECT_EQ(e->scratch_bytes, 256ull * 3328 * 4 + 256ull * 1024 * 4);
+  // The prefill tiles: 8 threads x 64 bytes per value of the widest input.
+  EXPECT_EQ(e->scratch.tile_bytes, 8ull * 64 * 1024);
+  EXPECT_EQ(e->scratch_bytes, 256ull * 3328 * 4 + 256ull * 1024 * 4 + 8ull * 64 * 1024);
   EXPECT_EQ(e->total_bytes, 1000 + e->kv_bytes + e->scratch_bytes);
   // Q8_0: 34 bytes per 32 values; 100 tokens round up to 128 (blocks of 32).
   auto q = kv::estimate_memory(dims, 0, 100, DType::Q8_0);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->kv_bytes, 2ull * 2 * 2 * (64 / 32 * 34) * 128);
   // A context of 100 tokens is a batch of 100.
-  EXPECT_EQ(q->scratch_bytes, 100ull * 3328 * 4 + 100ull * 1024 * 4);
+  EXPECT_EQ(q->scratch_bytes, 100ull * 3328 * 4 + 100ull * 1024 * 4 + 8ull * 64 * 1024);
   EXPECT_FALSE(kv::estimate_memory(dims, 0, 0, DType::F16).ok());
   // n_ff = 768 known: h, gate, up, product = 256 + 3 * 768 = 2560 floats per token.
   const kv::ModelDims full{2, 256, 4, 2, 64, 768, 512};
-  EXPECT_EQ(*kv::scratch_bytes(full, 512), 256ull * 2560 * 4 + 256ull * 768 * 4);
+  EXPECT_EQ(*kv::scratch_bytes(full, 512), 256ull * 2560 * 4 + 256ull * 768 * 4 + 8ull * 64 * 768);
   // Smaller batches scale it.
-  EXPECT_EQ(*kv::scratch_bytes(full, 512, 32), 32ull * 2560 * 4 + 32ull * 768 * 4);
+  EXPECT_EQ(*kv::scratch_bytes(full, 512, 32), 32ull * 2560 * 4 + 32ull * 768 * 4 + 8ull * 64 * 768);
   // Fused gate+up: h, gate+up (2 * 768), gate, up = 256 + 4 * 768 = 3328 floats.
   kv::ModelDims fused = full;
   fused.projections = kv::ProjectionLayout::Fused;

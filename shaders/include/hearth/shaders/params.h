@@ -37,8 +37,14 @@ struct RmsNormParams {
 };
 
 // In place on x: [n_tokens][n_heads][head_dim]; the first n_dims of each head
-// are rotated by positions[token] * freq_scale * freq_base^(-2i/n_dims).
-// Normal style rotates pairs (2i, 2i+1); NeoX style pairs (i, i + n_dims/2).
+// are rotated. Pair i's angle: e = positions[token] * freq_base^(-2i/n_dims)
+// (divided by freq_factors[i] when has_freq_factors != 0, Llama 3.1), then
+// t = freq_scale * e; with YaRN (ext_factor > 0) the angle is
+// t * (1 - mix) + e * mix, mix = ext_factor * (1 - clamp((i - corr_low) /
+// max(0.001, corr_high - corr_low), 0, 1)). cos and sin are scaled by mscale
+// (attn_factor, times YaRN's magnitude correction). corr_low/high and mscale
+// are computed on the host. Normal style rotates pairs (2i, 2i+1); NeoX
+// style pairs (i, i + n_dims/2).
 struct RopeParams {
   uint head_dim;
   uint n_dims;
@@ -46,6 +52,11 @@ struct RopeParams {
   uint n_tokens;
   float freq_base;
   float freq_scale;
+  float ext_factor;
+  float corr_low;
+  float corr_high;
+  float mscale;
+  uint has_freq_factors;
 };
 
 // Row-wise softmax of x * scale; x, y: [nrows][ncols].
@@ -118,7 +129,7 @@ struct KvStoreParams {
 static_assert(sizeof(BinaryParams) == 8);
 static_assert(sizeof(UnaryParams) == 8);
 static_assert(sizeof(RmsNormParams) == 12);
-static_assert(sizeof(RopeParams) == 24);
+static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(SoftmaxParams) == 12);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <random>
 
+#include <hearth/engine/quant/reference.h>
+
 #include "reference_dequant.h"
 #include "vulkan_test_env.h"
 
@@ -205,6 +207,9 @@ TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedF16Cache) {
       // One position; head_dim 128; no grouping with an odd head_dim.
       {{128, 1, 8}, 2, 1, 1, {0.088f, 0.0f, 0}},
       {{80, 3, 32}, 3, 70, 3, {0.11f, 0.0f, 0}},
+      // head_dim not a multiple of 8 (the shader's narrow-load path), and odd.
+      {{36, 1, 8}, 2, 20, 2, {0.16f, 0.0f, 0}},
+      {{33, 1, 8}, 2, 20, 2, {0.17f, 0.0f, 0}},
   };
   for (const auto& c : cases) {
     const KvLayout& l = c.layout;
@@ -253,6 +258,81 @@ TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedF16Cache) {
     }
     const auto want = attention_reference(q, k, v, qpos, l, c.n_heads, c.options);
     expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention");
+  }
+}
+
+// The Q8_0 cache: kv_store must quantize each 32-value block as the CPU's
+// Q8_0 quantizer does, and attention must read it back; the reference is the
+// CPU quantizer's output, dequantized, through the same reference attention
+// (same tolerances as the F16 test).
+TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedQ8_0Cache) {
+  const AttentionCase cases[] = {
+      {{64, 2, 16, DType::Q8_0}, 4, 50, 1, {0.125f, 0.0f, 0}},
+      {{64, 2, 16, DType::Q8_0}, 4, 50, 10, {0.125f, 0.0f, 0}},
+      {{64, 2, 16, DType::Q8_0}, 4, 50, 5, {0.125f, 5.0f, 8}},
+      {{128, 1, 8, DType::Q8_0}, 2, 1, 1, {0.088f, 0.0f, 0}},
+      {{96, 3, 32, DType::Q8_0}, 3, 70, 3, {0.11f, 0.0f, 0}},
+  };
+  for (const auto& c : cases) {
+    const KvLayout& l = c.layout;
+    const uint32_t n_blocks = (c.n_positions + l.block_tokens - 1) / l.block_tokens;
+    std::vector<int32_t> table(n_blocks);
+    for (uint32_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(n_blocks - b);
+    const size_t hd = l.head_dim, per_pos = size_t{l.n_kv_heads} * hd;
+    const size_t row_bytes = hd / 32 * 34;
+    const auto k = random_floats(c.n_positions * per_pos, rng_, -2.0f, 2.0f);
+    const auto v = random_floats(c.n_positions * per_pos, rng_, -1.0f, 1.0f);
+    // What the CPU stores, and what it reads back.
+    std::vector<uint8_t> kq(c.n_positions * size_t{l.n_kv_heads} * row_bytes), vq(kq.size());
+    std::vector<float> kd(k.size()), vd(v.size());
+    for (size_t r = 0; r < size_t{c.n_positions} * l.n_kv_heads; ++r) {
+      ASSERT_TRUE(quant::quantize_row(DType::Q8_0, &k[r * hd], &kq[r * row_bytes], static_cast<int64_t>(hd)).ok());
+      ASSERT_TRUE(quant::quantize_row(DType::Q8_0, &v[r * hd], &vq[r * row_bytes], static_cast<int64_t>(hd)).ok());
+      ASSERT_TRUE(quant::dequantize_row(DType::Q8_0, &kq[r * row_bytes], &kd[r * hd], static_cast<int64_t>(hd)).ok());
+      ASSERT_TRUE(quant::dequantize_row(DType::Q8_0, &vq[r * row_bytes], &vd[r * hd], static_cast<int64_t>(hd)).ok());
+    }
+    std::vector<int32_t> all_pos(c.n_positions);
+    for (uint32_t p = 0; p < c.n_positions; ++p) all_pos[p] = static_cast<int32_t>(p);
+    const size_t cache_bytes = (n_blocks + 1) * size_t{l.block_tokens} * l.n_kv_heads * row_bytes;
+    Buffer bk = gpu_->upload(k), bv = gpu_->upload(v), bpos = gpu_->upload(all_pos), btab = gpu_->upload(table),
+           kc = gpu_->buffer(cache_bytes), vc = gpu_->buffer(cache_bytes);
+    ASSERT_TRUE(gpu_->transfer->zero(BufferView::whole(kc)).ok());
+    ASSERT_TRUE(gpu_->transfer->zero(BufferView::whole(vc)).ok());
+    const KvBuffers kv{BufferView::whole(kc), BufferView::whole(vc), BufferView::whole(btab)};
+
+    std::vector<int32_t> qpos;
+    for (uint32_t i = c.n_positions - c.n_queries; i < c.n_positions; ++i) qpos.push_back(static_cast<int32_t>(i));
+    const auto q = random_floats(size_t{c.n_queries} * c.n_heads * hd, rng_, -2.0f, 2.0f);
+    Buffer bq = gpu_->upload(q), bqpos = gpu_->upload(qpos), bo = gpu_->buffer(4 * q.size());
+    gpu_->run([&](Kernels& kr, CommandSequence& s) -> Status {
+      HEARTH_CHECK(kr.kv_store(s, BufferView::whole(bk), BufferView::whole(bv), kv, l, BufferView::whole(bpos),
+                               c.n_positions));
+      return kr.attention(s, BufferView::whole(bq), kv, l, BufferView::whole(bqpos), BufferView::whole(bo),
+                          {c.n_heads, c.n_queries}, c.options);
+    });
+
+    // Each row where the layout says, with the CPU quantizer's scale; quants
+    // may differ by one step where x / d lands on a rounding boundary.
+    const auto kb = gpu_->download<uint8_t>(kc, cache_bytes), vb = gpu_->download<uint8_t>(vc, cache_bytes);
+    for (uint32_t p = 0; p < c.n_positions; ++p) {
+      for (uint32_t h = 0; h < l.n_kv_heads; ++h) {
+        const size_t at = ((size_t(table[p / l.block_tokens]) * l.n_kv_heads + h) * l.block_tokens + p % l.block_tokens) * row_bytes;
+        const size_t ref = (size_t{p} * l.n_kv_heads + h) * row_bytes;
+        for (size_t blk = 0; blk < hd / 32; ++blk) {
+          for (const auto* pair : {&kb, &vb}) {
+            const auto& got = *pair;
+            const auto& want = pair == &kb ? kq : vq;
+            const size_t g = at + 34 * blk, w = ref + 34 * blk;
+            ASSERT_EQ(got[g] | (got[g + 1] << 8), want[w] | (want[w + 1] << 8)) << "scale, pos " << p << " head " << h;
+            for (size_t j = 2; j < 34; ++j) {
+              ASSERT_LE(std::abs(int(int8_t(got[g + j])) - int(int8_t(want[w + j]))), 1) << "pos " << p << " head " << h;
+            }
+          }
+        }
+      }
+    }
+    const auto want = attention_reference(q, kd, vd, qpos, l, c.n_heads, c.options);
+    expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention q8_0");
   }
 }
 

@@ -29,7 +29,13 @@ enum class Feed { OneBatch, TokenByToken };
 
 class VulkanModelLogits : public ::testing::TestWithParam<Case> {};
 
-void check(const Case& c, Feed feed) {
+// Cosine and top-1 floors a run must reach.
+struct Tolerance {
+  double min_cosine;
+  double min_top1;
+};
+
+void check(const Case& c, Feed feed, DType kv_type, Tolerance tol) {
   auto be = VulkanBackend::create(testing::test_config());
   ASSERT_TRUE(be.ok()) << be.error().message;
   const uint64_t device_start = (*be)->stats().device_bytes;
@@ -37,7 +43,7 @@ void check(const Case& c, Feed feed) {
     auto model = model::Model::load(data_path(std::string("models/") + c.model));
     ASSERT_TRUE(model.ok()) << model.error().message;
     const auto ids = read_ids(data_path(std::string("models/") + c.tokens));
-    auto cache = kv::KvCache::create(**be, (*model)->kv_config(static_cast<int64_t>(ids.size()), DType::F16));
+    auto cache = kv::KvCache::create(**be, (*model)->kv_config(static_cast<int64_t>(ids.size()), kv_type));
     ASSERT_TRUE(cache.ok()) << cache.error().message;
     std::vector<int32_t> pos(ids.size());
     std::iota(pos.begin(), pos.end(), 0);
@@ -59,8 +65,8 @@ void check(const Case& c, Feed feed) {
     const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
     ASSERT_EQ(all.size(), ref.size());
     const auto a = compare_logits(all, ref, ref.size() / ids.size());
-    EXPECT_GE(a.min_cosine, c.min_cosine) << c.model;
-    EXPECT_GE(a.top1, c.min_top1) << c.model;
+    EXPECT_GE(a.min_cosine, tol.min_cosine) << c.model << " " << traits(kv_type).name << " KV";
+    EXPECT_GE(a.top1, tol.min_top1) << c.model << " " << traits(kv_type).name << " KV";
     EXPECT_GT((*be)->stats().weight_bytes, 0u);
   }
   // Unloading (weights released, cache destroyed) returns the device memory;
@@ -70,8 +76,22 @@ void check(const Case& c, Feed feed) {
   EXPECT_LE((*be)->stats().device_bytes, device_start + (64ull << 20));
 }
 
-TEST_P(VulkanModelLogits, OneBatch) { check(GetParam(), Feed::OneBatch); }
-TEST_P(VulkanModelLogits, TokenByToken) { check(GetParam(), Feed::TokenByToken); }
+TEST_P(VulkanModelLogits, OneBatch) {
+  check(GetParam(), Feed::OneBatch, DType::F16, {GetParam().min_cosine, GetParam().min_top1});
+}
+TEST_P(VulkanModelLogits, TokenByToken) {
+  check(GetParam(), Feed::TokenByToken, DType::F16, {GetParam().min_cosine, GetParam().min_top1});
+}
+
+// Mirrors the CPU's Q8_0-cache conformance: on the F32 and F16 models a Q8_0
+// KV cache must stay within the quantized-weights tolerance, decoding token
+// by token and as one prefill batch.
+TEST(VulkanModelLogitsKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
+  for (const Case& c : {kCases[0], kCases[1], kCases[6]}) {
+    check(c, Feed::TokenByToken, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85});
+    check(c, Feed::OneBatch, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85});
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& param_info) {

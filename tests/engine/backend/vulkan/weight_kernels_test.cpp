@@ -108,25 +108,32 @@ TEST_P(WeightKernels, MatvecMatchesReference) {
 
 TEST_P(WeightKernels, MatmulMatchesReference) {
   const DType type = GetParam();
-  // 37 rows and 33 tokens: partial 32x32 tiles on both axes.
-  const uint32_t m = 37, n = 33, k = test_cols(type, 3);
-  const Weights w = make_weights(type, m, k, rng_);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(size_t{n} * k);
-  for (auto& v : x) v = dist(rng_);
-  Buffer bw = gpu_->upload(w.bytes), bx = gpu_->upload(x), by = gpu_->buffer(4 * m * n);
-  gpu_->run([&](Kernels& kr, CommandSequence& s) {
-    return kr.matmul(s, type, BufferView::whole(bw), BufferView::whole(bx), BufferView::whole(by), m, n, k);
-  });
-  const auto y = gpu_->download<float>(by, size_t{m} * n);
-  for (uint32_t t = 0; t < n; ++t) {
-    for (uint32_t r = 0; r < m; ++r) {
-      double want = 0, mag = 0;
-      for (uint32_t c = 0; c < k; ++c) {
-        want += double(w.values[size_t{r} * k + c]) * x[size_t{t} * k + c];
-        mag += std::fabs(double(w.values[size_t{r} * k + c]) * x[size_t{t} * k + c]);
+  // Rows x tokens. The shader's tiles are 64 rows x 16, 32 or 64 tokens
+  // (the smallest that holds the batch): 37 x 5 and 70 x 20 use the 16- and
+  // 32-token tiles, partial on both axes; 37 x 33 one partial 64 x 64 tile;
+  // 131 x 70 several tiles, the last ones partial.
+  const std::pair<uint32_t, uint32_t> shapes[] = {{37, 5}, {70, 20}, {37, 33}, {131, 70}};
+  for (const auto& [m, n] : shapes) {
+    const uint32_t k = test_cols(type, 3);
+    const Weights w = make_weights(type, m, k, rng_);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> x(size_t{n} * k);
+    for (auto& v : x) v = dist(rng_);
+    Buffer bw = gpu_->upload(w.bytes), bx = gpu_->upload(x), by = gpu_->buffer(4 * m * n);
+    gpu_->run([&](Kernels& kr, CommandSequence& s) {
+      return kr.matmul(s, type, BufferView::whole(bw), BufferView::whole(bx), BufferView::whole(by), m, n, k);
+    });
+    const auto y = gpu_->download<float>(by, size_t{m} * n);
+    for (uint32_t t = 0; t < n; ++t) {
+      for (uint32_t r = 0; r < m; ++r) {
+        double want = 0, mag = 0;
+        for (uint32_t c = 0; c < k; ++c) {
+          want += double(w.values[size_t{r} * k + c]) * x[size_t{t} * k + c];
+          mag += std::fabs(double(w.values[size_t{r} * k + c]) * x[size_t{t} * k + c]);
+        }
+        ASSERT_NEAR(y[size_t{t} * m + r], want, 1e-5 + 1e-5 * mag)
+            << traits(type).name << " " << m << "x" << n << " token " << t << " row " << r;
       }
-      ASSERT_NEAR(y[size_t{t} * m + r], want, 1e-5 + 1e-5 * mag) << traits(type).name << " token " << t << " row " << r;
     }
   }
 }

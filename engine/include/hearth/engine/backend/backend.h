@@ -30,7 +30,7 @@ enum class BufferUsage { Weights, KvCache, Scratch };
 // first graph by the engine's one sizing function (kv::scratch_sizes).
 struct ScratchReservation {
   uint64_t activation_bytes = 0;  // the arena activations are planned into (activation_plan.h)
-  uint64_t conversion_bytes = 0;  // activations converted for a kernel (e.g. to 8-bit blocks for dot products)
+  uint64_t conversion_bytes = 0;  // the matrix products' buffer: converted activations (e.g. 8-bit blocks) and kernel tiles
 };
 
 // What a backend holds now, counted where it allocates, so tests can hold the
@@ -76,6 +76,10 @@ class Backend {
   }
   // Between graphs (not while compute runs on another thread).
   virtual MemoryUse memory_use() const { return {}; }
+  // The backend that runs model layer `layer` and therefore holds its KV
+  // cache: this one, unless this backend places layers on several devices
+  // (partial offload, split_backend.h).
+  virtual Backend& backend_for_layer(int64_t /*layer*/) { return *this; }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so

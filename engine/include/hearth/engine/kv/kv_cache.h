@@ -34,7 +34,11 @@ Result<uint64_t> kv_cache_bytes(const KvCacheConfig& config);
 
 class KvCache {
  public:
-  // Allocates kv_cache_bytes(config) bytes on `backend` (exactly that many).
+  // Allocates kv_cache_bytes(config) bytes (exactly that many) where the
+  // layers run: each run of consecutive layers with the same
+  // backend.backend_for_layer() gets one buffer of the sum of its layers'
+  // sizes on that backend, so with partial offload a layer's K/V live on the
+  // device that runs the layer.
   static Result<std::unique_ptr<KvCache>> create(backend::Backend& backend, const KvCacheConfig& config);
 
   const KvCacheConfig& config() const { return config_; }
@@ -76,9 +80,12 @@ class KvCache {
   uint64_t bytes_ = 0;
   size_t row_bytes_ = 0;
   int64_t logical_blocks_ = 0;  // blocks of the whole context
-  std::unique_ptr<backend::Buffer> buffer_;
-  // Per layer: physical blocks, byte offset of its K half, and its block table.
+  // Buffers of runs of consecutive layers on one backend.
+  std::vector<std::unique_ptr<backend::Buffer>> segments_;
+  // Per layer: physical blocks, its segment, byte offset of its K half in
+  // the segment, and its block table.
   std::vector<int64_t> layer_blocks_;
+  std::vector<size_t> layer_segment_;
   std::vector<size_t> layer_offset_;
   std::vector<size_t> layer_table_;
   // Logical -> physical block tables: [0] the identity (global layers), then

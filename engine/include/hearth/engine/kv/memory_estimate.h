@@ -37,6 +37,8 @@ struct ModelDims {
 // Prompt tokens per forward pass: the runtime's default batch
 // (runtime::SessionConfig::n_batch) and the batch the estimates assume.
 inline constexpr int64_t kScratchBatchTokens = 256;
+// CPU threads the prefill tiles' scratch is sized for (ScratchSizes::tile_bytes).
+inline constexpr int64_t kScratchTileThreads = 8;
 // Formerly a fixed allowance added to the scratch estimate. The estimate is
 // now exactly what the backend reserves, so nothing adds this any more; kept
 // for callers that want a margin of their own.
@@ -53,9 +55,17 @@ struct ScratchSizes {
   uint64_t activation_bytes = 0;
   // Activations converted for the matrix products: one row of the widest
   // matrix input (n_embd, n_head * head_dim or n_ff) per token, as 4-byte
-  // floats, the widest format the kernels convert to.
+  // floats, the widest format the kernels convert to. For quantized weights
+  // the same bytes hold the 8-bit activations (~1.1 bytes per value) and
+  // their decode or prefill layout (<= 1.4 bytes per value).
   uint64_t conversion_bytes = 0;
-  uint64_t total() const { return activation_bytes + conversion_bytes; }
+  // The CPU prefill tiles' repacked weights: kScratchTileThreads threads,
+  // each two 16-row groups of the widest input (at most 64 bytes per input
+  // value). More threads than that grow the buffer (counted by the backend).
+  uint64_t tile_bytes = 0;
+  // What the backend reserves for its matrix products (one buffer).
+  uint64_t matmul_bytes() const { return conversion_bytes + tile_bytes; }
+  uint64_t total() const { return activation_bytes + conversion_bytes + tile_bytes; }
 };
 
 // Errors: a non-positive count, n_embd, n_head or head_dim unknown, overflow.

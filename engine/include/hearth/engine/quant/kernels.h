@@ -20,8 +20,10 @@
 //   have, and split the weight rows across threads in multiples of 16. At
 //   the AVX-512 level, tiles of >= 16 rows x >= 4 tokens repack 16 weight
 //   rows at a time into an interleaved layout (scratch per call) and are
-//   2-4x faster per multiply-add than vec_dot; the repacking is amortised
-//   over the tokens, so larger token counts are better.
+//   several times faster per multiply-add than vec_dot; the repacking is
+//   amortised over the tokens, so larger token counts are better. Where
+//   TypeKernels::prefill is set, prepare the activations once per product
+//   and call prefill.gemm per tile (it also reuses the caller's scratch).
 // - Every function is reentrant and keeps no state; a KernelTable can be
 //   shared by all threads.
 //
@@ -105,6 +107,27 @@ struct DecodeKernels {
   PreparedBytesFn prepared_bytes = nullptr;
 };
 
+// Prompt processing in two steps, for callers that split one matrix product
+// into many tiles: the activation rows (tokens) are converted once per
+// product into the tile kernel's own layout, instead of once per tile.
+// Token ranges handed to either step start at a multiple of kPrefillColGroup.
+inline constexpr int64_t kPrefillColGroup = 8;
+struct PrefillKernels {
+  // Bytes of the prepared form of `cols` activation rows of n values.
+  size_t (*prepared_bytes)(int64_t n, int64_t cols) = nullptr;
+  // Converts activation rows [col0, col0 + cols) (row c at a + c * a_stride,
+  // in TypeKernels::act_type) into their place in `prepared`, which holds
+  // prepared_bytes(n, total cols). Disjoint ranges may run concurrently.
+  void (*prepare)(int64_t n, const void* a, size_t a_stride, int64_t col0, int64_t cols, void* prepared) = nullptr;
+  // Bytes of the scratch one gemm call repacks weight rows into (rows of n values).
+  size_t (*tile_bytes)(int64_t n) = nullptr;
+  // As GemmFn for tokens [col0, col0 + cols) of `prepared`: out points at
+  // token col0's first row. `scratch` is the caller's (one per thread, at
+  // least tile_bytes(n)), reused between calls.
+  void (*gemm)(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* prepared, int64_t col0,
+               int64_t cols, float* out, size_t out_stride, void* scratch) = nullptr;
+};
+
 struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
@@ -116,6 +139,7 @@ struct TypeKernels {
   // Faster decode where the level has it; reads the same act_type row (after
   // prepare), gives the same sums as vec_dot up to float rounding.
   DecodeKernels decode;
+  PrefillKernels prefill;  // all null where the level has no two-step tiles
 };
 
 // n half-precision values to floats (exact).

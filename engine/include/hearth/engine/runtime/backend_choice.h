@@ -6,8 +6,12 @@
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/core/log.h>
 #include <hearth/engine/core/result.h>
+#include <hearth/engine/kv/memory_estimate.h>
+#include <hearth/engine/kv/offload_split.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace hearth::runtime {
@@ -18,21 +22,69 @@ enum class BackendPreference {
   Vulkan,  // Vulkan, also on a software device (the user asked by name)
 };
 
+// GpuTimestamps: the Vulkan backend times every graph node with timestamp
+// queries (hearth-cli bench --profile); it costs a little, so it is off otherwise.
+enum class BackendProfiling { Off, GpuTimestamps };
+
+// How many model layers run on the GPU (partial offload: the first N on the
+// GPU, the rest on the CPU, see backend/split_backend.h).
+enum class GpuLayersMode {
+  All,    // every layer (the whole model on the GPU)
+  Auto,   // as many as the device's free VRAM holds (kv::split_layers)
+  Count,  // the first `count` layers (capped at the model's layer count)
+};
+
+struct GpuLayers {
+  GpuLayersMode mode = GpuLayersMode::All;
+  int64_t count = 0;  // GpuLayersMode::Count only
+};
+
+// Parses "auto", "all" or a layer count >= 0; errors name the text.
+Result<GpuLayers> parse_gpu_layers(const std::string& text);
+
+// What a partial offload needs to know about the model about to be loaded:
+// its layer count and the engine's memory estimate for the chosen context
+// (weights = the file size, as the model picker counts them).
+struct ModelFootprint {
+  int64_t n_layer = 0;
+  kv::MemoryEstimate estimate;
+};
+
 struct BackendRequest {
   BackendPreference preference = BackendPreference::Auto;
   std::string gpu_device;  // part of a device name; empty = the best device
   int cpu_threads = 2;
+  BackendProfiling profiling = BackendProfiling::Off;
+  GpuLayers gpu_layers;    // with a Vulkan device and a known model
+  // Without it the whole model goes to the GPU (gpu_layers is not applied).
+  std::optional<ModelFootprint> model;
 };
+
+// The layers to put on a GPU with `memory_free` free bytes: kv::split_layers
+// for Auto (the function the picker's fit uses), the count capped at n_layer,
+// or n_layer for All.
+int64_t resolve_gpu_layers(const GpuLayers& layers, const ModelFootprint& model, uint64_t memory_free);
 
 struct BackendChoice {
   std::unique_ptr<backend::Backend> backend;
-  // One line for the user: "Vulkan: <device>", or "CPU: <reason>" when
+  // One line for the user: "Vulkan: <device>", "Vulkan: <device>: 1 of 2
+  // layers on GPU, rest on CPU" for a partial offload, or "CPU: <reason>" when
   // Vulkan was not used ("CPU: Vulkan: no device with 16-bit storage").
   std::string description;
+  int64_t gpu_layers = 0;  // layers on the GPU; 0 on the CPU and when the request names no model
 };
 
 // Never fails to return a backend: when Vulkan is unusable, the CPU backend
 // comes back with the reason in `description` (and a warning in the log).
 BackendChoice choose_backend(const BackendRequest& request, const Logger& logger = {});
+
+// The GPU that choose_backend would use and its memory, without loading a
+// model (for the model picker's free VRAM); nullopt when no Vulkan device is
+// usable for the request (CPU preference included).
+struct GpuProbe {
+  backend::DeviceInfo device;
+  std::string description;  // "Vulkan: <device>"
+};
+std::optional<GpuProbe> probe_gpu(const BackendRequest& request, const Logger& logger = {});
 
 }  // namespace hearth::runtime

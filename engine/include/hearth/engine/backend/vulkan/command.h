@@ -30,6 +30,10 @@ struct OpTiming {
   double ms = 0;
 };
 
+// What a profiled sequence times: each dispatch, or the spans the recorder
+// closes with close_span() (one per graph node, whatever it dispatches).
+enum class SpanMode { PerDispatch, Explicit };
+
 struct SequenceStats {
   uint32_t dispatches = 0;
   uint32_t barriers = 0;
@@ -46,11 +50,14 @@ class CommandSequence {
   CommandSequence& operator=(const CommandSequence&) = delete;
 
   // Starts a new recording, dropping the previous one.
-  Status begin();
+  Status begin(SpanMode spans = SpanMode::PerDispatch);
   Status dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
                   uint32_t push_bytes, DispatchSize groups, std::string_view label);
   // Copies between buffers inside the sequence (tracked like a dispatch).
   Status copy(const BufferView& src, const BufferView& dst);
+  // SpanMode::Explicit: ends the span that began at the previous
+  // close_span() (or at begin()) and labels it. A no-op without profiling.
+  Status close_span(std::string_view label);
   Status end();
   // Runs the recorded sequence and waits. May be called any number of times
   // without recording again; inputs in host-visible buffers may change between runs.
@@ -58,12 +65,15 @@ class CommandSequence {
 
   bool recorded() const { return recorded_; }
   const SequenceStats& stats() const { return stats_; }
-  // Per-dispatch GPU time of the last submit (empty when profiling is off).
+  // GPU time of each span of the last submit (empty when profiling is off).
+  // Spans are delimited by timestamps taken when all earlier work is done,
+  // so they never overlap and their sum is at most the submit's duration.
   std::vector<OpTiming> timings() const;
 
  private:
   explicit CommandSequence(const VulkanContext& ctx) : ctx_(ctx) {}
   void track(std::span<const Binding> bindings);
+  Status write_span_end(std::string_view label);
 
   const VulkanContext& ctx_;
   ProfilingMode profiling_ = ProfilingMode::Off;
@@ -77,7 +87,8 @@ class CommandSequence {
   bool recorded_ = false;
   std::vector<BufferView> pending_writes_;  // written since the last barrier
   std::vector<BufferView> pending_reads_;   // read since the last barrier
-  std::vector<std::string> labels_;
+  SpanMode spans_ = SpanMode::PerDispatch;
+  std::vector<std::string> labels_;  // one per closed span
   SequenceStats stats_;
 };
 

@@ -36,13 +36,28 @@ struct RopeShape {
   uint32_t n_tokens = 0;
 };
 
-// The paged F16 KV cache as the shaders address it: position p of KV head h
+// How RoPE angles are made (see RopeParams in params.h): base and linear
+// scale, YaRN (ext_factor > 0) and Llama 3.1 per-frequency factors.
+struct RopeFrequencies {
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;  // 1 / linear scaling factor
+  float ext_factor = 0.0f;  // YaRN extrapolation mix; 0 = off
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  uint32_t n_ctx_orig = 0;  // YaRN: the training context
+  BufferView freq_factors;  // [n_dims / 2] f32; no buffer = none
+};
+
+// The paged KV cache as the shaders address it: position p of KV head h
 // is row ((block_table[p / block_tokens] * n_kv_heads + h) * block_tokens +
-// p % block_tokens) of head_dim halves, in the K and V regions.
+// p % block_tokens) in the K and V regions. A row is head_dim halves (F16)
+// or head_dim / 32 Q8_0 blocks of 34 bytes (Q8_0, head_dim a multiple of 32).
 struct KvLayout {
   uint32_t head_dim = 0;
   uint32_t n_kv_heads = 0;
   uint32_t block_tokens = 0;
+  DType type = DType::F16;  // F16 or Q8_0
 };
 
 struct AttentionShape {
@@ -90,7 +105,14 @@ class Kernels {
                  float scale);
   // In place on x: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32
   Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
-              const RopeShape& shape, float freq_base, float freq_scale);
+              const RopeShape& shape, const RopeFrequencies& freqs);
+  Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
+              const RopeShape& shape, float freq_base, float freq_scale) {
+    RopeFrequencies f;
+    f.freq_base = freq_base;
+    f.freq_scale = freq_scale;
+    return rope(seq, style, x, positions, shape, f);
+  }
   // table: [n_rows][ncols] of `type`; ids: [n_ids] i32; out: [n_ids][ncols] f32
   Status get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
                   const BufferView& out, uint32_t ncols, uint32_t n_ids, uint32_t row_begin = 0,
@@ -101,8 +123,9 @@ class Kernels {
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
-  // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as f16 at
-  // positions[t] (i32). The block table must cover every position.
+  // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as the
+  // layout's type (f16, or Q8_0 quantized like the CPU's) at positions[t]
+  // (i32). The block table must cover every position.
   Status kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new, const KvBuffers& kv,
                   const KvLayout& layout, const BufferView& positions, uint32_t n_tokens);
   // q: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32 (causal:

@@ -15,6 +15,7 @@ namespace hearth::vulkan {
 struct VulkanBackendStats {
   uint64_t weight_bytes = 0;    // uploaded weights held on the device
   uint64_t device_bytes = 0;    // everything the allocator holds
+  uint64_t used_bytes = 0;      // of that, what buffers use (weights, KV, scratch)
   uint32_t recordings = 0;      // command buffers recorded
   uint32_t reuses = 0;          // computes that resubmitted the previous recording
 };
@@ -30,7 +31,10 @@ class VulkanBackend : public backend::Backend {
   // Drops every uploaded weight (model unload); buffers allocated through
   // allocate() stay with their owners.
   virtual void release_weights() = 0;
-  // Per-dispatch GPU time of the last compute (profiling enabled in config).
+  // GPU time in ms of each graph node of the last compute, in node order,
+  // labelled with the node's op name (to_string(Op)); empty unless
+  // VulkanConfig::profiling is Timestamps. The spans do not overlap, so
+  // their sum is at most the compute's duration.
   virtual std::vector<std::pair<std::string, double>> last_timings() const = 0;
 
  protected:
