@@ -96,10 +96,12 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     // are touched (a cheap header parse).
     HEARTH_TRY(auto header, gguf::GgufFile::open(*path, gguf::LoadMode::Mmap));
     HEARTH_TRY(opts.extra_bytes, tools::memory_beyond_weights(header, n_ctx, s.kv_type));
-    // Partial offload places layers by the same estimate the model picker uses.
+    // Partial offload places layers by the same estimate the model picker uses,
+    // with sliding-window layers at full size: that is what Vulkan allocates.
     HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
     HEARTH_TRY(const kv::MemoryEstimate estimate,
-               kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, s.kv_type));
+               kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, s.kv_type, kv::kScratchBatchTokens,
+                                   kv::WindowedLayers::Full));
     request.model = runtime::ModelFootprint{summary.dims.n_layer, estimate};
   }
   auto choice = runtime::choose_backend(request);

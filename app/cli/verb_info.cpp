@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "args.h"
@@ -36,6 +37,14 @@ void print_text(const std::string& path, const tools::ModelSummary& s, const kv:
               static_cast<long long>(s.dims.n_layer), static_cast<long long>(s.dims.n_head),
               static_cast<long long>(s.dims.n_head_kv), static_cast<long long>(s.dims.head_dim),
               static_cast<long long>(s.dims.n_embd));
+  const auto windowed = std::count_if(s.dims.layer_windows.begin(), s.dims.layer_windows.end(),
+                                      [](int32_t w) { return w > 0; });
+  if (windowed > 0) {
+    const int32_t window = *std::max_element(s.dims.layer_windows.begin(), s.dims.layer_windows.end());
+    std::printf("sliding window: %d tokens on %lld of %lld layers (their KV holds %lld positions)\n", window,
+                static_cast<long long>(windowed), static_cast<long long>(s.dims.n_layer),
+                static_cast<long long>(kv::windowed_positions(m.n_ctx, window, m.n_batch)));
+  }
   std::printf("chat template:  %s\n", s.chat_template ? "yes" : "no");
   std::printf("tensor types:\n");
   for (const auto& [type, bytes] : s.bytes_by_type) std::printf("  %-8s %s\n", type.c_str(), human_bytes(bytes).c_str());
@@ -58,6 +67,7 @@ std::string to_json(const tools::ModelSummary& s, const kv::MemoryEstimate& m) {
       {"n_head_kv", s.dims.n_head_kv},
       {"head_dim", s.dims.head_dim},
       {"n_embd", s.dims.n_embd},
+      {"layer_windows", s.dims.layer_windows},
       {"tensor_types", types},
       {"chat_template", s.chat_template},
       {"memory",

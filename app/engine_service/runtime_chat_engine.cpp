@@ -70,10 +70,12 @@ class RuntimeChatEngine final : public ChatEngine {
       // The KV cache and scratch join the memory check made before the weights are read.
       HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
       HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, request.context_length, kv_type));
-      // Partial offload places layers by the estimate the model picker shows.
+      // Partial offload places layers by the estimate the model picker shows,
+      // with sliding-window layers at full size: that is what Vulkan allocates.
       HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
       HEARTH_TRY(const kv::MemoryEstimate estimate,
-                 kv::estimate_memory(summary.dims, summary.file_bytes, request.context_length, kv_type));
+                 kv::estimate_memory(summary.dims, summary.file_bytes, request.context_length, kv_type,
+                                     kv::kScratchBatchTokens, kv::WindowedLayers::Full));
       footprint = runtime::ModelFootprint{summary.dims.n_layer, estimate};
     }
     HEARTH_TRY(model_, model::Model::load(path, options));
@@ -125,6 +127,7 @@ class RuntimeChatEngine final : public ChatEngine {
     info.n_head = static_cast<int>(hp.n_head);
     info.n_ff = static_cast<int>(hp.n_ff);
     info.projections = model_->memory_dims().projections;
+    info.layer_windows = model_->layer_windows();
     info.weights_bytes = model_->weight_bytes();
     return info;
   }

@@ -110,6 +110,14 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
     }
   }
   if (m.architecture == "phi3") m.shape.projections = kv::ProjectionLayout::Fused;
+  // The window is the GGUF's "<arch>.attention.sliding_window"; an entry
+  // may state it, else the family's rule applies (gemma2: 4096).
+  std::optional<uint64_t> window;
+  if (object.contains("sliding_window")) {
+    HEARTH_TRY(const uint32_t w, positive_u32(object, "sliding_window", where));
+    window = w;
+  }
+  m.shape.layer_windows = kv::family_layer_windows(m.architecture, window, m.shape.n_layer);
   if (m.shape.n_head % m.shape.n_head_kv != 0) {
     return make_error(ErrorCode::InvalidFormat,
                       fmt::format("{}: n_head {} is not a multiple of n_head_kv {}", where,

@@ -24,6 +24,9 @@ struct ModelShape {
   uint32_t n_ff = 0;       // feed-forward width; 0 when unknown (activation memory)
   uint32_t n_vocab = 0;    // vocabulary size; 0 when unknown (logits)
   kv::ProjectionLayout projections = kv::ProjectionLayout::Separate;  // Fused for phi3
+  // Sliding window per layer (0: global), empty when none: the engine keeps
+  // windowed layers in rings of window + one batch (kv::layer_positions).
+  std::vector<int32_t> layer_windows = {};
 };
 
 struct CatalogVariant {

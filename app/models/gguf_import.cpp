@@ -66,6 +66,8 @@ Result<CatalogModel> describe_gguf(const std::filesystem::path& path) {
       (file.find_tensor("blk.0.ffn_up.weight") && !file.find_tensor("blk.0.ffn_gate.weight"))) {
     m.shape.projections = kv::ProjectionLayout::Fused;
   }
+  HEARTH_TRY(auto window, file.find_uint(key("attention.sliding_window")));
+  m.shape.layer_windows = kv::family_layer_windows(arch, window, static_cast<int64_t>(n_layer));
   m.context_length = static_cast<uint32_t>(ctx.value_or(0));
   HEARTH_TRY(auto name, file.find_string("general.name"));
   m.name = name.value_or(path.stem().string());

@@ -46,18 +46,22 @@ std::optional<KvType> kv_type_from_string(std::string_view text) {
 uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type) {
   // The engine's sizing function is the single source of truth: it is what
   // engine/kv allocates (positions rounded up to whole cache blocks, Q8_0
-  // scales included).
-  auto bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, to_dtype(kv_type));
+  // scales included; sliding-window layers as the rings the CPU backend keeps).
+  auto bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, to_dtype(kv_type),
+                                  shape.layer_windows, kBatchTokens, kv::WindowedLayers::Ring);
   if (bytes.ok()) return bytes.value();
   // Heads that are not whole Q8_0 blocks cannot use a Q8_0 cache; such a
   // model runs with an F16 cache, so that is what the estimate shows.
-  return kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, DType::F16).value_or(0);
+  return kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, DType::F16, shape.layer_windows,
+                            kBatchTokens, kv::WindowedLayers::Ring)
+      .value_or(0);
 }
 
 kv::ModelDims model_dims(const ModelShape& shape) {
   kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv,
                      shape.head_dim, shape.n_ff, shape.n_vocab};
   dims.projections = shape.projections;
+  dims.layer_windows = shape.layer_windows;
   return dims;
 }
 

@@ -67,6 +67,10 @@ Status write_positions(KvCache& cache, int64_t begin, std::span<const uint8_t> p
   }
   const int64_t count = static_cast<int64_t>(payload.size() / per_pos);
   HEARTH_CHECK(check_range(cache, begin, count, "write KV rows"));
+  // Rows written here may wrap around a ring or fill it only partly; rather
+  // than track which survive, the rings are not trusted afterwards (the
+  // session prefills again when a window needs them).
+  cache.invalidate_rings();
   size_t at = 0;
   for_each_row(cache, begin, count, [&](uint8_t* row, size_t n) {
     std::memcpy(row, payload.data() + at, n);
@@ -79,6 +83,7 @@ Status move_positions(KvCache& cache, int64_t src, int64_t dst, int64_t count) {
   HEARTH_CHECK(check_range(cache, src, count, "move KV rows"));
   HEARTH_CHECK(check_range(cache, dst, count, "move KV rows"));
   if (src == dst || count == 0) return {};
+  cache.invalidate_rings();  // as in write_positions
   const auto& c = cache.config();
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
     const backend::KvView v = cache.layer_view(layer);

@@ -85,13 +85,14 @@ Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_b
 }
 
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type,
-                                       int64_t n_batch) {
+                                       int64_t n_batch, WindowedLayers windowed) {
   MemoryEstimate e;
   e.weights_bytes = weights_bytes;
   e.n_ctx = n_ctx;
   e.kv_type = kv_type;
   e.n_batch = n_batch;
-  HEARTH_TRY(e.kv_bytes, kv_cache_bytes(dims.n_layer, dims.n_head_kv, dims.head_dim, n_ctx, kv_type));
+  HEARTH_TRY(e.kv_bytes, kv_cache_bytes(dims.n_layer, dims.n_head_kv, dims.head_dim, n_ctx, kv_type,
+                                        dims.layer_windows, n_batch, windowed));
   HEARTH_TRY(e.scratch, scratch_sizes(dims, n_ctx, n_batch));
   e.scratch_bytes = e.scratch.total();
   auto total = checked_add(e.weights_bytes, e.kv_bytes);

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <optional>
+
 #include "hearth/engine/core/checked_math.h"
 
 namespace hearth::kv {
@@ -38,6 +42,59 @@ Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head
   if (total) total = checked_mul(*total, static_cast<uint64_t>(n_head_kv));
   if (total) total = checked_mul(*total, row);
   if (total) total = checked_mul(*total, static_cast<uint64_t>(allocated_positions(n_ctx)));
+  if (!total) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("KV cache size overflows 64 bits (n_layer {}, n_head_kv {}, head_dim {}, n_ctx {})",
+                                  n_layer, n_head_kv, head_dim, n_ctx));
+  }
+  return *total;
+}
+
+int64_t windowed_positions(int64_t n_ctx, int64_t window, int64_t n_batch) {
+  const int64_t full = allocated_positions(n_ctx);
+  if (window <= 0 || n_batch <= 0 || window >= n_ctx) return full;
+  const int64_t live = window + std::min(n_batch, n_ctx) - 1;
+  const int64_t blocks = (live + kBlockTokens - 1 + kBlockTokens - 1) / kBlockTokens;
+  return std::min(full, blocks * kBlockTokens);
+}
+
+int64_t layer_positions(int64_t n_ctx, int64_t window, int64_t n_batch, WindowedLayers windowed) {
+  if (windowed == WindowedLayers::Full || window <= 0) return allocated_positions(n_ctx);
+  return windowed_positions(n_ctx, window, n_batch);
+}
+
+std::vector<int32_t> family_layer_windows(std::string_view architecture, std::optional<uint64_t> sliding_window,
+                                          int64_t n_layer) {
+  std::vector<int32_t> windows;
+  const bool gemma2 = architecture == "gemma2", phi3 = architecture == "phi3";
+  if (!gemma2 && !phi3) return windows;
+  if (phi3 && !sliding_window) return windows;
+  const uint64_t window = std::min<uint64_t>(sliding_window.value_or(4096), INT32_MAX);
+  if (window == 0) return windows;
+  for (int64_t l = 0; l < n_layer; ++l) windows.push_back(phi3 || l % 2 == 0 ? static_cast<int32_t>(window) : 0);
+  return windows;
+}
+
+Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,
+                                std::span<const int32_t> layer_windows, int64_t n_batch, WindowedLayers windowed) {
+  if (layer_windows.empty()) return kv_cache_bytes(n_layer, n_head_kv, head_dim, n_ctx, kv_type);
+  if (static_cast<int64_t>(layer_windows.size()) != n_layer) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("KV cache size: {} layer windows for {} layers",
+                                                              layer_windows.size(), n_layer));
+  }
+  // One layer at full context checks the counts, the type and overflow.
+  HEARTH_TRY(const uint64_t full_layer, kv_cache_bytes(1, n_head_kv, head_dim, n_ctx, kv_type));
+  const uint64_t per_position = full_layer / static_cast<uint64_t>(allocated_positions(n_ctx));
+  std::optional<uint64_t> total = uint64_t{0};
+  for (size_t l = 0; l < layer_windows.size() && total; ++l) {
+    if (layer_windows[l] < 0) {
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("KV cache size: layer {} has a negative window {}", l, layer_windows[l]));
+    }
+    const int64_t positions = layer_positions(n_ctx, layer_windows[l], n_batch, windowed);
+    const std::optional<uint64_t> layer = checked_mul(per_position, static_cast<uint64_t>(positions));
+    total = layer ? checked_add(*total, *layer) : std::nullopt;
+  }
   if (!total) {
     return make_error(ErrorCode::LimitExceeded,
                       fmt::format("KV cache size overflows 64 bits (n_layer {}, n_head_kv {}, head_dim {}, n_ctx {})",

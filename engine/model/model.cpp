@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <system_error>
 
@@ -97,7 +98,27 @@ uint64_t Model::bytes_per_token() const {
 }
 
 kv::KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
-  return kv::KvCacheConfig{hparams_.n_layer, hparams_.n_head_kv, hparams_.head_dim, n_ctx, type};
+  return kv_config(n_ctx, type, 0, kv::WindowedLayers::Full);
+}
+
+kv::KvCacheConfig Model::kv_config(int64_t n_ctx, DType type, int64_t n_batch, kv::WindowedLayers windowed) const {
+  kv::KvCacheConfig c;
+  c.n_layer = hparams_.n_layer;
+  c.n_head_kv = hparams_.n_head_kv;
+  c.head_dim = hparams_.head_dim;
+  c.n_ctx = n_ctx;
+  c.type = type;
+  c.layer_windows = layer_windows();
+  c.n_batch = n_batch;
+  c.windowed = windowed;
+  return c;
+}
+
+std::vector<int32_t> Model::layer_windows() const {
+  std::vector<int32_t> w;
+  for (int64_t l = 0; l < hparams_.n_layer; ++l) w.push_back(hparams_.window_of_layer(l));
+  if (std::ranges::all_of(w, [](int32_t x) { return x == 0; })) w.clear();
+  return w;
 }
 
 kv::ModelDims Model::memory_dims() const {
@@ -106,6 +127,7 @@ kv::ModelDims Model::memory_dims() const {
   for (const LayerWeights& lw : weights_.layers) {
     if (lw.wqkv || lw.w_gate_up) d.projections = kv::ProjectionLayout::Fused;
   }
+  d.layer_windows = layer_windows();
   return d;
 }
 
@@ -136,7 +158,9 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
     return make_error(ErrorCode::InvalidArgument, "forward: empty batch or positions of the wrong length");
   }
   int32_t max_pos = 0;
+  int32_t min_pos = batch.positions.front();
   for (size_t i = 0; i < batch.tokens.size(); ++i) {
+    min_pos = std::min(min_pos, batch.positions[i]);
     if (batch.tokens[i] < 0 || batch.tokens[i] >= hparams_.n_vocab) {
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("token id {} is outside the vocabulary (0..{})", batch.tokens[i], hparams_.n_vocab - 1));
@@ -147,9 +171,25 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
     return make_error(ErrorCode::LimitExceeded,
                       fmt::format("position {} is outside the KV cache of {} positions", max_pos, cache.capacity()));
   }
+  // Ring layers hold window + n_batch - 1 positions: a longer span would
+  // overwrite keys the batch's first queries still see.
+  if (max_pos - min_pos + 1 > cache.max_batch_span() ||
+      (cache.has_rings() && max_pos - min_pos + 1 != static_cast<int32_t>(batch.positions.size()))) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("forward: positions {}..{} are not one run of at most {} positions, which the "
+                                  "sliding-window layers of this KV cache were sized for",
+                                  min_pos, max_pos, cache.max_batch_span()));
+  }
+  if (cache.has_rings() && !cache.holds_history(min_pos)) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("forward: the sliding-window layers no longer hold the keys before position {}; "
+                                  "prefill the context again",
+                                  min_pos));
+  }
   backend::Graph graph;
   backend::Tensor* out = build_forward(graph, batch, cache, rows);
   HEARTH_CHECK(backend.compute(graph));
+  cache.note_written(min_pos, max_pos + 1);
   logits.assign(out->as<const float>(), out->as<const float>() + out->elements());
   cache.set_used(std::max<int64_t>(cache.used(), max_pos + 1));
   return {};

@@ -129,6 +129,25 @@ Status Conversation::replace_range(int64_t begin, int64_t end, std::span<const i
                                                             begin, end, m, session_.n_ctx()));
   }
   auto& cache = session_.cache();
+  std::vector<int32_t> next(ctx.begin(), ctx.begin() + begin);
+  next.insert(next.end(), insert.begin(), insert.end());
+  next.insert(next.end(), ctx.begin() + end, ctx.end());
+  if (cache.has_rings()) {
+    // Sliding-window rings hold only the last positions, which a shift
+    // cannot re-rotate into a full window: prefill the kept context again.
+    cache.invalidate_rings();
+  } else {
+    HEARTH_CHECK(relocate_and_insert(cache, begin, end, insert));
+  }
+  HEARTH_CHECK(session_.adopt_context(std::move(next)));
+  update_turns(begin, end, delta);
+  return {};
+}
+
+Status Conversation::relocate_and_insert(kv::KvCache& cache, int64_t begin, int64_t end,
+                                         std::span<const int32_t> insert) {
+  const auto used = static_cast<int64_t>(session_.context().size());
+  const auto m = static_cast<int64_t>(insert.size());
   HEARTH_CHECK(relocate_positions(backend_, cache, model_.hparams(), end, begin + m, used - end));
   if (m > 0) {
     // Attention is causal by position, so the note only sees what precedes it.
@@ -137,11 +156,10 @@ Status Conversation::replace_range(int64_t begin, int64_t end, std::span<const i
     std::vector<float> logits;
     HEARTH_CHECK(model_.forward(backend_, cache, model::Batch{insert, positions}, model::LogitsRows::Last, logits));
   }
-  std::vector<int32_t> next(ctx.begin(), ctx.begin() + begin);
-  next.insert(next.end(), insert.begin(), insert.end());
-  next.insert(next.end(), ctx.begin() + end, ctx.end());
-  HEARTH_CHECK(session_.adopt_context(std::move(next)));
+  return {};
+}
 
+void Conversation::update_turns(int64_t begin, int64_t end, int64_t delta) {
   std::vector<Turn> kept;
   for (Turn t : turns_) {
     if (t.begin >= begin && t.end <= end) continue;
@@ -153,7 +171,6 @@ Status Conversation::replace_range(int64_t begin, int64_t end, std::span<const i
   }
   turns_ = std::move(kept);
   if (turn_begin_ >= end) turn_begin_ += delta;
-  return {};
 }
 
 Status Conversation::evict_for(int64_t needed, bool& fits) {

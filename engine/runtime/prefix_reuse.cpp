@@ -14,6 +14,10 @@ Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, st
   const int64_t common = std::min<int64_t>(mismatch.first - held.begin(), max_reuse);
 
   int64_t reused = common;
+  // Rows restored into sliding-window rings are not trusted (kv_rows.h), and
+  // rows read from them are stale: windowed caches only reuse the session's
+  // own prefix.
+  if (session.cache().has_rings()) index = nullptr;
   if (index != nullptr && common < max_reuse) {
     // The index may hold more than what the session shares. Restoring
     // overwrites positions from 0, which equal the common prefix anyway.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <string_view>
 
 namespace hearth::runtime {
 namespace {
@@ -42,7 +43,14 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
                                                  const SessionConfig& config) {
   if (config.n_batch <= 0) return make_error(ErrorCode::InvalidArgument, "session n_batch must be positive");
   std::unique_ptr<Session> s(new Session(model, backend, config));
-  HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type)));
+  // Sliding-window layers are rings of window + n_batch positions on the CPU.
+  // The Vulkan kernels size their buffers from the block count and index the
+  // table by logical block, so there (and on a Vulkan+CPU split) they keep
+  // the full context.
+  const kv::WindowedLayers windowed =
+      std::string_view(backend.name()) == "cpu" ? kv::WindowedLayers::Ring : kv::WindowedLayers::Full;
+  HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type, config.n_batch,
+                                                                      windowed)));
   // Scratch up front, from the same function the memory estimate uses, so
   // the memory the user was shown is what is in use from the first token.
   HEARTH_TRY(const kv::ScratchSizes scratch, kv::scratch_sizes(model.memory_dims(), config.n_ctx, config.n_batch));
@@ -61,16 +69,30 @@ Status Session::adopt_context(std::vector<int32_t> tokens) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("adopted context of {} tokens exceeds the KV cache of {}",
                                                             tokens.size(), cache_->capacity()));
   }
+  if (!cache_->holds_history(static_cast<int64_t>(tokens.size()))) {
+    HEARTH_CHECK(reprefill(std::move(tokens)));
+    logits_.clear();  // as below: the next prefill computes them
+    return {};
+  }
   context_ = std::move(tokens);
   logits_.clear();
   cache_->set_used(static_cast<int64_t>(context_.size()));
   return {};
 }
 
+Status Session::reprefill(std::vector<int32_t> tokens) {
+  ++reprefills_;
+  reset();
+  return prefill(tokens);
+}
+
 Status Session::truncate(size_t n) {
   if (n > context_.size()) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("cannot keep {} tokens of a context of {}", n, context_.size()));
+  }
+  if (!cache_->holds_history(static_cast<int64_t>(n))) {
+    return reprefill(std::vector<int32_t>(context_.begin(), context_.begin() + static_cast<std::ptrdiff_t>(n)));
   }
   context_.resize(n);
   cache_->set_used(static_cast<int64_t>(n));

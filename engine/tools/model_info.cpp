@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 namespace hearth::tools {
 namespace {
 
@@ -24,6 +27,13 @@ Result<int64_t> optional_count(const gguf::GgufFile& file, const std::string& ke
                                                             file.path().string(), key, **v));
   }
   return static_cast<int64_t>(**v);
+}
+
+// The sliding windows the model loader applies, from the file's metadata.
+Result<std::vector<int32_t>> layer_windows(const gguf::GgufFile& file, const std::string& arch, int64_t n_layer) {
+  auto key = file.find_uint(arch + ".attention.sliding_window");
+  if (!key.ok()) return make_error(key.error().code, fmt::format("{}: {}", file.path().string(), key.error().message));
+  return kv::family_layer_windows(arch, *key, n_layer);
 }
 
 }  // namespace
@@ -54,6 +64,7 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
       (file.find_tensor("blk.0.ffn_up.weight") && !file.find_tensor("blk.0.ffn_gate.weight"))) {
     s.dims.projections = kv::ProjectionLayout::Fused;
   }
+  HEARTH_TRY(s.dims.layer_windows, layer_windows(file, a, s.dims.n_layer));
   s.chat_template = file.chat_template().has_value();
   return s;
 }

@@ -101,6 +101,7 @@ void ModelController::on_loaded(const ModelInfo& info) {
   shape.n_head = info.n_head;
   shape.n_ff = info.n_ff;
   shape.projections = info.projections;
+  shape.layer_windows = info.layer_windows;
   shape.weights_bytes = info.weights_bytes;
   settings_->set_loaded_model(shape, info.context_train, requested_with_);
   set_state(State::Ready);

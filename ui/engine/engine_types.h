@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <vector>
 
 namespace hearth::ui {
 
@@ -43,6 +44,7 @@ struct ModelInfo {
   int n_head = 0;
   int n_ff = 0;
   hearth::kv::ProjectionLayout projections = hearth::kv::ProjectionLayout::Separate;
+  std::vector<int32_t> layer_windows;  // sliding window per layer (0: global), empty when none
   quint64 weights_bytes = 0;
 };
 

@@ -16,11 +16,15 @@ MemoryBreakdown EngineMemorySizer::estimate(const ModelShape& shape, int n_ctx,
   const DType type = kv_type == app::KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
   // An invalid shape (a model the engine could not describe) shows no KV bar
   // rather than a made-up one.
-  b.kv_bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, type)
+  // Sliding-window layers as the rings the CPU backend keeps for the
+  // runtime's default batch.
+  b.kv_bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, type, shape.layer_windows,
+                                  kv::kScratchBatchTokens, kv::WindowedLayers::Ring)
                    .value_or(0);
   kv::ModelDims dims{shape.n_layer, shape.n_embd, shape.n_head, shape.n_head_kv,
                     shape.head_dim, shape.n_ff, shape.n_vocab};
   dims.projections = shape.projections;
+  dims.layer_windows = shape.layer_windows;
   b.scratch_bytes = kv::scratch_bytes(dims, n_ctx).value_or(0);
   return b;
 }

@@ -6,6 +6,7 @@
 #include <hearth/engine/kv/memory_estimate.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "common/settings.h"
 
@@ -21,6 +22,7 @@ struct ModelShape {
   int n_head = 0;  // 0: unknown (then the scratch bar is left out)
   int n_ff = 0;    // 0: unknown (the engine assumes 4 * n_embd)
   kv::ProjectionLayout projections = kv::ProjectionLayout::Separate;
+  std::vector<int32_t> layer_windows = {};  // sliding window per layer (0: global), empty when none
   uint64_t weights_bytes = 0;
 };
 

@@ -19,6 +19,7 @@
 
 #include "../model/fixture_logits.h"
 #include "runtime_fixture.h"
+#include "windowed_model.h"
 
 namespace hearth::runtime {
 namespace {
@@ -118,6 +119,37 @@ TEST_P(MemoryAccounting, EstimateEqualsWhatTheCpuBackendAllocates) {
                 static_cast<unsigned long long>(planned), static_cast<unsigned long long>(reference));
     EXPECT_EQ(estimate->scratch.activation_bytes, reference);
     EXPECT_EQ(planned, reference);
+  }
+}
+
+// A model with sliding-window layers (tiny Gemma 2, window 24 on the even
+// layers): the estimate counts their rings, and that is what the session
+// allocates, also when the rings are rounded up to the whole context.
+TEST(MemoryAccountingWindowed, EstimateEqualsWhatTheCpuBackendAllocates) {
+  const std::string path = testing::write_windowed_model(testing::WindowedModelSpec{}, "accounting");
+  auto loaded = model::Model::load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const model::Model& m = **loaded;
+  const auto n_vocab = static_cast<int32_t>(m.hparams().n_vocab);
+  for (Config c : {Config{512, 16, DType::F16}, Config{300, 64, DType::Q8_0}, Config{64, 256, DType::F32}}) {
+    SCOPED_TRACE(::testing::Message() << "n_ctx " << c.n_ctx << " n_batch " << c.n_batch);
+    auto estimate = kv::estimate_memory(m.memory_dims(), std::filesystem::file_size(path), c.n_ctx, c.kv_type,
+                                        c.n_batch);
+    ASSERT_TRUE(estimate.ok()) << estimate.error().message;
+    auto be = backend::make_cpu_backend({1});
+    auto session = Session::create(m, *be, SessionConfig{c.n_ctx, c.kv_type, c.n_batch});
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    ASSERT_TRUE((*session)->prefill(testing::synthetic_tokens(static_cast<size_t>(c.n_ctx - 2), 7, n_vocab)).ok());
+    ASSERT_TRUE((*session)->decode(5).ok());
+    const backend::MemoryUse use = be->memory_use();
+    EXPECT_EQ(use.kv_bytes, estimate->kv_bytes);
+    EXPECT_EQ(use.scratch_bytes, estimate->scratch_bytes);
+    EXPECT_EQ(use.scratch_growths, 0u);
+    auto full = kv::kv_cache_bytes(m.hparams().n_layer, m.hparams().n_head_kv, m.hparams().head_dim, c.n_ctx,
+                                   c.kv_type);
+    ASSERT_TRUE(full.ok());
+    // The rings save memory unless window + batch reaches the context.
+    EXPECT_EQ(estimate->kv_bytes < *full, (*session)->cache().has_rings());
   }
 }
 

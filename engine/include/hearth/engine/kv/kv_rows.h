@@ -2,6 +2,10 @@
 // prefix caches (memory and disk) and for moving kept turns after an evict.
 // Works on host-visible caches (the CPU backend; Vulkan caches in host-visible
 // memory); other caches are refused with Unsupported.
+// Sliding-window rings (KvCache::has_rings) keep only the last positions, so
+// rows read from them outside the window are stale, and writes and moves
+// mark the rings as untrusted (KvCache::invalidate_rings): runtime::Session
+// then prefills the context again instead of attending to stale keys.
 #pragma once
 
 #include <hearth/engine/core/result.h>

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <hearth/engine/core/result.h>
+#include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace hearth::kv {
 
@@ -28,6 +30,8 @@ struct ModelDims {
   int64_t n_ff = 0;     // feed-forward width; 0 when unknown
   int64_t n_vocab = 0;  // logits per token; 0 when unknown
   ProjectionLayout projections = ProjectionLayout::Separate;
+  // Sliding window per layer (0: global); empty when no layer has one.
+  std::vector<int32_t> layer_windows = {};
 };
 
 // Prompt tokens per forward pass: the runtime's default batch
@@ -74,7 +78,7 @@ Result<uint64_t> scratch_bytes(const ModelDims& dims, int64_t n_ctx, int64_t n_b
 
 struct MemoryEstimate {
   uint64_t weights_bytes = 0;  // the GGUF file: weights are used in place
-  uint64_t kv_bytes = 0;       // kv_cache_bytes(n_layer, n_head_kv, head_dim, n_ctx, kv_type)
+  uint64_t kv_bytes = 0;       // kv_cache_bytes(..., layer_windows, n_batch, windowed)
   uint64_t scratch_bytes = 0;  // scratch.total()
   uint64_t total_bytes = 0;
   int64_t n_ctx = 0;
@@ -86,7 +90,9 @@ struct MemoryEstimate {
 // Errors: an unsupported KV type or a head size that is not a whole number of
 // its blocks, a non-positive count, overflow.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type);
+// Windowed layers are counted as `windowed` allocates them: Ring is what the
+// CPU backend allocates (runtime::Session), Full what Vulkan does.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type,
-                                       int64_t n_batch);
+                                       int64_t n_batch, WindowedLayers windowed = WindowedLayers::Ring);
 
 }  // namespace hearth::kv

@@ -7,6 +7,10 @@
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
 
 namespace hearth::kv {
 
@@ -30,5 +34,40 @@ Result<uint64_t> kv_row_bytes(int64_t head_dim, DType kv_type);
 // multiple of the type's block, a non-positive count, or overflow.
 Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx,
                                 DType kv_type);
+
+// How sliding-window layers are allocated. Ring: only the positions a window
+// can still see (see windowed_positions), reused as positions grow. Full: the
+// whole context like a global layer (backends that cannot address a ring).
+enum class WindowedLayers { Full, Ring };
+
+// Positions a layer with sliding window `window` must hold when forward
+// passes carry at most `n_batch` consecutive positions: the KV of a batch is
+// stored before its attention runs, so while the batch p0..p0+n-1 is
+// processed, the keys p0-window+1 .. p0+n-1 are alive, window + n_batch - 1
+// positions. A ring of R blocks holds any R consecutive logical blocks, and
+// that span, starting anywhere inside a block, touches at most
+// ceil((window + n_batch - 1 + kBlockTokens - 1) / kBlockTokens) blocks.
+// Never more than allocated_positions(n_ctx). `n_batch` is clamped to n_ctx.
+int64_t windowed_positions(int64_t n_ctx, int64_t window, int64_t n_batch);
+
+// The one per-layer capacity: allocated_positions(n_ctx) for a global layer
+// (window 0) or with WindowedLayers::Full, windowed_positions otherwise.
+int64_t layer_positions(int64_t n_ctx, int64_t window, int64_t n_batch, WindowedLayers windowed);
+
+// The sliding windows of a model family from its metadata, as the model
+// loader applies them (model/arch_gemma2.cpp: every even layer, 4096 when the
+// key is absent; model/arch_phi3.cpp: every layer when the key is present),
+// for the estimates that read a file or a catalog instead of loading it.
+// `sliding_window` is the value of "<arch>.attention.sliding_window".
+// Empty when no layer has a window (other families, a window of 0).
+std::vector<int32_t> family_layer_windows(std::string_view architecture, std::optional<uint64_t> sliding_window,
+                                          int64_t n_layer);
+
+// Sum over the layers of 2 * n_head_kv * row_bytes(head_dim) *
+// layer_positions(n_ctx, layer_windows[l], n_batch, windowed). layer_windows
+// is empty (all layers global) or has one entry per layer (0: global).
+// Errors as above, plus a window list of the wrong length or a negative window.
+Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,
+                                std::span<const int32_t> layer_windows, int64_t n_batch, WindowedLayers windowed);
 
 }  // namespace hearth::kv

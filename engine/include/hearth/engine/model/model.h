@@ -80,7 +80,12 @@ class Model {
                  std::vector<float>& logits) const;
 
   // KV cache configuration for this model.
+  // Windowed layers are Full here (any batch, any backend); runtime::Session
+  // asks for rings with the overload.
   kv::KvCacheConfig kv_config(int64_t n_ctx, DType type) const;
+  kv::KvCacheConfig kv_config(int64_t n_ctx, DType type, int64_t n_batch, kv::WindowedLayers windowed) const;
+  // Sliding window per layer (0: global); empty when the model has none.
+  std::vector<int32_t> layer_windows() const;
   // The shapes the memory estimate needs (kv::estimate_memory, kv::scratch_sizes).
   kv::ModelDims memory_dims() const;
 

@@ -112,6 +112,11 @@ class Conversation {
   // Removes context [begin, end) (whole turns), moving what follows down and
   // re-rotating its keys; `insert` tokens are prefilled in the gap first.
   Status replace_range(int64_t begin, int64_t end, std::span<const int32_t> insert);
+  // replace_range's K/V work without rings: move the kept rows (RoPE
+  // re-rotated) and compute the inserted tokens in place.
+  Status relocate_and_insert(kv::KvCache& cache, int64_t begin, int64_t end, std::span<const int32_t> insert);
+  // Drops the turns inside [begin, end) and shifts the later ones by delta.
+  void update_turns(int64_t begin, int64_t end, int64_t delta);
   Status evict_for(int64_t needed, bool& fits);
 
   Session& session_;

@@ -14,7 +14,8 @@ namespace hearth::runtime {
 
 kv::KvLayout layout_of(const kv::KvCache& cache);
 
-// Saves the first `n_tokens` positions of the session's context.
+// Saves the first `n_tokens` positions of the session's context. Sessions
+// whose cache has sliding-window rings save and restore nothing.
 Status save_prefix(kv::PrefixDiskCache& disk, const kv::ModelIdentity& model, Session& session,
                    int64_t n_tokens);
 

@@ -19,7 +19,8 @@ struct ReuseResult {
 };
 
 // Replaces the session's context by `tokens` (at least one is always
-// prefilled, so last_logits() belongs to the last token). `index` may be null.
+// prefilled, so last_logits() belongs to the last token). `index` may be null;
+// it is not used when the session's cache has sliding-window rings.
 Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, std::span<const int32_t> tokens);
 
 }  // namespace hearth::runtime

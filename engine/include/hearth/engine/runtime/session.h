@@ -89,16 +89,26 @@ class Session {
   // Adopts `tokens` as the context when positions 0..n-1 of the cache already
   // hold their K/V (restored from a prefix cache, or moved and re-rotated by
   // an evict). The next prefill computes fresh logits.
+  // With sliding-window rings (CPU), when the rings lost keys the next
+  // position's window needs, the tokens are prefilled again instead.
   Status adopt_context(std::vector<int32_t> tokens);
   // Keeps the first `n` tokens of the context (and their K/V); the next
   // prefill continues from there. Lets a chat reuse the common prefix of the
   // previous request instead of prefilling the whole conversation again.
+  // Rings that lost the window before n: as adopt_context.
   Status truncate(size_t n);
+  // How often adopt_context or truncate had to prefill again (windowed
+  // layers whose ring no longer held the positions a rewind needs).
+  int64_t reprefills() const { return reprefills_; }
   const std::vector<int32_t>& context() const { return context_; }
   int64_t n_ctx() const { return cache_->capacity(); }
   kv::KvCache& cache() { return *cache_; }
 
  private:
+  // Prefills `tokens` into an empty cache (the rings' fallback).
+  Status reprefill(std::vector<int32_t> tokens);
+  int64_t reprefills_ = 0;
+
   Session(const model::Model& model, backend::Backend& backend, const SessionConfig& config)
       : model_(model), backend_(backend), config_(config) {}
 
