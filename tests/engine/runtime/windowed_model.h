@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <hearth/engine/gguf/writer.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -68,7 +69,10 @@ inline std::string write_windowed_model(const WindowedModelSpec& sp, const std::
       {a + ".rope.freq_base", gguf::make_float32(10000.0f)},
       {a + ".attention.sliding_window", gguf::make_uint32(static_cast<uint32_t>(sp.window))},
   };
-  const std::string path = ::testing::TempDir() + "hearth-windowed-" + name + ".gguf";
+  // One file per process: ctest runs test cases as parallel processes, and
+  // rewriting a file another process has mapped would fault its reads.
+  const std::string path =
+      ::testing::TempDir() + "hearth-windowed-" + name + "-" + std::to_string(::getpid()) + ".gguf";
   auto st = gguf::GgufWriter::write_file(path, md, tensors);
   EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
   return path;
