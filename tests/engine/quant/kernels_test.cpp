@@ -199,7 +199,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
   }
   // The AVX-512 level must provide them for the formats decode relies on.
   if (GetParam() == KernelLevel::Avx512) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
