@@ -57,8 +57,10 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, CatalogJsonFollowsTheContract) {
+  // --vram-free keeps the verdicts independent of this machine's GPU (and
+  // keeps a GPU driver out of a unit test).
   const CliResult r = run_cli({QStringLiteral("catalog"), QStringLiteral("--json"), QStringLiteral("--ctx"),
-                               QStringLiteral("2048")});
+                               QStringLiteral("2048"), QStringLiteral("--vram-free"), QStringLiteral("0")});
   ASSERT_EQ(r.exit_code, 0) << r.err.toStdString();
   QJsonParseError error{};
   const QJsonDocument doc = QJsonDocument::fromJson(r.out, &error);
@@ -88,7 +90,8 @@ TEST_F(CliTest, CatalogJsonFollowsTheContract) {
 // the memory figure built on it), "*" after a size without a published
 // SHA-256, and a legend that says both are settled at download.
 TEST_F(CliTest, CatalogTextMarksEstimatedSizesAndUnpublishedHashes) {
-  const CliResult r = run_cli({QStringLiteral("catalog"), QStringLiteral("--ctx"), QStringLiteral("2048")});
+  const CliResult r = run_cli({QStringLiteral("catalog"), QStringLiteral("--ctx"), QStringLiteral("2048"),
+                               QStringLiteral("--vram-free"), QStringLiteral("0")});
   ASSERT_EQ(r.exit_code, 0) << r.err.toStdString();
   QFile file(QStringLiteral(HEARTH_RESOURCES_DIR "/catalog.json"));
   ASSERT_TRUE(file.open(QIODevice::ReadOnly));
