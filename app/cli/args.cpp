@@ -1,9 +1,11 @@
 #include "args.h"
+#include "verbs.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 namespace hearth::cli {
@@ -135,6 +137,22 @@ std::string help_text(const VerbSpec& spec) {
   }
   text += fmt::format("  {:<28} {}\n", "-h, --help", "show this help");
   return text;
+}
+
+std::optional<ParsedArgs> parse_verb_args(const VerbSpec& spec, const std::vector<std::string>& argv, int& exit_code) {
+  auto parsed = parse_args(spec, argv);
+  if (!parsed.ok()) {
+    // The message already names the verb.
+    std::fprintf(stderr, "%s\n", parsed.error().message.c_str());
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  if (parsed->help_requested_) {
+    std::fputs(help_text(spec).c_str(), stdout);
+    exit_code = kExitOk;
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
 }
 
 }  // namespace hearth::cli

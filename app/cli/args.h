@@ -55,4 +55,9 @@ Result<ParsedArgs> parse_args(const VerbSpec& spec, const std::vector<std::strin
 
 std::string help_text(const VerbSpec& spec);
 
+// The start of every verb: parses argv; on a usage error prints it on stderr
+// and sets `exit_code` to kExitUsage, on --help prints the help and sets
+// kExitOk. Returns the arguments only when the verb should go on.
+std::optional<ParsedArgs> parse_verb_args(const VerbSpec& spec, const std::vector<std::string>& argv, int& exit_code);
+
 }  // namespace hearth::cli

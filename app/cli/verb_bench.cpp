@@ -139,15 +139,9 @@ int run_bench(const std::vector<std::string>& argv) {
                  {"profile", FlagKind::Switch, "GPU time per op of the last repetition (vulkan)", "", ""},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   auto pp = args->get_int("pp", 512, 0, 1 << 16);
   auto tg = args->get_int("tg", 128, 0, 1 << 16);
   auto reps = args->get_int("reps", 3, 1, 100);

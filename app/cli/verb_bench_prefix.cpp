@@ -67,15 +67,9 @@ int run_bench_prefix(const std::vector<std::string>& argv) {
                  {"system-tokens", FlagKind::Value, "system prompt length in tokens", "", "N"},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   auto n_system = args->get_int("system-tokens", 1000, 1, 1 << 20);
   if (!n_system.ok() || !args->has("model")) {
     std::fprintf(stderr, "bench-prefix: --model is required; --system-tokens takes a number\n");

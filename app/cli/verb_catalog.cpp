@@ -50,16 +50,10 @@ Result<models::Catalog> load_catalog(const ParsedArgs& args) {
 }  // namespace
 
 int run_catalog(const std::vector<std::string>& argv) {
-  auto parsed = parse_args(spec(), argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "%s\n", parsed.error().message.c_str());
-    return kExitUsage;
-  }
-  const ParsedArgs& args = parsed.value();
-  if (args.help_requested_) {
-    std::fputs(help_text(spec()).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto parsed = parse_verb_args(spec(), argv, exit_code);
+  if (!parsed) return exit_code;
+  const ParsedArgs& args = *parsed;
   auto ctx = args.get_int("ctx", 4096, 1, 1 << 24);
   auto vram = args.get_int("vram-free", 0, 0, INT64_MAX);
   if (!ctx.ok() || !vram.ok()) {

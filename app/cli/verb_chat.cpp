@@ -41,15 +41,9 @@ int run_chat(const std::vector<std::string>& argv) {
                  {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const std::string overflow = args->get_or("overflow", "stop");
   if (!runtime::parse_overflow_policy(overflow).ok()) {
     std::fprintf(stderr, "chat: --overflow takes stop, evict or summarize, not '%s'\n", overflow.c_str());

@@ -40,15 +40,9 @@ int run_detokenize(const std::vector<std::string>& argv) {
        {"show-special", FlagKind::Switch, "render control tokens as their text", "", ""},
        {"remove-special", FlagKind::Switch, "drop the BOS/EOS the vocabulary adds", "", ""},
        {"raw", FlagKind::Switch, "no clean-up of spaces before punctuation", "", ""}}};
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "detokenize: %s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const bool corpus = args->has("corpus");
   if (!args->has("model") || corpus == args->has("ids") || corpus != args->has("out")) {
     std::fprintf(stderr, "detokenize: needs --model and either --ids, or --corpus with --out\n");

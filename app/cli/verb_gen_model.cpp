@@ -68,15 +68,9 @@ int run_gen_model(const std::vector<std::string>& argv) {
                  {"out", FlagKind::Value, "output file", "o", "OUT.gguf"},
                  {"seed", FlagKind::Value, "random seed (default 1)", "", "S"},
                  {"threads", FlagKind::Value, "quantization threads (default 2)", "t", "N"}}};
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const std::string shape_name = args->get_or("shape", "");
   const Shape* shape = nullptr;
   for (const auto& s : kShapes) {

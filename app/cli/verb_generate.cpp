@@ -25,15 +25,9 @@ int run_generate(const std::vector<std::string>& argv) {
                  {"print-ids", FlagKind::Switch, "print the generated token ids instead of text", "", ""}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   if (!args->has("model") || (args->has("prompt") == args->has("tokens"))) {
     std::fprintf(stderr, "generate: --model and one of --prompt or --tokens are required\n");
     return kExitUsage;

@@ -94,15 +94,9 @@ int run_info(const std::vector<std::string>& argv) {
        {"json", FlagKind::Switch, "print one JSON object", "", ""}},
       1,
       1};
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "info: %s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const std::string kv_name = args->get_or("kv-type", "f16");
   DType kv_type = DType::F16;
   if (kv_name == "q8_0" || kv_name == "Q8_0") {

@@ -19,15 +19,9 @@ int run_logits(const std::vector<std::string>& argv) {
                  {"tokens", FlagKind::Value, "token ids, space-separated", "", "IDS"},
                  {"out", FlagKind::Value, "output file (n x n_vocab float32)", "o", "OUT"}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "%s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   if (!args->has("model") || !args->has("tokens") || !args->has("out")) {
     std::fprintf(stderr, "logits: --model, --tokens and --out are required\n");
     return kExitUsage;

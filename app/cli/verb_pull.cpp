@@ -94,16 +94,10 @@ void draw_bar(const models::Download& d, bool tty) {
 }  // namespace
 
 int run_pull(const std::vector<std::string>& argv) {
-  auto parsed = parse_args(spec(), argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "%s\n", parsed.error().message.c_str());
-    return kExitUsage;
-  }
-  const ParsedArgs& args = parsed.value();
-  if (args.help_requested_) {
-    std::fputs(help_text(spec()).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto parsed = parse_verb_args(spec(), argv, exit_code);
+  if (!parsed) return exit_code;
+  const ParsedArgs& args = *parsed;
   const std::string target = args.positionals()[0];
   std::string expected_sha = lower(args.get_or("sha256", ""));
   if (!expected_sha.empty() && !is_hex64(expected_sha)) {

@@ -23,15 +23,9 @@ int run_quantize(const std::vector<std::string>& argv) {
        {"no-error-report", FlagKind::Switch, "skip measuring the error (faster)", "", ""}},
       3,
       3};
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "quantize: %s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const auto& pos = args->positionals();
   auto target = tools::quant_target_from_name(pos[2]);
   if (!target.ok()) {

@@ -125,12 +125,9 @@ Result<ModelTemplate> template_from_model(const std::string& path) {
 
 int run_template(const std::vector<std::string>& argv) {
   const VerbSpec spec = template_spec();
-  auto parsed = parse_args(spec, argv);
-  if (!parsed.ok()) return usage_error(parsed.error().message);
-  if (parsed->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto parsed = parse_verb_args(spec, argv, exit_code);
+  if (!parsed) return exit_code;
   const auto model = parsed->get("model");
   const auto template_file = parsed->get("template-file");
   const auto messages_file = parsed->get("messages");

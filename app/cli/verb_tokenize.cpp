@@ -22,15 +22,9 @@ int run_tokenize(const std::vector<std::string>& argv) {
        {"out", FlagKind::Value, "output file for --corpus: one line of ids per case", "o", "OUT"},
        {"parse-special", FlagKind::Switch, "turn control-token text into control tokens", "", ""},
        {"no-add-special", FlagKind::Switch, "do not add BOS/EOS", "", ""}}};
-  auto args = parse_args(spec, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "tokenize: %s\n", args.error().message.c_str());
-    return kExitUsage;
-  }
-  if (args->help_requested_) {
-    std::fputs(help_text(spec).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
   const bool corpus = args->has("corpus");
   if (!args->has("model") || corpus == args->has("text") || corpus != args->has("out")) {
     std::fprintf(stderr, "tokenize: needs --model and either --text, or --corpus with --out\n");
