@@ -6,28 +6,14 @@
 #include <sstream>
 #include <string>
 
-#include "../../engine/model/fixture_logits.h"
+#include "cli_process.h"
 
 namespace {
 
 using hearth::testing::data_path;
-
-std::string cli() { return std::string(HEARTH_BINARY_DIR) + "/app/hearth-cli"; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string tokens_arg(const std::string& file) {
-  std::string ids = slurp(data_path("models/" + file));
-  for (char& c : ids) {
-    if (c == '\n') c = ' ';
-  }
-  return ids;
-}
+using hearth::testing::cli;
+using hearth::testing::slurp;
+using hearth::testing::tokens_arg;
 
 TEST(CliLogits, MatchesTheReferenceLogits) {
   struct C { const char* model; double cos; double top1; };

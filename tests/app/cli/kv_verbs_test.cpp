@@ -9,20 +9,13 @@
 #include <sstream>
 #include <string>
 
-#include "../../engine/model/fixture_logits.h"
+#include "cli_process.h"
 
 namespace {
 
 using hearth::testing::data_path;
-
-std::string cli() { return std::string(HEARTH_BINARY_DIR) + "/app/hearth-cli"; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using hearth::testing::cli;
+using hearth::testing::slurp;
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
