@@ -6,6 +6,7 @@
 #include <hearth/engine/quant/kernels.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "thread_pool.h"
@@ -33,6 +34,20 @@ struct MatmulScratch {
   std::vector<uint8_t> buffer;
 };
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
+
+// One-token products the multi-row decode kernels handle.
+bool is_decode_matmul(const Node& n, const quant::KernelTable& kt);
+// Whether `next` may run together with `first` (and any products between
+// them that passed this test): both decode products of the same input with
+// one activation conversion, and outputs that overlap neither each other
+// nor the input. Q, K and V, or gate and up, then cost one conversion and
+// one meeting of the threads instead of three or two.
+bool can_share_decode(const Node& first, const Node& next, const quant::KernelTable& kt);
+constexpr size_t kMaxDecodeGroup = 4;
+// Decode products of one input (each passed can_share_decode with the
+// first) as one range of rows split across the threads.
+void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
+                            MatmulScratch& scratch);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.
 void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);

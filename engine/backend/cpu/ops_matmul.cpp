@@ -5,7 +5,9 @@
 // in chunks; prefill runs the table's GEMM tile kernel on (row tile x token
 // tile) work items so each weight block is unpacked once per group of tokens.
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cassert>
 #include <cstring>
 #include <vector>
 
@@ -87,23 +89,109 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
 
 }  // namespace
 
+bool is_decode_matmul(const Node& n, const quant::KernelTable& kt) {
+  if (n.op != Op::MatMul || n.src[1]->ne[1] != 1 || !kt.supports(n.src[0]->type)) return false;
+  return kt.get(n.src[0]->type).decode.rows != nullptr;
+}
+
+namespace {
+
+bool overlaps(const Tensor* a, const Tensor* b) {
+  const auto* pa = static_cast<const uint8_t*>(a->data);
+  const auto* pb = static_cast<const uint8_t*>(b->data);
+  return pa < pb + b->bytes() && pb < pa + a->bytes();
+}
+
+}  // namespace
+
+bool can_share_decode(const Node& first, const Node& next, const quant::KernelTable& kt) {
+  if (!is_decode_matmul(first, kt) || !is_decode_matmul(next, kt)) return false;
+  const Tensor* x = first.src[1];
+  if (next.src[1] != x || next.src[0]->ne[0] != first.src[0]->ne[0]) return false;
+  const quant::TypeKernels& a = kt.get(first.src[0]->type);
+  const quant::TypeKernels& b = kt.get(next.src[0]->type);
+  // One converted activation and one prepared layout serve both.
+  if (a.act_type != b.act_type || a.decode.prepare != b.decode.prepare) return false;
+  // The two products run at the same time: neither output may share memory
+  // with the other or with the input they both read.
+  return !overlaps(next.dst, first.dst) && !overlaps(next.dst, x);
+}
+
+void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
+                            MatmulScratch& scratch) {
+  const Node& first = *nodes.front();
+  const Tensor* x = first.src[1];
+  const int64_t cols = x->ne[0];
+  const quant::TypeKernels& k0 = kt.get(first.src[0]->type);
+  const size_t act_bytes =
+      align_up(static_cast<size_t>(cols / traits(k0.act_type).block_elements) * traits(k0.act_type).block_bytes);
+  const size_t prepared_bytes = k0.decode.prepare ? align_up(k0.decode.prepared_bytes(cols)) : 0;
+  if (scratch.buffer.size() < act_bytes + prepared_bytes) scratch.buffer.resize(act_bytes + prepared_bytes);
+  uint8_t* act = scratch.buffer.data();
+  kt.quantize_activation(k0.act_type, static_cast<const float*>(x->data), act, cols);
+  // The multi-row kernels read the activation in their own layout, made once
+  // here (a few KB) for every product of the group.
+  const uint8_t* rows_act = act;
+  if (k0.decode.prepare) {
+    k0.decode.prepare(act, act + act_bytes, cols);
+    rows_act = act + act_bytes;
+  }
+  // The products' rows as one range, so the threads share them all with one
+  // guided split and meet once at the end instead of once per product.
+  struct Part {
+    const quant::TypeKernels* k;
+    const uint8_t* w;
+    size_t rb;
+    float* y;
+    int64_t first_row;
+  };
+  std::array<Part, kMaxDecodeGroup> parts{};
+  assert(nodes.size() <= parts.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* w = nodes[i]->src[0];
+    parts[i] = {&kt.get(w->type), static_cast<const uint8_t*>(w->data), w->row_bytes(),
+                static_cast<float*>(nodes[i]->dst->data), total};
+    total += w->ne[1];
+  }
+  const size_t n_parts = nodes.size();
+  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
+    size_t i = 0;
+    while (i + 1 < n_parts && parts[i + 1].first_row <= b) ++i;
+    for (; b < e; ++i) {
+      const Part& part = parts[i];
+      const int64_t part_end = i + 1 < n_parts ? parts[i + 1].first_row : total;
+      const int64_t stop = std::min(e, part_end);
+      const int64_t r = b - part.first_row;
+      part.k->decode.rows(cols, part.w + static_cast<size_t>(r) * part.rb, part.rb, stop - b, rows_act, part.y + r);
+      b = stop;
+    }
+  });
+  for (const Node* n : nodes) {
+    if (n->src[2]) add_bias(static_cast<float*>(n->dst->data), static_cast<const float*>(n->src[2]->data), n->src[0]->ne[1], 1);
+  }
+}
+
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
   float* y = static_cast<float*>(n.dst->data);
+  if (is_decode_matmul(n, kt)) {
+    const Node* one[] = {&n};
+    op_matmul_decode_group(one, pool, kt, scratch);
+    return;
+  }
   if (!kt.supports(w->type)) {
     matmul_by_rows(n, pool);
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
-    const bool decode_rows = n_tok == 1 && k.decode.rows;
     const bool prefill_tiles = n_tok > 1 && k.prefill.gemm;
     // The scratch layout of this product: converted activations, then the
     // kernel's own layout of them, then one weight tile per thread.
     const size_t act_bytes = align_up(ab * static_cast<size_t>(n_tok));
     size_t prepared_bytes = 0, tile_bytes = 0;
-    if (decode_rows && k.decode.prepare) prepared_bytes = align_up(k.decode.prepared_bytes(cols));
     if (prefill_tiles) {
       prepared_bytes = align_up(k.prefill.prepared_bytes(cols, n_tok));
       tile_bytes = align_up(k.prefill.tile_bytes(cols));
@@ -122,18 +210,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     const auto* wdata = static_cast<const uint8_t*>(w->data);
     const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
     const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
-    if (decode_rows) {
-      // The multi-row kernel reads the activation in its own layout, made
-      // once here (a few KB).
-      const uint8_t* rows_act = act;
-      if (k.decode.prepare) {
-        k.decode.prepare(act, prepared, cols);
-        rows_act = prepared;
-      }
-      for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
-        k.decode.rows(cols, wdata + b * rb, rb, e - b, rows_act, y + b);
-      });
-    } else if (n_tok == 1) {
+    if (n_tok == 1) {
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
         for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
       });
