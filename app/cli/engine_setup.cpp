@@ -19,6 +19,9 @@ std::vector<FlagSpec> engine_flags() {
       {"threads", FlagKind::Value, "CPU threads (default 2)", "t", "N"},
       {"kv-type", FlagKind::Value, "KV cache type: f16 or q8_0 (default f16)", "", "TYPE"},
       {"gpu-layers", FlagKind::Value, "layers on the GPU with --backend vulkan: N, auto (from free VRAM) or all (default)", "", "N"},
+      {"weights", FlagKind::Value,
+       "where the weights live: copy (huge pages), mapped (the file, in place) or auto (copy where the kernel has "
+       "transparent huge pages; default)", "", "MODE"},
   };
 }
 
@@ -83,6 +86,11 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   // KV bytes for the memory check; the hyperparameters are read by the load
   // itself, so estimate from the file once it is open (see below).
   model::LoadOptions opts;
+  {
+    auto weights = model::parse_weight_memory(args.get_or("weights", "auto"));
+    if (!weights.ok()) return make_error(ErrorCode::InvalidArgument, fmt::format("--weights: {}", weights.error().message));
+    opts.weights = *weights;
+  }
   if (isatty(2)) opts.progress = [last = -1](const model::LoadProgress& p) mutable {
     const int pct = p.total_bytes ? static_cast<int>(100 * p.done_bytes / p.total_bytes) : 100;
     if (pct / 10 != last / 10) {

@@ -1,8 +1,8 @@
 // hearth-cli bench: prompt processing (pp) and generation (tg) speed, mean and
 // standard deviation over repetitions, the weight bytes read per generated
 // token, and the fraction of this machine's read bandwidth that reaches. The
-// bandwidth is measured here, with a streaming read over a buffer far larger
-// than the caches, on the same number of threads.
+// bandwidth is measured here (read_bandwidth.h), on the same number of
+// threads, right before and right after every counted generation run.
 #include <fmt/format.h>
 #include <hearth/engine/backend/vulkan/profile.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
@@ -18,10 +18,10 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
-#include <thread>
 
 #include "args.h"
 #include "engine_setup.h"
+#include "read_bandwidth.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -30,55 +30,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Sums 64-bit words with independent accumulators so the loop is bound by
-// loads, not by the add chain.
-uint64_t read_sum(const uint64_t* p, size_t n) {
-  uint64_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0;
-  for (size_t i = 0; i + 8 <= n; i += 8) {
-    a += p[i]; b += p[i + 1]; c += p[i + 2]; d += p[i + 3];
-    e += p[i + 4]; f += p[i + 5]; g += p[i + 6]; h += p[i + 7];
-  }
-  return a + b + c + d + e + f + g + h;
-}
-
-// Best of several passes of `threads` threads each reading its slice of a
-// 1 GiB buffer (32x a large L3), in GB/s.
-double measure_read_bandwidth(int threads) {
-  const size_t bytes = size_t{1} << 30;
-  const size_t words = bytes / 8;
-  std::unique_ptr<uint64_t[]> buf(new uint64_t[words]);
-  // Touch every page in parallel so it is really allocated before timing.
-  {
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; ++t) {
-      ts.emplace_back([&, t] {
-        const size_t b = words * static_cast<size_t>(t) / static_cast<size_t>(threads);
-        const size_t e = words * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
-        for (size_t i = b; i < e; ++i) buf[i] = i;
-      });
-    }
-    for (auto& t : ts) t.join();
-  }
-  double best = 0;
-  std::vector<uint64_t> sums(static_cast<size_t>(threads));
-  for (int pass = 0; pass < 5; ++pass) {
-    const auto t0 = Clock::now();
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; ++t) {
-      ts.emplace_back([&, t] {
-        const size_t b = words * static_cast<size_t>(t) / static_cast<size_t>(threads);
-        const size_t e = words * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
-        sums[static_cast<size_t>(t)] = read_sum(buf.get() + b, e - b);
-      });
-    }
-    for (auto& t : ts) t.join();
-    best = std::max(best, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
-  }
-  volatile uint64_t sink = std::accumulate(sums.begin(), sums.end(), uint64_t{0});
-  (void)sink;
-  return best;
-}
 
 struct Stats {
   double mean = 0, sd = 0;
@@ -169,7 +120,13 @@ int run_bench(const std::vector<std::string>& argv) {
   sampling::Rng rng(42);
   const auto n_vocab = static_cast<uint64_t>(model.hparams().n_vocab);
   std::vector<float> logits;
-  std::vector<double> pp_tps, tg_tps;
+  std::vector<double> pp_tps, tg_tps, tg_bw;
+  auto probe = ReadBandwidthProbe::create(setup->threads);
+  if (!probe.ok()) {
+    std::fprintf(stderr, "bench: %s\n", probe.error().message.c_str());
+    return kExitBadInput;
+  }
+  constexpr int kProbePasses = 3;
   for (int64_t r = 0; r <= *reps; ++r) {  // repetition 0 warms up and is not counted
     if (*pp > 0) {
       std::vector<int32_t> ids(static_cast<size_t>(*pp)), pos(static_cast<size_t>(*pp));
@@ -189,6 +146,9 @@ int run_bench(const std::vector<std::string>& argv) {
     if (*tg > 0) {
       (*cache)->clear();
       int32_t token = static_cast<int32_t>(rng.next() % n_vocab);
+      // The run's bandwidth: the better of the probes just before and just
+      // after it (the higher figure makes the fraction the harder to reach).
+      const double bw_before = r > 0 ? probe->measure(kProbePasses) : 0.0;
       const auto t0 = Clock::now();
       for (int32_t i = 0; i < *tg; ++i) {
         const auto t_step = Clock::now();
@@ -201,13 +161,23 @@ int run_bench(const std::vector<std::string>& argv) {
         if (r == *reps) add_step(tg_profile, vk, seconds_since(t_step));
         token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       }
-      if (r > 0) tg_tps.push_back(static_cast<double>(*tg) / seconds_since(t0));
+      if (r > 0) {
+        tg_tps.push_back(static_cast<double>(*tg) / seconds_since(t0));
+        tg_bw.push_back(std::max(bw_before, probe->measure(kProbePasses)));
+      }
     }
   }
-  const double bw = measure_read_bandwidth(setup->threads);
-  const Stats pps = stats(pp_tps), tgs = stats(tg_tps);
+  if (tg_bw.empty()) tg_bw.push_back(probe->measure(5));  // no generation runs to bracket
+  const Stats pps = stats(pp_tps), tgs = stats(tg_tps), bws = stats(tg_bw);
   const auto bpt = model.bytes_per_token();
+  const double bw = bws.mean;
   const double roofline = bw > 0 ? static_cast<double>(bpt) * tgs.mean / (bw * 1e9) : 0.0;
+  // The same fraction run by run, each against its own bracketing bandwidth.
+  std::vector<double> run_fractions;
+  for (size_t i = 0; i < tg_tps.size(); ++i) {
+    run_fractions.push_back(static_cast<double>(bpt) * tg_tps[i] / (tg_bw[i] * 1e9));
+  }
+  const Stats fracs = stats(run_fractions);
   if (args->has("json")) {
     nlohmann::json j = {{"model", *args->get("model")},
                         {"backend", be.name()},
@@ -220,8 +190,11 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"tg_tps", tgs.mean},
                         {"tg_tps_sd", tgs.sd},
                         {"weight_bytes_per_token", bpt},
+                        {"weight_memory", model::to_string(model.weight_memory())},
                         {"read_bandwidth_gbps", bw},
-                        {"roofline_fraction", roofline}};
+                        {"read_bandwidth_gbps_sd", bws.sd},
+                        {"roofline_fraction", roofline},
+                        {"roofline_fraction_runs", run_fractions}};
     if (vk) j["profile"] = {{"pp", profile_json(pp_profile)}, {"tg", profile_json(tg_profile)}};
     std::printf("%s\n", j.dump().c_str());
   } else {
@@ -229,8 +202,15 @@ int run_bench(const std::vector<std::string>& argv) {
                 be.device().name.c_str(), setup->threads);
     std::printf("pp%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*pp), pps.mean, pps.sd);
     std::printf("tg%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*tg), tgs.mean, tgs.sd);
-    std::printf("weights    %.1f MB read per generated token\n", static_cast<double>(bpt) / 1e6);
-    std::printf("bandwidth  %.1f GB/s measured read; generation reaches %.0f%% of it\n", bw, roofline * 100);
+    std::printf("weights    %.1f MB read per generated token (%s)\n", static_cast<double>(bpt) / 1e6,
+                model.weight_memory() == model::WeightMemory::HugePageCopy ? "huge-page copy" : "file mapping");
+    std::printf("bandwidth  %.1f +- %.1f GB/s measured read around the generation runs\n", bw, bws.sd);
+    std::printf("roofline   generation reaches %.0f%% of it", roofline * 100);
+    if (run_fractions.size() > 1) {
+      const auto [lo, hi] = std::minmax_element(run_fractions.begin(), run_fractions.end());
+      std::printf(" (runs: %.0f%% +- %.0f%%, %.0f%%..%.0f%%)", fracs.mean * 100, fracs.sd * 100, *lo * 100, *hi * 100);
+    }
+    std::printf("\n");
     if (vk) {
       print_profile(fmt::format("pp{}", *pp).c_str(), pp_profile);
       print_profile(fmt::format("tg{}", *tg).c_str(), tg_profile);

@@ -1,4 +1,5 @@
-// Loading (memory check first, then mmap and binding in place) and the
+// Loading (memory check first, then mmap and binding; the weights used in
+// place or copied to huge pages, weight_memory.h) and the
 // forward-pass driver shared by every family.
 #include "hearth/engine/model/model.h"
 
@@ -43,10 +44,23 @@ Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, co
     HEARTH_CHECK(check_memory(file_bytes + options.extra_bytes, available_memory_bytes(), path.string()));
   }
   HEARTH_TRY(auto file, gguf::GgufFile::open(path, options.mode));
-  return from_file(std::move(file), options);
+  const bool copy = options.mode == gguf::LoadMode::Mmap && resolve(options.weights) == WeightMemory::HugePageCopy;
+  HEARTH_TRY(auto m, bind(std::move(file)));
+  if (copy) {
+    HEARTH_CHECK(m->copy_weights(path, options.progress));
+  } else {
+    m->fault_in(options.progress);
+  }
+  return m;
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::GgufFile file, const LoadOptions& options) {
+  HEARTH_TRY(auto m, bind(std::move(file)));
+  m->fault_in(options.progress);
+  return m;
+}
+
+Result<std::unique_ptr<Model>> Model::bind(gguf::GgufFile file) {
   std::unique_ptr<Model> m(new Model(std::move(file)));
   const std::string where = m->file_.path().string();
   HEARTH_TRY(m->hparams_.architecture, m->file_.architecture());
@@ -68,21 +82,59 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::GgufFile file, const LoadO
   HEARTH_CHECK(m->arch_->bind(binder, hp, m->weights_));
   if (m->weights_.rope_freqs) hp.rope.freq_factors = m->weights_.rope_freqs->as<const float>();
   m->weight_bytes_ = binder.bound_bytes();
+  return m;
+}
 
+void Model::fault_in(const ProgressFn& progress_fn) {
   // Fault the mapped pages in now, tensor by tensor, so the first token does
   // not pay for it and the caller can show progress.
-  LoadProgress progress{0, m->weight_bytes_};
+  LoadProgress progress{0, weight_bytes_};
   constexpr size_t kPage = 4096;
   volatile uint8_t sink = 0;
-  for (const Tensor& t : m->tensors_) {
+  for (const Tensor& t : tensors_) {
     const auto* p = static_cast<const uint8_t*>(t.data);
     const size_t n = t.bytes();
     for (size_t off = 0; off < n; off += kPage) sink = static_cast<uint8_t>(sink + p[off]);
     progress.done_bytes += n;
-    if (options.progress) options.progress(progress);
+    if (progress_fn) progress_fn(progress);
   }
   (void)sink;
-  return m;
+  weight_memory_ = WeightMemory::Mapped;
+}
+
+Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& progress_fn) {
+  if (tensors_.empty()) return {};
+  // The bound tensors as one byte range of the file: from the first weight's
+  // first byte to the last one's end (the few unbound bytes between them,
+  // alignment padding, come along).
+  const auto* lo = static_cast<const uint8_t*>(tensors_.front().data);
+  const uint8_t* hi = lo;
+  for (const Tensor& t : tensors_) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    lo = std::min(lo, p);
+    hi = std::max(hi, p + t.bytes());
+  }
+  // The mapping's first byte is file offset 0: locate `lo` in the file
+  // through any tensor's offset in the data section.
+  const gguf::TensorInfo& info = file_.tensors().front();
+  const uint8_t* mapping = file_.tensor_data(info).data() - (file_.data_offset() + info.offset);
+  const auto offset = static_cast<uint64_t>(lo - mapping);
+  const auto size = static_cast<uint64_t>(hi - lo);
+  const uint64_t total = weight_bytes_;
+  HEARTH_TRY(weight_copy_, HugePageBuffer::read_file(path, offset, size, [&](uint64_t done) {
+               // Progress in the units the mapped load reports (weight bytes, a
+               // tied matrix counted twice), scaled from the bytes read.
+               if (!progress_fn) return;
+               const double fraction = static_cast<double>(done) / static_cast<double>(size);
+               const auto scaled = static_cast<uint64_t>(fraction * static_cast<double>(total));
+               progress_fn(LoadProgress{done == size ? total : scaled, total});
+             }));
+  for (Tensor& t : tensors_) {
+    t.data = weight_copy_.data() + (static_cast<const uint8_t*>(t.data) - lo);
+  }
+  if (weights_.rope_freqs) hparams_.rope.freq_factors = weights_.rope_freqs->as<const float>();
+  weight_memory_ = WeightMemory::HugePageCopy;
+  return {};
 }
 
 uint64_t Model::bytes_per_token() const {

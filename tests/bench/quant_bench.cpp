@@ -57,7 +57,8 @@ std::vector<uint8_t> make_activations(const KernelTable& kt, DType act, int64_t 
   return out;
 }
 
-// Matrix-vector product over a matrix of `bytes` (64 MiB: from memory;
+// Matrix-vector product over a matrix of `bytes` (256 MiB, 8x a 32 MiB L3:
+// from memory;
 // 512 KiB: from cache), rows split evenly across benchmark threads.
 void BM_VecDot(benchmark::State& state, DType type, KernelLevel level, size_t bytes) {
   const CpuFeatures f = detect_cpu_features();
@@ -188,12 +189,12 @@ void register_all() {
   for (DType t : types) {
     for (KernelLevel l : levels) {
       const std::string name = std::string(traits(t).name) + "/" + std::string(to_string(l));
-      benchmark::RegisterBenchmark(("VecDotMem/" + name).c_str(), BM_VecDot, t, l, size_t{64} << 20)
+      benchmark::RegisterBenchmark(("VecDotMem/" + name).c_str(), BM_VecDot, t, l, size_t{256} << 20)
           ->Threads(1)->Threads(2)->UseRealTime();
       benchmark::RegisterBenchmark(("VecDotCache/" + name).c_str(), BM_VecDot, t, l, size_t{512} << 10);
       benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t, l)->Arg(16)->Arg(64)->Arg(512);
       if (l == levels.back()) {
-        benchmark::RegisterBenchmark(("DecodeMem/" + name).c_str(), BM_DecodeRows, t, l, size_t{64} << 20)
+        benchmark::RegisterBenchmark(("DecodeMem/" + name).c_str(), BM_DecodeRows, t, l, size_t{256} << 20)
             ->Threads(1)->Threads(2)->UseRealTime();
         benchmark::RegisterBenchmark(("DecodeCache/" + name).c_str(), BM_DecodeRows, t, l, size_t{512} << 10);
       }

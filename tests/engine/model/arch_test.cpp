@@ -14,6 +14,8 @@
 #include <numeric>
 #include <random>
 
+#include "weight_checks.h"
+
 namespace hearth::model {
 namespace {
 
@@ -249,6 +251,38 @@ TEST_P(Arch, LogitsMatchANaiveScalarTransformer) {
   const auto want = naive_logits(sp, w, ids);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-3f * (1.0f + std::fabs(want[i]))) << i;
+}
+
+// Both weight placements for every family's tensors (fused projections and
+// their views, Q/K norms, post-norms, tied output, Llama 3.1 rope_freqs):
+// every weight's bytes are the file's, a copy leaves nothing (the RoPE
+// frequency factors included) pointing into the mapping, and the logits
+// match the naive transformer either way.
+TEST_P(Arch, WeightsMappedOrCopiedGiveTheSameModel) {
+  const Spec& sp = GetParam();
+  Weights w;
+  const std::string path = write_model(sp, w);
+  const std::vector<int32_t> ids{3, 1, 4, 1, 5};
+  std::vector<int32_t> pos(ids.size());
+  std::iota(pos.begin(), pos.end(), 0);
+  const auto want = naive_logits(sp, w, ids);
+  for (WeightMemory where : {WeightMemory::Mapped, WeightMemory::HugePageCopy}) {
+    LoadOptions opts;
+    opts.weights = where;
+    auto model = Model::load(path, opts);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_GT(hearth::testing::expect_weights_hold_the_files_bytes(**model, where), 0u);
+    EXPECT_EQ((*model)->hparams().rope.freq_factors != nullptr, sp.rope_freqs);
+    auto be = backend::make_cpu_backend({2});
+    auto cache = kv::KvCache::create(*be, (*model)->kv_config(16, DType::F32));
+    ASSERT_TRUE(cache.ok());
+    std::vector<float> got;
+    ASSERT_TRUE((*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::All, got).ok());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 2e-3f * (1.0f + std::fabs(want[i]))) << to_string(where) << " " << i;
+    }
+  }
 }
 
 // The scratch estimate holds for every family's layer shape (fused

@@ -8,6 +8,7 @@
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/hparams.h>
+#include <hearth/engine/model/weight_memory.h>
 #include <hearth/engine/model/weights.h>
 
 #include <cstdint>
@@ -31,6 +32,9 @@ enum class MemoryCheck { Enforce, Skip };
 
 struct LoadOptions {
   gguf::LoadMode mode = gguf::LoadMode::Mmap;
+  // Where the weights of a mapped file live (weight_memory.h); a file read
+  // into memory (LoadMode::Memory) is used as it is.
+  WeightMemory weights = WeightMemory::Auto;
   MemoryCheck memory_check = MemoryCheck::Enforce;
   // Memory the caller will need besides the weights (KV cache, scratch),
   // included in the check made before anything is loaded.
@@ -64,6 +68,8 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   const gguf::GgufFile& file() const { return file_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // Where the weights ended up: Mapped or HugePageCopy.
+  WeightMemory weight_memory() const { return weight_memory_; }
   // Weight bytes read per generated token (every matrix once; the embedding
   // table only for one row).
   uint64_t bytes_per_token() const;
@@ -91,7 +97,15 @@ class Model {
 
  private:
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
+  static Result<std::unique_ptr<Model>> bind(gguf::GgufFile file);
+  // Faults the mapped weights in, reporting progress.
+  void fault_in(const ProgressFn& progress);
+  // Reads the weights' byte range of `path` into huge-page memory and points
+  // every weight tensor there; the mapped pages are never touched.
+  Status copy_weights(const std::filesystem::path& path, const ProgressFn& progress);
   gguf::GgufFile file_;
+  HugePageBuffer weight_copy_;  // empty while the weights are used in place
+  WeightMemory weight_memory_ = WeightMemory::Mapped;
   HParams hparams_;
   ModelWeights weights_;
   std::deque<Tensor> tensors_;

@@ -1,0 +1,133 @@
+#include "hearth/engine/model/weight_memory.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+
+namespace hearth::model {
+namespace {
+
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
+// Read in pieces so a caller can show progress on a multi-GB model.
+constexpr uint64_t kReadChunk = uint64_t{64} << 20;
+
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Result<WeightMemory> parse_weight_memory(std::string_view text) {
+  if (text == "auto") return WeightMemory::Auto;
+  if (text == "mapped") return WeightMemory::Mapped;
+  if (text == "copy") return WeightMemory::HugePageCopy;
+  return make_error(ErrorCode::InvalidArgument,
+                    fmt::format("weight memory '{}' is not one of auto, mapped, copy", text));
+}
+
+const char* to_string(WeightMemory m) {
+  switch (m) {
+    case WeightMemory::Auto: return "auto";
+    case WeightMemory::Mapped: return "mapped";
+    case WeightMemory::HugePageCopy: return "copy";
+  }
+  return "auto";
+}
+
+bool transparent_huge_pages_available(const std::filesystem::path& thp_enabled_path) {
+  // The file reads like "always [madvise] never", the active mode bracketed.
+  std::ifstream in(thp_enabled_path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  return line.find("[always]") != std::string::npos || line.find("[madvise]") != std::string::npos;
+}
+
+WeightMemory resolve(WeightMemory requested) {
+  if (requested != WeightMemory::Auto) return requested;
+  return transparent_huge_pages_available() ? WeightMemory::HugePageCopy : WeightMemory::Mapped;
+}
+
+Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
+  HugePageBuffer out;
+  const uint64_t length = std::max<uint64_t>(kHugePage, (size + kHugePage - 1) / kHugePage * kHugePage);
+  // One huge page more than needed, trimmed so the start is aligned.
+  void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    return make_error(ErrorCode::OutOfMemory,
+                      fmt::format("cannot allocate {:.1f} MB: {}", static_cast<double>(size) / 1e6, std::strerror(errno)));
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > begin) ::munmap(raw, aligned - begin);
+  const uintptr_t end = aligned + length, raw_end = begin + length + kHugePage;
+  if (raw_end > end) ::munmap(reinterpret_cast<void*>(end), raw_end - end);
+  out.data_ = reinterpret_cast<uint8_t*>(aligned);
+  out.size_ = size;
+  out.mapped_bytes_ = length;
+  (void)::madvise(out.data_, length, MADV_HUGEPAGE);
+  return out;
+}
+
+Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
+                                                 const ProgressFn& progress) {
+  FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (guard.fd < 0) {
+    return make_error(ErrorCode::Io, fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  }
+  auto buffer = allocate(size);
+  if (!buffer.ok()) {
+    return make_error(ErrorCode::OutOfMemory, fmt::format("{}: weights: {}", path.string(), buffer.error().message));
+  }
+  HugePageBuffer out = std::move(buffer).value();
+  uint64_t done = 0;
+  while (done < size) {
+    const uint64_t want = std::min(kReadChunk, size - done);
+    const ssize_t n = ::pread(guard.fd, out.data_ + done, want, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return make_error(ErrorCode::Io, fmt::format("{}: cannot read at byte {}: {}", path.string(), offset + done,
+                                                   std::strerror(errno)));
+    }
+    if (n == 0) {
+      return make_error(ErrorCode::Io, fmt::format("{}: the file ends at byte {}, the weights reach byte {}",
+                                                   path.string(), offset + done, offset + size));
+    }
+    done += static_cast<uint64_t>(n);
+    if (progress) progress(done);
+  }
+  return out;
+}
+
+HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept { *this = std::move(other); }
+
+HugePageBuffer& HugePageBuffer::operator=(HugePageBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+  }
+  return *this;
+}
+
+HugePageBuffer::~HugePageBuffer() { release(); }
+
+void HugePageBuffer::release() {
+  if (data_) ::munmap(data_, mapped_bytes_);
+  data_ = nullptr;
+  size_ = 0;
+  mapped_bytes_ = 0;
+}
+
+}  // namespace hearth::model

@@ -1,0 +1,74 @@
+// hearth-cli bench as a user runs it: the JSON contract, the roofline
+// fraction against its own formula, the bytes per token against the
+// model file (read through the GGUF reader), both weight placements, and
+// a bad --weights value as a usage error.
+#include <gtest/gtest.h>
+#include <hearth/engine/gguf/reader.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <sys/wait.h>
+
+#include "cli_process.h"
+
+namespace {
+
+using hearth::testing::cli;
+using hearth::testing::data_path;
+using hearth::testing::slurp;
+
+// Every tensor once, the embedding table only for the one row a token reads
+// (all of it when it is also the output matrix).
+uint64_t weight_bytes_per_token(const std::string& path) {
+  auto file = hearth::gguf::GgufFile::open(path);
+  EXPECT_TRUE(file.ok());
+  if (!file.ok()) return 0;
+  const bool tied = file->find_tensor("output.weight") == nullptr;
+  uint64_t total = 0;
+  for (const auto& t : file->tensors()) {
+    total += (t.name == "token_embd.weight" && !tied) ? t.bytes / static_cast<uint64_t>(t.rows()) : t.bytes;
+  }
+  return total;
+}
+
+TEST(CliBench, JsonKeepsTheContractWithEitherWeightPlacement) {
+  const std::string model = data_path("models/stories260K.gguf");
+  for (const char* where : {"copy", "mapped"}) {
+    const std::string out = ::testing::TempDir() + "bench-" + where + ".json";
+    const std::string cmd = cli() + " bench --model " + model + " -p 8 -n 8 -r 2 --weights " + where +
+                            " --json > " + out + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(slurp(out));
+    for (const char* key : {"model", "backend", "threads", "pp_tokens", "tg_tokens", "pp_tps", "pp_tps_sd", "tg_tps",
+                            "tg_tps_sd", "weight_bytes_per_token", "read_bandwidth_gbps", "roofline_fraction"}) {
+      EXPECT_TRUE(j.contains(key)) << key;
+    }
+    EXPECT_EQ(j["weight_memory"], where);
+    EXPECT_EQ(j["pp_tokens"], 8);
+    EXPECT_EQ(j["tg_tokens"], 8);
+    EXPECT_EQ(j["weight_bytes_per_token"].get<uint64_t>(), weight_bytes_per_token(model));
+    const double tg = j["tg_tps"], bw = j["read_bandwidth_gbps"];
+    EXPECT_GT(tg, 0.0);
+    EXPECT_GT(bw, 0.0);
+    const double bpt = j["weight_bytes_per_token"].get<double>();
+    EXPECT_NEAR(j["roofline_fraction"].get<double>(), bpt * tg / (bw * 1e9), 1e-9 * bpt * tg / (bw * 1e9));
+    ASSERT_EQ(j["roofline_fraction_runs"].size(), 2u);
+    for (const auto& f : j["roofline_fraction_runs"]) EXPECT_GT(f.get<double>(), 0.0);
+  }
+}
+
+TEST(CliBench, AnUnknownWeightPlacementIsAUsageError) {
+  const std::string err = ::testing::TempDir() + "bench-bad-weights.err";
+  const std::string cmd = cli() + " bench --model " + data_path("models/stories260K.gguf") +
+                          " -p 8 -n 8 --weights hugepages > /dev/null 2> " + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(slurp(err).find("--weights: weight memory 'hugepages' is not one of auto, mapped, copy"),
+            std::string::npos)
+      << slurp(err);
+}
+
+}  // namespace
