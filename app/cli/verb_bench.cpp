@@ -159,7 +159,7 @@ int run_bench(const std::vector<std::string>& argv) {
           return kExitBadInput;
         }
         if (r == *reps) add_step(tg_profile, vk, seconds_since(t_step));
-        token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        token = sampling::argmax(logits);
       }
       if (r > 0) {
         tg_tps.push_back(static_cast<double>(*tg) / seconds_since(t0));

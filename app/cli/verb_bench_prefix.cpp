@@ -8,6 +8,7 @@
 #include <hearth/engine/runtime/prefix_persist.h>
 #include <hearth/engine/runtime/prefix_reuse.h>
 
+#include <hearth/engine/sampling/sampler.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ Result<double> time_first_token(runtime::Session& session, Prefill&& prefill) {
   const auto t0 = Clock::now();
   HEARTH_CHECK(prefill());
   const auto logits = session.last_logits();
-  volatile auto first = std::max_element(logits.begin(), logits.end()) - logits.begin();
+  volatile int32_t first = sampling::argmax(logits);
   (void)first;
   return ms_since(t0);
 }

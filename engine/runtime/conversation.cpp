@@ -2,6 +2,7 @@
 
 #include <hearth/engine/runtime/kv_shift.h>
 #include <hearth/engine/runtime/prefix_reuse.h>
+#include <hearth/engine/sampling/sampler.h>
 
 #include <fmt/format.h>
 
@@ -16,10 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-int32_t argmax(std::span<const float> logits) {
-  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
 }  // namespace
@@ -285,7 +282,7 @@ Result<bool> SummaryJob::step() {
       done_ = true;
     }
   } else {
-    const int32_t token = argmax(s.last_logits());
+    const int32_t token = sampling::argmax(s.last_logits());
     const bool eog = std::find(cfg.end_of_generation.begin(), cfg.end_of_generation.end(), token) !=
                      cfg.end_of_generation.end();
     if (!eog) summary_.push_back(token);

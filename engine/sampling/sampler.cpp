@@ -42,6 +42,28 @@ void Sampler::apply_penalties(std::vector<float>& logits) const {
   }
 }
 
+int32_t argmax(std::span<const float> values) {
+  const size_t n = values.size();
+  if (n == 0) return -1;
+  // Pass 1: the largest value, as 16 running maxima the compiler keeps in
+  // vector registers (a branch-free select, no index to carry).
+  constexpr size_t kLanes = 16;
+  float lane[kLanes];
+  for (float& l : lane) l = values[0];
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) lane[j] = values[i + j] > lane[j] ? values[i + j] : lane[j];
+  }
+  float best = lane[0];
+  for (float l : lane) best = l > best ? l : best;
+  for (; i < n; ++i) best = values[i] > best ? values[i] : best;
+  // Pass 2: its first position.
+  for (size_t k = 0; k < n; ++k) {
+    if (values[k] == best) return static_cast<int32_t>(k);
+  }
+  return 0;  // every value NaN
+}
+
 namespace {
 
 // Softmax over the candidates' logits, in place.
@@ -57,24 +79,52 @@ void softmax(std::vector<Candidate>& c, float temperature) {
 
 }  // namespace
 
+std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top_k) {
+  auto better = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.token < b.token);
+  };
+  const size_t n = logits.size();
+  std::vector<Candidate> c;
+  if (top_k <= 0 || static_cast<size_t>(top_k) >= n) {
+    c.resize(n);
+    for (size_t i = 0; i < n; ++i) c[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+    std::sort(c.begin(), c.end(), better);
+    return c;
+  }
+  // One pass with the k best so far in a heap whose front is the worst of
+  // them: a logit replaces it only when strictly larger (an equal one comes
+  // later, so it has the higher token and loses the tie). Blocks of 16 whose
+  // largest value cannot enter are skipped after one vectorizable max.
+  const auto k = static_cast<size_t>(top_k);
+  c.reserve(k);
+  for (size_t i = 0; i < k; ++i) c.push_back({static_cast<int32_t>(i), logits[i], 0.0f});
+  std::make_heap(c.begin(), c.end(), better);
+  constexpr size_t kBlock = 16;
+  for (size_t i = k; i < n; i += kBlock) {
+    const size_t end = std::min(n, i + kBlock);
+    float block_max = logits[i];
+    for (size_t j = i + 1; j < end; ++j) block_max = logits[j] > block_max ? logits[j] : block_max;
+    if (!(block_max > c.front().logit)) continue;
+    for (size_t j = i; j < end; ++j) {
+      if (logits[j] > c.front().logit) {
+        std::pop_heap(c.begin(), c.end(), better);
+        c.back() = {static_cast<int32_t>(j), logits[j], 0.0f};
+        std::push_heap(c.begin(), c.end(), better);
+      }
+    }
+  }
+  std::sort_heap(c.begin(), c.end(), better);
+  return c;
+}
+
 std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
   std::vector<float> logits(logits_in.begin(), logits_in.end());
   apply_penalties(logits);
-  std::vector<Candidate> c(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) c[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
-  auto by_logit = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.token < b.token);
-  };
   if (config_.temperature <= 0.0f) {
-    auto best = std::min_element(c.begin(), c.end(), by_logit);
-    return {Candidate{best->token, best->logit, 1.0f}};
+    const int32_t best = argmax(logits);
+    return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};
   }
-  if (config_.top_k > 0 && static_cast<size_t>(config_.top_k) < c.size()) {
-    std::partial_sort(c.begin(), c.begin() + config_.top_k, c.end(), by_logit);
-    c.resize(static_cast<size_t>(config_.top_k));
-  } else {
-    std::sort(c.begin(), c.end(), by_logit);
-  }
+  std::vector<Candidate> c = top_candidates(logits, config_.top_k);
   // top-p and min-p look at the distribution before temperature, as in the
   // common sampler chains, so temperature only reshapes what survives.
   softmax(c, 1.0f);

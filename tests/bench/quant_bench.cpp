@@ -2,6 +2,7 @@
 // (GB/s of weight bytes), matrix tiles for prompt processing, and the
 // quantizer. Run: build/dev/tests/engine/quant/bench_quant [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
+#include <hearth/engine/model/weight_memory.h>
 #include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
@@ -16,7 +17,9 @@ namespace {
 constexpr int64_t kRowLength = 2048;  // the hidden size of a 1B-class model
 
 struct Weights {
-  std::vector<uint8_t> bytes;
+  // On huge pages where the kernel has them, as the engine loads weights
+  // (model/weight_memory.h), so memory-bound figures match a real decode.
+  model::HugePageBuffer bytes;
   size_t row_bytes = 0;
   int64_t rows = 0;
 };
@@ -26,7 +29,7 @@ Weights make_weights(DType type, size_t total_bytes) {
   Weights w;
   w.row_bytes = *row_bytes(type, kRowLength);
   w.rows = static_cast<int64_t>(std::max<size_t>(1, total_bytes / w.row_bytes));
-  w.bytes.resize(w.row_bytes * static_cast<size_t>(w.rows));
+  w.bytes = std::move(model::HugePageBuffer::allocate(w.row_bytes * static_cast<size_t>(w.rows))).value();
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 0.02f);
   std::vector<float> x(kRowLength);

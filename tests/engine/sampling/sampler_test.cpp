@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <hearth/engine/sampling/sampler.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace hearth::sampling {
@@ -147,6 +149,60 @@ TEST(Sampler, ASeedReproducesTheDrawsAndDrawsFollowTheDistribution) {
   int differ = 0;
   for (int i = 0; i < 50; ++i) differ += a.sample(logits) != other.sample(logits);
   EXPECT_GT(differ, 0);
+}
+
+}  // namespace
+}  // namespace hearth::sampling
+
+namespace hearth::sampling {
+namespace {
+
+// Random logits with many exact ties (values on a coarse grid), so the
+// tie rule (lower token first) is exercised, not just the ordering.
+std::vector<float> tied_logits(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> grid(-40, 40);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(grid(rng)) * 0.25f;
+  return v;
+}
+
+TEST(Argmax, IsTheFirstLargestAsMaxElementFindsIt) {
+  EXPECT_EQ(argmax({}), -1);
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}, size_t{151936}}) {
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      auto v = tied_logits(n, seed);
+      const auto ref = std::max_element(v.begin(), v.end()) - v.begin();
+      EXPECT_EQ(argmax(v), ref) << n << " " << seed;
+      // The largest value at the very end, past the 16-lane blocks.
+      v.back() = 1000.0f;
+      EXPECT_EQ(argmax(v), static_cast<int32_t>(n - 1));
+    }
+  }
+  std::vector<float> with_nan{1.0f, std::nanf(""), 3.0f, 2.0f};
+  EXPECT_EQ(argmax(with_nan), 2);
+  std::vector<float> all_negative(40, -5.0f);
+  all_negative[33] = -1.0f;
+  EXPECT_EQ(argmax(all_negative), 33);
+}
+
+TEST(TopCandidates, EqualsSortingTheWholeVocabulary) {
+  for (size_t n : {size_t{1}, size_t{17}, size_t{500}, size_t{32000}}) {
+    const auto v = tied_logits(n, 11);
+    std::vector<Candidate> all(n);
+    for (size_t i = 0; i < n; ++i) all[i] = {static_cast<int32_t>(i), v[i], 0.0f};
+    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.logit > b.logit; });
+    for (int32_t k : {0, 1, 5, 40, static_cast<int32_t>(n) - 1, static_cast<int32_t>(n), static_cast<int32_t>(n) + 5}) {
+      if (k < 0) continue;
+      const auto got = top_candidates(v, k);
+      const size_t want = (k <= 0 || static_cast<size_t>(k) >= n) ? n : static_cast<size_t>(k);
+      ASSERT_EQ(got.size(), want) << n << " k=" << k;
+      for (size_t i = 0; i < want; ++i) {
+        ASSERT_EQ(got[i].token, all[i].token) << n << " k=" << k << " i=" << i;
+        ASSERT_EQ(got[i].logit, all[i].logit);
+      }
+    }
+  }
 }
 
 }  // namespace

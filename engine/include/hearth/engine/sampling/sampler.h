@@ -22,6 +22,12 @@ struct SamplerConfig {
   uint64_t seed = 0;
 };
 
+// Index of the largest value, the first of equal ones (-1 when empty; NaNs
+// never win). Greedy decoding calls it once per token over the whole
+// vocabulary, so it is written to vectorize: std::max_element took ~0.5 ms
+// over 152k logits, ~6 % of a token on a 0.5B model.
+int32_t argmax(std::span<const float> values);
+
 struct Candidate {
   int32_t token;
   float logit;
@@ -39,6 +45,11 @@ class Rng {
  private:
   uint64_t state_;
 };
+
+// The `top_k` largest logits (all of them when top_k <= 0 or >= size) as
+// candidates, by decreasing logit, ties to the lower token; p left 0. One
+// pass with a heap of k instead of sorting the vocabulary.
+std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top_k);
 
 class Sampler {
  public:
