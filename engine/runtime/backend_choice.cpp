@@ -25,6 +25,10 @@ vulkan::VulkanConfig vulkan_config(const BackendRequest& request) {
   return config;
 }
 
+std::unique_ptr<backend::Backend> make_cpu(const BackendRequest& request) {
+  return backend::make_cpu_backend({request.cpu_threads, backend::KernelChoice::Fastest, request.cpu_max_level});
+}
+
 unsigned cpu_threads(const BackendRequest& request) {
   return request.cpu_threads > 0 ? static_cast<unsigned>(request.cpu_threads)
                                  : std::max(1u, std::thread::hardware_concurrency());
@@ -78,7 +82,7 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
         choice.description =
             fmt::format("Vulkan: {}: {} of {} layers on GPU, rest on CPU", device.name, layers, n_layer);
         choice.backend = std::make_unique<backend::SplitBackend>(
-            std::move(gpu).value(), backend::make_cpu_backend({request.cpu_threads}), backend::SplitPlacement{layers});
+            std::move(gpu).value(), make_cpu(request), backend::SplitPlacement{layers});
         return choice;
       }
       vulkan_problem = request.gpu_layers.mode == GpuLayersMode::Auto
@@ -90,7 +94,7 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
       logger.warn("{}", vulkan_problem);
     }
   }
-  choice.backend = backend::make_cpu_backend({request.cpu_threads});
+  choice.backend = make_cpu(request);
   if (request.preference == BackendPreference::Cpu) {
     choice.description = fmt::format("CPU: {} threads", cpu_threads(request));
   } else {

@@ -74,7 +74,7 @@ class CpuBackend final : public Backend {
       : pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         kernels_(quant::select_kernels(quant::detect_cpu_features(), options.kernels == KernelChoice::Reference
                                                                           ? quant::KernelLevel::Scalar
-                                                                          : quant::KernelLevel::Avx512)) {}
+                                                                          : options.max_level)) {}
 
   const char* name() const override { return "cpu"; }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 
 #include "cli_process.h"
 
@@ -29,6 +30,36 @@ TEST(CliLogits, MatchesTheReferenceLogits) {
     EXPECT_GE(a.min_cosine, c.cos) << c.model;
     EXPECT_GE(a.top1, c.top1) << c.model;
   }
+}
+
+// --cpu-kernels caps the kernel level (what a CPU without AVX-512 runs) and
+// --weights picks where the weights live; every combination still gives the
+// reference logits (levels above what this CPU has fall back to its best).
+TEST(CliLogits, EveryKernelLevelAndWeightPlacementMatchesTheReference) {
+  const std::string model = "tiny-qwen2-q4_k_m.gguf";
+  const auto ref = hearth::testing::read_f32(data_path("models/" + model + ".logits.f32"));
+  for (const char* level : {"scalar", "avx2", "avx-vnni", "avx512"}) {
+    for (const char* weights : {"mapped", "copy"}) {
+      const std::string out = ::testing::TempDir() + "hearth-cli-logits-" + level + "-" + weights + ".f32";
+      const std::string cmd = cli() + " logits --model " + data_path("models/" + model) + " --tokens \"" +
+                              tokens_arg("tokens.txt") + "\" --cpu-kernels " + level + " --weights " + weights +
+                              " --out " + out + " 2>/dev/null";
+      ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+      const auto got = hearth::testing::read_f32(out);
+      ASSERT_EQ(got.size(), ref.size());
+      const auto a = hearth::testing::compare_logits(got, ref, 512);
+      EXPECT_GE(a.min_cosine, 0.998) << level << " " << weights;
+      EXPECT_GE(a.top1, 0.85) << level << " " << weights;
+    }
+  }
+  const std::string err = ::testing::TempDir() + "hearth-cli-bad-level.err";
+  const std::string bad = cli() + " logits --model " + data_path("models/" + model) +
+                          " --tokens 1 --cpu-kernels sse2 --out /dev/null 2> " + err;
+  const int rc = std::system(bad.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+  EXPECT_NE(slurp(err).find("--cpu-kernels 'sse2' is not one of scalar, avx2, avx-vnni, avx512"), std::string::npos)
+      << slurp(err);
 }
 
 TEST(CliGenerate, StoriesGreedyBeginsWithTheReferenceText) {

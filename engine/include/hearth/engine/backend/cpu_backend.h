@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
+#include <hearth/engine/quant/kernels.h>
 
 #include <memory>
 
@@ -17,6 +18,9 @@ enum class KernelChoice {
 struct CpuBackendOptions {
   int threads = 0;  // 0: one per online core
   KernelChoice kernels = KernelChoice::Fastest;
+  // The highest instruction-set level Fastest may use: lower it to measure
+  // what a CPU without AVX-512 (most laptops) gets from the same binary.
+  quant::KernelLevel max_level = quant::KernelLevel::Avx512;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {});

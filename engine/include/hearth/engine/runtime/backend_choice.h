@@ -8,6 +8,7 @@
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/offload_split.h>
+#include <hearth/engine/quant/kernels.h>
 
 #include <cstdint>
 #include <memory>
@@ -54,6 +55,7 @@ struct BackendRequest {
   BackendPreference preference = BackendPreference::Auto;
   std::string gpu_device;  // part of a device name; empty = the best device
   int cpu_threads = 2;
+  quant::KernelLevel cpu_max_level = quant::KernelLevel::Avx512;  // cap on the CPU kernels
   BackendProfiling profiling = BackendProfiling::Off;
   GpuLayers gpu_layers;    // with a Vulkan device and a known model
   // Without it the whole model goes to the GPU (gpu_layers is not applied).
