@@ -3,6 +3,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/quant/reference.h>
+#include <hearth/engine/quant/types.h>
 
 #include <cmath>
 #include <numeric>
@@ -198,6 +199,57 @@ TEST(SwiGlu, MatchesTheDefinition) {
       const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
       ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-6 * std::fabs(want) + 1e-30) << "at " << i << " gate " << x;
     }
+  }
+}
+
+// One-token products of one input (as Q, K, V are: mixed weight types that
+// share the activation format, biases, row counts that are not multiples of
+// the kernels' passes) run as one group on the fast kernels; each output must
+// equal the scalar reference backend's, which runs them one by one. The
+// outputs are combined with different weights, so a product written to the
+// wrong output would show.
+TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
+  constexpr int64_t kCols = 256, kRows = 45;
+  const auto x = random_vec(kCols, 21);
+  struct Weight {
+    DType type;
+    std::vector<uint8_t> bytes;
+    std::vector<float> bias;
+  };
+  std::vector<Weight> ws;
+  unsigned seed = 30;
+  for (DType type : {DType::Q5_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    Weight w{type, std::vector<uint8_t>(*row_bytes(type, kCols) * kRows), random_vec(kRows, seed++)};
+    const auto values = random_vec(static_cast<size_t>(kCols * kRows), seed++);
+    for (int64_t r = 0; r < kRows; ++r) {
+      ASSERT_TRUE(quant::quantize_row(type, values.data() + r * kCols, w.bytes.data() + r * *row_bytes(type, kCols), kCols).ok());
+    }
+    ws.push_back(std::move(w));
+  }
+  std::vector<std::vector<float>> outputs;
+  for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
+    auto be = make_cpu_backend({2, choice});
+    Graph g;
+    Tensor* xt = g.input(DType::F32, {kCols, 1, 1, 1}, const_cast<float*>(x.data()));
+    std::vector<Tensor*> products;  // consecutive nodes, as a layer's projections are
+    for (auto& w : ws) {
+      Tensor* wt = g.input(w.type, {kCols, kRows, 1, 1}, w.bytes.data());
+      Tensor* bt = g.input(DType::F32, {kRows, 1, 1, 1}, w.bias.data());
+      products.push_back(g.matmul(wt, xt, bt));
+    }
+    Tensor* sum = nullptr;
+    float weight = 1.0f;
+    for (Tensor* y : products) {
+      sum = sum ? g.add(sum, g.scale(y, weight)) : y;
+      weight *= 10.0f;
+    }
+    g.output = sum;
+    ASSERT_TRUE(be->compute(g).ok());
+    outputs.emplace_back(g.output->as<float>(), g.output->as<float>() + kRows);
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    const float want = outputs[0][static_cast<size_t>(r)];
+    EXPECT_NEAR(outputs[1][static_cast<size_t>(r)], want, 1e-4 * (1.0 + std::fabs(want))) << "row " << r;
   }
 }
 
