@@ -1,6 +1,7 @@
 #include "gui/app_context.h"
 
 #include <QDir>
+#include <QPointer>
 #include <QtQml/qqmlextensionplugin.h>
 
 #include "common/load_marker.h"
@@ -51,6 +52,7 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
 }
 
 AppContext::~AppContext() {
+  if (gpu_probe_.joinable()) gpu_probe_.join();
   // Order matters: the controller flushes its last writes into the storage
   // queue before the storage thread is drained and joined.
   delete chat_;
@@ -65,10 +67,10 @@ AppContext::~AppContext() {
 
 bool AppContext::show(QQmlApplicationEngine& qml) {
   qml.addImportPath(QStringLiteral("qrc:/"));
-  // Free VRAM for the model picker's fit verdicts; 0 without a usable GPU.
-  const auto gpu = probe_gpu_memory(settings_->settings().load);
+  // Free VRAM for the model picker's fit verdicts arrives from the probe
+  // started below; until then the picker judges without a GPU.
   qml.setInitialProperties({
-      {QStringLiteral("gpuFreeBytes"), gpu ? static_cast<double>(gpu->free_bytes) : 0.0},
+      {QStringLiteral("gpuFreeBytes"), 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
@@ -77,9 +79,27 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
   });
   qml.load(QUrl(QString::fromUtf8(ui::kMainQmlUrl)));
   if (qml.rootObjects().isEmpty()) return false;
+  start_gpu_probe(qml.rootObjects().first());
   model_->start(options_.model_path);
   chat_->refreshConversations();
   return true;
+}
+
+void AppContext::start_gpu_probe(QObject* window) {
+  if (gpu_probe_.joinable()) return;  // one probe per run
+  QPointer<QObject> target(window);
+  gpu_probe_ = std::thread([this, target, load = settings_->settings().load] {
+    const auto gpu = probe_gpu_memory(load);
+    const double free_bytes = gpu ? static_cast<double>(gpu->free_bytes) : 0.0;
+    // Back on the GUI thread; dropped with `this` if the app is already going.
+    QMetaObject::invokeMethod(
+        this,
+        [this, target, free_bytes] {
+          if (target) target->setProperty("gpuFreeBytes", free_bytes);
+          emit gpuProbed(free_bytes);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 }  // namespace hearth::app

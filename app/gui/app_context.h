@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <memory>
+#include <thread>
 
 #include "engine_service/chat_engine.h"
 #include "store/conversation_store.h"
@@ -49,7 +50,17 @@ class AppContext : public QObject {
   ui::SettingsController* settings() const { return settings_; }
   const QString& data_dir() const { return options_.data_dir; }
 
+ signals:
+  // The GPU probe started by show() finished; the window's gpuFreeBytes
+  // (the model picker's free VRAM) now holds `free_bytes` (0: no usable GPU).
+  void gpuProbed(double free_bytes);
+
  private:
+  // Asks the GPU for its free memory on a thread of its own: creating a
+  // Vulkan instance and querying the device takes from tens of ms to a good
+  // part of a second on some drivers, which the window should not wait for.
+  void start_gpu_probe(QObject* window);
+
   AppOptions options_;
   std::unique_ptr<QSettings> qsettings_;
   std::unique_ptr<ui::MemorySizer> sizer_;
@@ -60,6 +71,7 @@ class AppContext : public QObject {
   ui::SettingsController* settings_ = nullptr;
   ui::ModelController* model_ = nullptr;
   ui::ChatController* chat_ = nullptr;
+  std::thread gpu_probe_;  // joined before anything it could post to goes
 };
 
 }  // namespace hearth::app

@@ -25,6 +25,7 @@
 #include "controllers/chat_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
+#include "engine_service/gpu_probe.h"
 #include "gui/app_context.h"
 
 #include <hearth/engine/gguf/reader.h>
@@ -146,7 +147,11 @@ TEST(EndToEnd, ChatBranchSearchAndRestartWithRealEngineAndStorage) {
     auto* chat = app.context->chat();
     auto* model = app.context->model();
     auto* settings = app.context->settings();
+    QSignalSpy gpu_probed(app.context.get(), &AppContext::gpuProbed);
     ASSERT_TRUE(app.context->show(*app.qml));
+    // Start-up's GPU probe runs on its own thread; let it finish so the stall
+    // check below measures the load and the chat, not two cores shared three ways.
+    ASSERT_TRUE(gpu_probed.count() > 0 || gpu_probed.wait(30000));
     // Greedy decoding without penalties, as the reference text was made.
     settings->setTemperature(0);
     settings->setRepeatPenalty(1.0);
@@ -228,6 +233,28 @@ TEST(EndToEnd, ChatBranchSearchAndRestartWithRealEngineAndStorage) {
     EXPECT_EQ(chat->messages()->data(chat->messages()->index(0), ui::MessageListModel::BranchCountRole).toInt(), 2);
     // The last model is reloaded at start (no crash marker was left).
     ASSERT_TRUE(QTest::qWaitFor([&] { return app.context->model()->ready(); }, 30000));
+  }
+}
+
+// The picker's free VRAM comes from a probe on its own thread: show()
+// returns without waiting for it, and the window's gpuFreeBytes then holds
+// what the probe reports, compared here with a direct probe of the same
+// settings (0 where no hardware GPU is usable, as on CI's software device).
+TEST(EndToEnd, GpuProbeFillsThePickersFreeVramAfterTheWindowShows) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  RunningApp app(dir.path());
+  QSignalSpy probed(app.context.get(), &AppContext::gpuProbed);
+  ASSERT_TRUE(app.context->show(*app.qml));
+  ASSERT_TRUE(probed.count() > 0 || probed.wait(30000));
+  const double reported = probed.first().first().toDouble();
+  QObject* window = app.qml->rootObjects().first();
+  EXPECT_EQ(window->property("gpuFreeBytes").toDouble(), reported);
+  const auto direct = probe_gpu_memory(app.context->settings()->settings().load);
+  if (direct) {
+    EXPECT_GT(reported, 0.0);
+  } else {
+    EXPECT_EQ(reported, 0.0);
   }
 }
 
