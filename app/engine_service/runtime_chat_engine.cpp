@@ -78,18 +78,8 @@ class RuntimeChatEngine final : public ChatEngine {
                                      kv::kScratchBatchTokens, kv::WindowedLayers::Full));
       footprint = runtime::ModelFootprint{summary.dims.n_layer, estimate};
     }
-    HEARTH_TRY(model_, model::Model::load(path, options));
-    HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
-    tokenizer_.emplace(std::move(tok));
-
-    template_.reset();
-    auto source = model_->file().find_string("tokenizer.chat_template");
-    if (source.ok() && *source) {
-      auto parsed = chat::Template::parse(**source);
-      // A template Hearth cannot parse leaves the model usable as plain completion.
-      if (parsed.ok()) template_.emplace(std::move(parsed).value());
-    }
-
+    // The backend first: where the layers run decides where the weights live
+    // (model::weights_for).
     runtime::BackendRequest backend_request;
     backend_request.preference =
         request.gpu_layers == 0 ? runtime::BackendPreference::Cpu : runtime::BackendPreference::Auto;
@@ -101,7 +91,20 @@ class RuntimeChatEngine final : public ChatEngine {
                                      : runtime::GpuLayers{runtime::GpuLayersMode::Count, request.gpu_layers};
     backend_request.model = footprint;
     auto choice = runtime::choose_backend(backend_request);
+    options.weights = model::weights_for(options.weights, choice.cpu_computes);
+    HEARTH_TRY(model_, model::Model::load(path, options));
     backend_ = std::move(choice.backend);
+    HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
+    tokenizer_.emplace(std::move(tok));
+
+    template_.reset();
+    auto source = model_->file().find_string("tokenizer.chat_template");
+    if (source.ok() && *source) {
+      auto parsed = chat::Template::parse(**source);
+      // A template Hearth cannot parse leaves the model usable as plain completion.
+      if (parsed.ok()) template_.emplace(std::move(parsed).value());
+    }
+
     const auto& hp = model_->hparams();
     const int64_t n_ctx = std::min<int64_t>(request.context_length,
                                             hp.n_ctx_train > 0 ? hp.n_ctx_train : request.context_length);

@@ -58,6 +58,11 @@ WeightMemory resolve(WeightMemory requested) {
   return transparent_huge_pages_available() ? WeightMemory::HugePageCopy : WeightMemory::Mapped;
 }
 
+WeightMemory weights_for(WeightMemory requested, CpuComputes cpu) {
+  if (requested == WeightMemory::Auto && cpu == CpuComputes::No) return WeightMemory::Mapped;
+  return requested;
+}
+
 Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
   HugePageBuffer out;
   const uint64_t length = std::max<uint64_t>(kHugePage, (size + kHugePage - 1) / kHugePage * kHugePage);

@@ -68,6 +68,7 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
       if (!request.model) {
         choice.description = fmt::format("Vulkan: {}", device.name);
         choice.backend = std::move(gpu).value();
+        choice.cpu_computes = model::CpuComputes::No;
         return choice;
       }
       const int64_t n_layer = request.model->n_layer;
@@ -76,6 +77,7 @@ BackendChoice choose_backend(const BackendRequest& request, const Logger& logger
       if (layers >= n_layer) {
         choice.description = fmt::format("Vulkan: {}", device.name);
         choice.backend = std::move(gpu).value();
+        choice.cpu_computes = model::CpuComputes::No;
         return choice;
       }
       if (layers > 0) {

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include <hearth/engine/model/weight_memory.h>
+
 #include "cli_process.h"
 
 namespace {
@@ -132,6 +134,29 @@ TEST(CliVulkanBench, ProfilePrintsPerOpGpuTime) {
       sum += op["ms"].get<double>();
     }
     EXPECT_LE(sum, p["wall_ms"].get<double>()) << phase;
+  }
+}
+
+// Where the weights live follows where the layers run: with every layer on
+// the GPU the CPU never reads them again, so "auto" keeps the file mapping
+// (pages the kernel may drop) instead of holding a copy; a split keeps the
+// machine's choice for the CPU's layers, and an explicit --weights is obeyed.
+TEST(CliVulkanBench, WeightsStayMappedWhenEveryLayerRunsOnTheGpu) {
+  struct Case {
+    const char* extra;
+    std::string want;
+  };
+  const std::string host_choice =
+      hearth::model::resolve(hearth::model::WeightMemory::Auto) == hearth::model::WeightMemory::HugePageCopy ? "copy"
+                                                                                                           : "mapped";
+  for (const Case& c : {Case{"", "mapped"}, Case{"--gpu-layers 1", host_choice}, Case{"--weights copy", "copy"}}) {
+    const std::string out = ::testing::TempDir() + "hearth-cli-vk-weights.json";
+    const std::string cmd = cli() + " bench --backend vulkan --model " + data_path("models/tiny-llama-q8_0.gguf") +
+                            " -p 0 -n 2 -r 1 " + c.extra + " --json > " + out + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(slurp(out), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << slurp(out);
+    EXPECT_EQ(j["weight_memory"], c.want) << c.extra;
   }
 }
 

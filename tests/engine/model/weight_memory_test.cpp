@@ -58,6 +58,15 @@ TEST(WeightMemory, AutoChoosesACopyOnlyWhenTheKernelHasHugePages) {
             transparent_huge_pages_available() ? WeightMemory::HugePageCopy : WeightMemory::Mapped);
 }
 
+TEST(WeightMemory, AutoKeepsTheMappingWhenTheCpuComputesNothing) {
+  EXPECT_EQ(weights_for(WeightMemory::Auto, CpuComputes::No), WeightMemory::Mapped);
+  EXPECT_EQ(weights_for(WeightMemory::Auto, CpuComputes::Yes), WeightMemory::Auto);
+  for (auto asked : {WeightMemory::Mapped, WeightMemory::HugePageCopy}) {
+    EXPECT_EQ(weights_for(asked, CpuComputes::No), asked);
+    EXPECT_EQ(weights_for(asked, CpuComputes::Yes), asked);
+  }
+}
+
 TEST(HugePageBuffer, StartsOnAHugePageAndIsZeroed) {
   for (uint64_t size : {uint64_t{1}, uint64_t{4096}, kHugePage, kHugePage + 1, 3 * kHugePage}) {
     auto buf = HugePageBuffer::allocate(size);

@@ -38,6 +38,13 @@ bool transparent_huge_pages_available(
 // Auto resolved for this machine.
 WeightMemory resolve(WeightMemory requested);
 
+enum class CpuComputes { No, Yes };
+// Auto for a model whose layers all run on a GPU: the weights are uploaded
+// once and the CPU never reads them again, so Auto keeps the mapping (clean
+// file pages the kernel can drop under memory pressure) rather than a copy
+// that would hold the model's size in RAM. Other requests are kept.
+WeightMemory weights_for(WeightMemory requested, CpuComputes cpu);
+
 // Anonymous memory that starts on a 2 MiB boundary and is advised for
 // transparent huge pages (advice a kernel without them ignores). Unmapped
 // when destroyed.

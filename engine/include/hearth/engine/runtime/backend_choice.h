@@ -8,6 +8,7 @@
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/offload_split.h>
+#include <hearth/engine/model/weight_memory.h>
 #include <hearth/engine/quant/kernels.h>
 
 #include <cstdint>
@@ -74,6 +75,9 @@ struct BackendChoice {
   // Vulkan was not used ("CPU: Vulkan: no device with 16-bit storage").
   std::string description;
   int64_t gpu_layers = 0;  // layers on the GPU; 0 on the CPU and when the request names no model
+  // Whether the CPU computes any part of the model (and so reads its weights
+  // while it runs): No when everything runs on the GPU.
+  model::CpuComputes cpu_computes = model::CpuComputes::Yes;
 };
 
 // Never fails to return a backend: when Vulkan is unusable, the CPU backend
