@@ -59,6 +59,10 @@ Backend& SplitBackend::backend_for_layer(int64_t layer) {
 }
 
 Status SplitBackend::reserve_scratch(const ScratchReservation& reservation) {
+  // The front's layers alone never have more activations alive than the
+  // whole model, so the model's reservation covers them; the front backend
+  // takes what it keeps on its device (Vulkan: the activation arena only).
+  if (placement_.front_layers > 0) HEARTH_CHECK(front_->reserve_scratch(reservation));
   return back_->reserve_scratch(reservation);
 }
 

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <numeric>
-
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <numeric>
 #include <unordered_map>
 
 #include "hearth/engine/backend/activation_plan.h"
@@ -21,9 +24,22 @@ using backend::Op;
 using backend::Tensor;
 using backend::TensorKind;
 
+// Bytes of the live buffers handed out by allocate(), by usage. Shared with
+// the buffers so one that outlives a memory_use() call still subtracts itself.
+struct BufferCounters {
+  std::array<std::atomic<uint64_t>, 3> bytes{};
+  std::atomic<uint64_t>& of(backend::BufferUsage usage) { return bytes[static_cast<size_t>(usage)]; }
+};
+
 class VulkanBuffer final : public backend::Buffer {
  public:
-  VulkanBuffer(vulkan::Buffer buffer, backend::BufferUsage usage) : buffer_(std::move(buffer)), usage_(usage) {}
+  VulkanBuffer(vulkan::Buffer buffer, backend::BufferUsage usage, std::shared_ptr<BufferCounters> counters)
+      : buffer_(std::move(buffer)), usage_(usage), counters_(std::move(counters)) {
+    counters_->of(usage_) += buffer_.size();
+  }
+  ~VulkanBuffer() override { counters_->of(usage_) -= buffer_.size(); }
+  VulkanBuffer(const VulkanBuffer&) = delete;
+  VulkanBuffer& operator=(const VulkanBuffer&) = delete;
   size_t size() const override { return buffer_.size(); }
   backend::BufferUsage usage() const override { return usage_; }
   void* host_data() override { return buffer_.mapped(); }
@@ -32,6 +48,7 @@ class VulkanBuffer final : public backend::Buffer {
  private:
   vulkan::Buffer buffer_;
   backend::BufferUsage usage_;
+  std::shared_ptr<BufferCounters> counters_;
 };
 
 // A bump allocator over one buffer; offsets keep the descriptor alignment.
@@ -105,15 +122,42 @@ class VulkanBackendImpl final : public VulkanBackend {
 
   Result<std::unique_ptr<backend::Buffer>> allocate(size_t bytes, backend::BufferUsage usage) override {
     HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, bytes, MemoryUsage::DeviceLocal));
-    return std::unique_ptr<backend::Buffer>(new VulkanBuffer(std::move(b), usage));
+    return std::unique_ptr<backend::Buffer>(new VulkanBuffer(std::move(b), usage, counters_));
   }
 
   Status compute(Graph& graph) override;
+
+  // Only the activation arena is device memory: the conversion buffers and
+  // prefill tiles of the reservation belong to the CPU kernels (the Vulkan
+  // kernels read F32 activations directly), so they are not allocated here.
+  Status reserve_scratch(const backend::ScratchReservation& reservation) override {
+    if (reservation.activation_bytes > activations_.buffer.size()) {
+      HEARTH_CHECK(set_activation_arena(reservation.activation_bytes));
+    }
+    note_scratch();
+    return {};
+  }
+
+  // scratch_bytes counts the device-local activation arena plus buffers
+  // allocated with BufferUsage::Scratch. The host-visible staging buffers
+  // (per-step inputs, the output read back) are not device memory and not
+  // part of kv::scratch_sizes; stats() reports them as staging_bytes.
+  backend::MemoryUse memory_use() const override {
+    backend::MemoryUse use;
+    use.weights_bytes = stats_.weight_bytes + counters_->of(backend::BufferUsage::Weights);
+    use.kv_bytes = counters_->of(backend::BufferUsage::KvCache);
+    use.scratch_bytes = counters_->of(backend::BufferUsage::Scratch) + activations_.buffer.size();
+    use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
+    use.scratch_growths = scratch_growths_;
+    return use;
+  }
 
   VulkanBackendStats stats() const override {
     VulkanBackendStats s = stats_;
     s.device_bytes = allocator_->stats().device_bytes;
     s.used_bytes = allocator_->stats().used_bytes;
+    s.activation_bytes = activations_.buffer.size();
+    s.staging_bytes = inputs_.buffer.size() + output_.size();
     return s;
   }
 
@@ -141,6 +185,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
   // piece's offset aligned as the device requires; `rows` when all fit.
   uint32_t rows_per_binding(uint64_t row_bytes, uint32_t rows) const;
+  // Replaces the activation arena by one of `bytes` (no graph is running).
+  // A failure is OutOfMemory naming the device and the bytes.
+  Status set_activation_arena(uint64_t bytes);
+  void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
   std::unique_ptr<VulkanContext> ctx_;
   std::unique_ptr<DeviceAllocator> allocator_;
@@ -171,7 +219,37 @@ class VulkanBackendImpl final : public VulkanBackend {
   std::vector<std::pair<const void*, BufferView>> input_copies_;  // host data -> mapped input range
   std::vector<uint64_t> signature_;                               // of the recorded graph
   VulkanBackendStats stats_;
+  std::shared_ptr<BufferCounters> counters_ = std::make_shared<BufferCounters>();
+  uint64_t scratch_high_water_ = 0;  // MemoryUse::scratch_high_water_bytes
+  uint64_t scratch_growths_ = 0;     // arena replacements a graph forced after one existed
 };
+
+Status VulkanBackendImpl::set_activation_arena(uint64_t bytes) {
+  // The recording references the old arena; it is recorded again.
+  HEARTH_CHECK(seq_->begin());
+  signature_.clear();
+  activations_.buffer.reset();
+  activations_.used = 0;
+  const std::string& device = ctx_->description().name;
+  const uint64_t heap = allocator_->budget().device_local_total;
+  const uint64_t max_alloc = ctx_->limits().max_allocation_size;
+  // Checked before asking the driver: a request no heap can hold is refused
+  // at once, and some drivers misbehave on absurd buffer sizes.
+  if ((heap > 0 && bytes > heap) || (max_alloc > 0 && bytes > max_alloc)) {
+    return make_error(ErrorCode::OutOfMemory,
+                      fmt::format("Vulkan: {} cannot hold an activation arena of {} bytes (device-local heap {} "
+                                  "bytes, largest allocation {} bytes)",
+                                  device, bytes, heap, max_alloc));
+  }
+  auto buffer = Buffer::create(*ctx_, *allocator_, bytes, MemoryUsage::DeviceLocal);
+  if (!buffer.ok()) {
+    const ErrorCode code = buffer.error().code == ErrorCode::LimitExceeded ? ErrorCode::OutOfMemory : buffer.error().code;
+    return make_error(code, fmt::format("Vulkan: {} cannot allocate an activation arena of {} bytes: {}", device,
+                                        bytes, buffer.error().message));
+  }
+  activations_.buffer = std::move(buffer).value();
+  return {};
+}
 
 uint32_t VulkanBackendImpl::rows_per_binding(uint64_t row_bytes, uint32_t rows) const {
   const auto& lim = ctx_->limits();
@@ -240,11 +318,12 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     HEARTH_CHECK(seq_->begin());  // drop the recording that references the old buffers
     signature_.clear();
     if (activations_.buffer.size() < act_bytes) {
-      activations_.buffer.reset();
+      // More than reserved (or than an earlier graph needed): counted, as on
+      // the CPU; the first arena of a backend nobody reserved on is not a growth.
+      if (activations_.buffer.valid()) ++scratch_growths_;
       // Planned graphs need exactly the plan (a larger batch plans larger);
       // unplanned ones grow with headroom so prefill then decode fits.
-      const uint64_t bytes = use_plan ? act_bytes : act_bytes + act_bytes / 2;
-      HEARTH_TRY(activations_.buffer, Buffer::create(*ctx_, *allocator_, bytes, MemoryUsage::DeviceLocal));
+      HEARTH_CHECK(set_activation_arena(use_plan ? act_bytes : act_bytes + act_bytes / 2));
     }
     if (inputs_.buffer.size() < in_bytes) {
       inputs_.buffer.reset();
@@ -255,6 +334,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       HEARTH_TRY(output_, Buffer::create(*ctx_, *allocator_, graph.output->bytes(), MemoryUsage::Readback));
     }
   }
+  note_scratch();
   activations_.used = planned_bytes;  // tensors outside the plan go after it
   inputs_.used = 0;
   views_.clear();

@@ -42,11 +42,17 @@ class SplitBackend final : public Backend {
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override;
   Status compute(Graph& graph) override;
   Backend& backend_for_layer(int64_t layer) override;
-  // The reservation (sized for the whole model) goes to the back backend,
-  // which runs the output head and its logits, the largest activations; the
-  // front backend sizes its own scratch for its layers on first use.
+  // The reservation (sized for the whole model, kv::scratch_sizes) goes to
+  // both backends: the back one runs the embedding lookup, its layers and the
+  // output head; the front one (when it runs any layer) runs whole layers,
+  // whose activations the same estimate bounds, and keeps only what is its
+  // device's (the Vulkan backend reserves the activation arena, not the CPU
+  // conversion buffers). The back's reservation is also made when every
+  // layer is on the front (the split does not know the layer count); the
+  // runtime gives such a placement the plain front backend instead.
   Status reserve_scratch(const ScratchReservation& reservation) override;
-  // Both backends' memory, added up.
+  // Both backends' memory, added up (growths and high-water marks too, so a
+  // growth on either side shows).
   MemoryUse memory_use() const override;
 
   Backend& front() { return *front_; }

@@ -1,7 +1,8 @@
 // The Vulkan implementation of backend::Backend: runs a Graph's nodes with the
 // kernels of kernels.h. Weights are uploaded on first use and stay on the
-// device; activations live in a device arena; the recorded command buffer is
-// reused while the graph's shape stays the same (every decode step).
+// device; activations live in a device arena, reserved before the first token
+// by reserve_scratch() and counted by memory_use(); the recorded command
+// buffer is reused while the graph's shape stays the same (every decode step).
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
@@ -16,6 +17,8 @@ struct VulkanBackendStats {
   uint64_t weight_bytes = 0;    // uploaded weights held on the device
   uint64_t device_bytes = 0;    // everything the allocator holds
   uint64_t used_bytes = 0;      // of that, what buffers use (weights, KV, scratch)
+  uint64_t activation_bytes = 0;  // the device-local activation arena (MemoryUse::scratch_bytes counts it)
+  uint64_t staging_bytes = 0;   // host-visible per-step inputs and the read-back output (not in MemoryUse)
   uint32_t recordings = 0;      // command buffers recorded
   uint32_t reuses = 0;          // computes that resubmitted the previous recording
 };
