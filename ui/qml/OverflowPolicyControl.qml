@@ -48,10 +48,14 @@ RowLayout {
         model: control.options
         currentIndex: control.options.indexOf(control.policy)
         displayText: control.optionText(control.policy)
-        // As wide as its longest entry, so the popup's entries are not cut and the
-        // status line does not move when the choice changes.
-        Layout.preferredWidth: Math.ceil(implicitWidth - shownText.advanceWidth
-                                         + Math.max(defaultText.advanceWidth, summarizeText.advanceWidth))
+        // Wide enough for the current choice; the popup fits the longest entry.
+        Layout.minimumWidth: Math.ceil(shownText.advanceWidth + chrome)
+        Layout.preferredWidth: Layout.minimumWidth
+        readonly property real chrome: leftPadding + rightPadding
+                                       + contentItem.leftPadding + contentItem.rightPadding + 2
+        popup.width: Math.max(width, Math.ceil(Math.max(defaultText.advanceWidth, summarizeText.advanceWidth))
+                                     + 2 * chrome)
+        flat: true
         delegate: ItemDelegate {
             required property string modelData
             required property int index

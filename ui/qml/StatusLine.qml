@@ -3,8 +3,7 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Hearth.Ui
 
-// Model and quant, backend, speed of the last reply, the conversation's overflow
-// policy and the context gauge.
+// Model and quant, backend, speed of the last reply, and the context gauge.
 Rectangle {
     id: status
     required property ChatController chat
@@ -72,11 +71,6 @@ Rectangle {
             Accessible.name: qsTr("The reply waited %1 milliseconds for background work").arg(Math.round(status.chat.lastPauseMs))
         }
         Item { Layout.fillWidth: true }
-        OverflowPolicyControl {
-            policy: status.chat.conversationOverflow
-            defaultPolicy: status.chat.defaultOverflow
-            onChosen: value => status.chat.setConversationOverflow(value)
-        }
         ContextGauge {
             visible: status.model.ready
             used: status.chat.contextUsed
