@@ -167,6 +167,18 @@ TEST_P(ConversationOverflowTest, ChoiceBeforeTheFirstMessageGoesWithTheNewConver
   EXPECT_EQ(last_request_policy(), QStringLiteral("evict"));
 }
 
+TEST_P(ConversationOverflowTest, ChoiceWhileTheFirstMessageIsSavedAppliesToTheNext) {
+  QSignalSpy done(chat.get(), &ChatController::replyFinished);
+  chat->send(QStringLiteral("hello"));  // the conversation is created on the storage thread
+  chat->setConversationOverflow(QStringLiteral("stop"));
+  ASSERT_TRUE(done.wait(3000));
+  EXPECT_EQ(last_request_policy(), QStringLiteral("evict"));  // sent as the message was
+  EXPECT_EQ(chat->conversationOverflow(), QStringLiteral("stop"));
+  EXPECT_EQ(stored_overflow(chat->currentConversationId()), std::optional(StoredOverflow::Stop));
+  send_and_wait(QStringLiteral("next"));
+  EXPECT_EQ(last_request_policy(), QStringLiteral("stop"));
+}
+
 TEST_P(ConversationOverflowTest, OpeningAConversationShowsItsOwnPolicy) {
   send_and_wait(QStringLiteral("alpha"));
   const qint64 alpha = chat->currentConversationId();

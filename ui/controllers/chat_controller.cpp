@@ -411,7 +411,16 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
         NewTurn turn = std::move(result).value();
         const bool visible = generation == open_generation_;
         if (turn.created) {
-          conversations_.upsert(turn.conversation);
+          // A choice made while the conversation was being created applies from its
+          // next message on.
+          if (visible && current_overflow_ != turn.conversation.overflow) {
+            const ConversationKey id = turn.conversation.id;
+            const std::optional<StoredOverflow> choice = current_overflow_;
+            storage_->write([id, choice](ConversationStore& s) { return s.set_overflow_policy(id, choice); });
+          }
+          ConversationRecord listed = turn.conversation;
+          if (visible) listed.overflow = current_overflow_;
+          conversations_.upsert(listed);
           if (visible) {
             current_ = turn.conversation.id;
             emit currentChanged();
