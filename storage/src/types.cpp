@@ -38,6 +38,36 @@ constexpr std::array<std::pair<OverflowPolicy, const char*>, 3> kPolicies{{{Over
 constexpr std::array<std::pair<ContextEventKind, const char*>, 2> kEventKinds{
     {{ContextEventKind::Dropped, "dropped"}, {ContextEventKind::Summarized, "summarized"}}};
 
+// The per-conversation overflow policy, written only when the conversation has one.
+constexpr const char* kOverflowKey = "overflow_policy";
+// Earlier versions wrote this key for every conversation, with "stop" as the value of
+// conversations nobody had chosen a policy for; the app never applied it.
+constexpr const char* kLegacyOverflowKey = "overflow";
+
+Result<OverflowPolicy> read_policy(const nlohmann::json& j, const char* key) {
+  if (!j[key].is_string()) return make_error(ErrorCode::InvalidFormat, std::string("settings.") + key + " is not a string");
+  auto policy = parse_overflow_policy(j[key].get<std::string>());
+  if (!policy.ok()) return make_error(ErrorCode::InvalidFormat, std::string("settings.") + key + ": " + policy.error().message);
+  return policy;
+}
+
+// The current key wins. A legacy "stop" cannot be told apart from "never chosen"
+// (it was the default every conversation was written with), so it reads as unset and
+// old conversations keep following the global setting as they always did; the other
+// legacy values could only have been set on purpose and keep their meaning.
+Result<std::optional<OverflowPolicy>> read_overflow(const nlohmann::json& j) {
+  if (j.contains(kOverflowKey)) {
+    HEARTH_TRY(OverflowPolicy policy, read_policy(j, kOverflowKey));
+    return std::optional<OverflowPolicy>(policy);
+  }
+  if (j.contains(kLegacyOverflowKey)) {
+    HEARTH_TRY(OverflowPolicy policy, read_policy(j, kLegacyOverflowKey));
+    if (policy == OverflowPolicy::StopAtLimit) return std::optional<OverflowPolicy>();
+    return std::optional<OverflowPolicy>(policy);
+  }
+  return std::optional<OverflowPolicy>();
+}
+
 }  // namespace
 
 const char* to_string(Role role) { return enum_name(role, kRoles); }
@@ -62,7 +92,7 @@ std::string settings_to_json(const ConversationSettings& s) {
   if (s.repeat_penalty) j["repeat_penalty"] = *s.repeat_penalty;
   if (s.seed) j["seed"] = *s.seed;
   if (s.context_length) j["context_length"] = *s.context_length;
-  j["overflow"] = to_string(s.overflow);
+  if (s.overflow) j[kOverflowKey] = to_string(*s.overflow);
   return j.dump();
 }
 
@@ -96,10 +126,7 @@ Result<ConversationSettings> settings_from_json(std::string_view text) {
     if (!j["seed"].is_number_unsigned()) return make_error(ErrorCode::InvalidFormat, "settings.seed is not an unsigned integer");
     s.seed = j["seed"].get<std::uint64_t>();
   }
-  if (j.contains("overflow")) {
-    if (!j["overflow"].is_string()) return make_error(ErrorCode::InvalidFormat, "settings.overflow is not a string");
-    HEARTH_TRY(s.overflow, parse_overflow_policy(j["overflow"].get<std::string>()));
-  }
+  HEARTH_TRY(s.overflow, read_overflow(j));
   return s;
 }
 

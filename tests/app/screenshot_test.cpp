@@ -1,10 +1,13 @@
 // Renders the main window (a conversation with Markdown, a code block and a
 // table) and the settings page offscreen and keeps them as PNG files under
 // <build>/test-output/screenshots for reviewers. The checks compare pixels
-// with the design's colours, so a window that fails to render is caught.
+// with the design's colours, so a window that fails to render is caught. The
+// same window also checks that the overflow policy control under the composer
+// drives the chat controller.
 #include <QDir>
 #include <QImage>
 #include <QQmlApplicationEngine>
+#include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -134,6 +137,45 @@ TEST(Screenshots, MainWindowAndSettingsPage) {
   const QImage dark = window->grabWindow();
   EXPECT_TRUE(dark.save(output_dir() + QStringLiteral("/main-window-dark.png")));
   EXPECT_EQ(QColor(dark.pixel(4, dark.height() / 2)).name(), QStringLiteral("#161310"));
+}
+
+// The control under the composer shows the open conversation's policy and changes it.
+TEST(Screenshots, OverflowControlDrivesTheOpenConversation) {
+  QTemporaryDir dir;
+  AppOptions options;
+  options.data_dir = dir.path();
+  options.model_path = QStringLiteral("/models/Llama-3.2-1B-Instruct-Q4_K_M.gguf");
+  AppContext context(options, std::make_unique<PictureEngine>(), sample_store());
+  context.settings()->setOverflowPolicy(QStringLiteral("evict"));
+  QQmlApplicationEngine qml;
+  ASSERT_TRUE(context.show(qml));
+  auto* window = qobject_cast<QQuickWindow*>(qml.rootObjects().value(0));
+  ASSERT_NE(window, nullptr);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return context.chat()->conversations()->rowCount() == 5; }, 5000));
+  const qint64 csv = context.chat()->conversations()->data(
+      context.chat()->conversations()->index(1), ui::ConversationListModel::IdRole).toLongLong();
+  context.chat()->openConversation(csv);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return context.chat()->messages()->rowCount() == 2; }, 5000));
+
+  auto* box = window->findChild<QQuickItem*>(QStringLiteral("overflowPolicyBox"));
+  ASSERT_NE(box, nullptr);
+  EXPECT_TRUE(box->isVisible());
+  EXPECT_EQ(box->property("displayText").toString(), QStringLiteral("Use default (Drop oldest turns)"));
+
+  // The user steps to the next entry ("Stop") with the keyboard.
+  box->forceActiveFocus();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return box->hasActiveFocus(); }, 2000));
+  QTest::keyClick(window, Qt::Key_Down);
+  EXPECT_EQ(context.chat()->conversationOverflow(), QStringLiteral("stop"));
+  EXPECT_EQ(box->property("displayText").toString(), QStringLiteral("Stop"));
+
+  // Another conversation has no choice of its own: the box follows the controller.
+  context.chat()->newConversation();
+  EXPECT_EQ(box->property("displayText").toString(), QStringLiteral("Use default (Drop oldest turns)"));
+  context.settings()->setOverflowPolicy(QStringLiteral("summarize"));
+  EXPECT_EQ(box->property("displayText").toString(), QStringLiteral("Use default (Summarize oldest turns)"));
+  context.chat()->openConversation(csv);
+  EXPECT_EQ(box->property("displayText").toString(), QStringLiteral("Stop"));
 }
 
 }  // namespace

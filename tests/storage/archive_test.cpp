@@ -61,7 +61,8 @@ class Generator {
     if (pick(2)) c.settings.repeat_penalty = 1.1;
     if (pick(2)) c.settings.seed = (static_cast<std::uint64_t>(rng_()) << 32) | rng_();
     if (pick(2)) c.settings.context_length = 512 * static_cast<std::int64_t>(1 + pick(64));
-    c.settings.overflow = static_cast<OverflowPolicy>(pick(3));
+    // 3 of 4 pick a policy; the fourth leaves it unset (follow the app's default).
+    if (const auto policy = pick(4); policy < 3) c.settings.overflow = static_cast<OverflowPolicy>(policy);
     auto id = Conversations(db_).create(c);
     ASSERT_TRUE(id.ok());
     Messages messages(db_);
@@ -260,8 +261,9 @@ TEST_P(ArchiveTest, BadDocumentsAreRejectedWholeWithThePathAtFault) {
   expect_error(replaced("\"title\": \"c\",", ""), ErrorCode::InvalidFormat, "$.conversations[0].title is missing");
   expect_error(replaced("\"parent\": " + std::to_string(q.value()), "\"parent\": 999"), ErrorCode::InvalidFormat,
                "$.conversations[0].messages[1].parent refers to message 999");
-  expect_error(replaced("\"overflow\": \"stop\"", "\"overflow\": \"explode\""), ErrorCode::InvalidFormat,
-               "$.conversations[0].settings");
+  // The conversation has no settings of its own, so its settings object is empty.
+  expect_error(replaced("\"settings\": {}", "\"settings\": {\"overflow_policy\": \"explode\"}"),
+               ErrorCode::InvalidFormat, "$.conversations[0].settings");
   // Two conversations where the second is bad: the first is not kept either.
   auto doc = nlohmann::json::parse(good);
   auto broken = doc["conversations"][0];

@@ -45,6 +45,16 @@ Sampling to_sampling(const app::SamplingSettings& s) {
   return out;
 }
 
+// The names QML and the global setting use ("default" is QML's word for unset).
+QString overflow_name(StoredOverflow policy) {
+  switch (policy) {
+    case StoredOverflow::Stop: return QStringLiteral("stop");
+    case StoredOverflow::Evict: return QStringLiteral("evict");
+    case StoredOverflow::Summarize: return QStringLiteral("summarize");
+  }
+  return QStringLiteral("stop");
+}
+
 struct NewTurn {
   ConversationRecord conversation;
   bool created = false;
@@ -77,6 +87,8 @@ ChatController::ChatController(StorageExecutor* storage, EngineClient* engine,
     emit composerChanged();
     emit statsChanged();
   });
+  // "Use default (…)" shows the global setting, which the settings page may change.
+  connect(settings_, &SettingsController::changed, this, &ChatController::overflowChanged);
   connect(storage_, &StorageExecutor::writeFailed, this, [this](const QString& message) {
     set_error(tr("Could not save: %1").arg(message));
   });
@@ -94,6 +106,49 @@ QString ChatController::currentTitle() const {
   if (!current_) return tr("New conversation");
   if (auto rec = conversations_.get(*current_)) return QString::fromStdString(rec->title);
   return {};
+}
+
+QString ChatController::conversationOverflow() const {
+  return current_overflow_ ? overflow_name(*current_overflow_) : QStringLiteral("default");
+}
+
+QString ChatController::effectiveOverflow() const {
+  return current_overflow_ ? overflow_name(*current_overflow_) : defaultOverflow();
+}
+
+QString ChatController::defaultOverflow() const {
+  return QString::fromLatin1(app::to_string(settings_->settings().overflow_policy));
+}
+
+void ChatController::set_current_overflow(std::optional<StoredOverflow> overflow) {
+  if (overflow == current_overflow_) return;
+  current_overflow_ = overflow;
+  emit overflowChanged();
+}
+
+void ChatController::setConversationOverflow(const QString& policy) {
+  std::optional<StoredOverflow> choice;
+  if (policy == QLatin1String("stop")) {
+    choice = StoredOverflow::Stop;
+  } else if (policy == QLatin1String("evict")) {
+    choice = StoredOverflow::Evict;
+  } else if (policy == QLatin1String("summarize")) {
+    choice = StoredOverflow::Summarize;
+  } else if (policy != QLatin1String("default")) {
+    return;
+  }
+  if (choice == current_overflow_) return;
+  ++overflow_edits_;
+  set_current_overflow(choice);
+  // Without an open conversation the choice waits for the one the next message creates.
+  if (!current_) return;
+  const ConversationKey id = *current_;
+  if (auto rec = conversations_.get(id)) {
+    rec->overflow = choice;
+    conversations_.upsert(*rec);
+  }
+  // Storage runs jobs in order, so the next message's request reads this choice.
+  storage_->write([id, choice](ConversationStore& s) { return s.set_overflow_policy(id, choice); });
 }
 
 void ChatController::setShowArchived(bool show) {
@@ -179,6 +234,7 @@ void ChatController::refreshConversations() {
 void ChatController::newConversation() {
   ++open_generation_;
   current_.reset();
+  set_current_overflow(std::nullopt);
   messages_.clear();
   last_stats_ = GenerationStats{};
   markers_.clear();
@@ -192,8 +248,17 @@ void ChatController::openConversation(qint64 id) {
   current_ = key;
   last_stats_ = GenerationStats{};
   markers_.clear();
+  // The sidebar's record answers at once; storage has the last word (a conversation
+  // opened from search may not be in the list).
+  const auto listed = conversations_.get(key);
+  set_current_overflow(listed ? listed->overflow : std::nullopt);
   emit currentChanged();
   emit statsChanged();
+  storage_->run([key](ConversationStore& s) { return s.get_conversation(key); }, this,
+                [this, generation, edits = overflow_edits_](Result<ConversationRecord> rec) {
+                  if (generation != open_generation_ || edits != overflow_edits_ || !rec.ok()) return;
+                  set_current_overflow(rec.value().overflow);
+                });
   storage_->run([key](ConversationStore& s) { return s.load_messages(key); }, this,
                 [this, key, generation](Result<MessageTree> tree) {
                   if (generation != open_generation_) return;  // the user moved on
@@ -302,16 +367,23 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
   const std::optional<std::string> user =
       user_text ? std::optional<std::string>(user_text->toStdString()) : std::nullopt;
   const quint64 generation = open_generation_;
+  // A choice made before the conversation existed goes with it.
+  const std::optional<StoredOverflow> pending_overflow = existing ? std::nullopt : current_overflow_;
 
   // One storage job: the user's message is committed before generation starts.
   storage_->run(
-      [existing, title, user, parent](ConversationStore& s) -> Result<NewTurn> {
+      [existing, title, user, parent, pending_overflow](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
-          turn.conversation.id = *existing;
+          // Read back for its overflow policy: every request uses the stored choice.
+          HEARTH_TRY(turn.conversation, s.get_conversation(*existing));
         } else {
           HEARTH_TRY(turn.conversation, s.create_conversation(title));
           turn.created = true;
+          if (pending_overflow) {
+            HEARTH_CHECK(s.set_overflow_policy(turn.conversation.id, pending_overflow));
+            turn.conversation.overflow = pending_overflow;
+          }
         }
         std::optional<MessageKey> reply_parent = parent;
         if (user) {
@@ -339,7 +411,16 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
         NewTurn turn = std::move(result).value();
         const bool visible = generation == open_generation_;
         if (turn.created) {
-          conversations_.upsert(turn.conversation);
+          // A choice made while the conversation was being created applies from its
+          // next message on.
+          if (visible && current_overflow_ != turn.conversation.overflow) {
+            const ConversationKey id = turn.conversation.id;
+            const std::optional<StoredOverflow> choice = current_overflow_;
+            storage_->write([id, choice](ConversationStore& s) { return s.set_overflow_policy(id, choice); });
+          }
+          ConversationRecord listed = turn.conversation;
+          if (visible) listed.overflow = current_overflow_;
+          conversations_.upsert(listed);
           if (visible) {
             current_ = turn.conversation.id;
             emit currentChanged();
@@ -350,11 +431,12 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
           if (turn.user) messages_.add_and_show(*turn.user);
           messages_.add_and_show(turn.assistant);
         }
-        start_generation(turn.conversation.id, turn.assistant.id);
+        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation.overflow);
       });
 }
 
-void ChatController::start_generation(ConversationKey conversation, MessageKey assistant) {
+void ChatController::start_generation(ConversationKey conversation, MessageKey assistant,
+                                      std::optional<StoredOverflow> overflow) {
   GenerationRequest request;
   SentTurns sent;
   sent.conversation = conversation;
@@ -372,8 +454,9 @@ void ChatController::start_generation(ConversationKey conversation, MessageKey a
     }
   }
   request.sampling = to_sampling(s.sampling);
-  // The typed global setting: conversations have no policy of their own yet.
-  request.overflow_policy = QString::fromLatin1(app::to_string(s.overflow_policy));
+  // The conversation's own policy when it has one, else the typed global setting.
+  request.overflow_policy = overflow ? overflow_name(*overflow)
+                                     : QString::fromLatin1(app::to_string(s.overflow_policy));
   request.conversation_id = conversation.value;
 
   ActiveReply reply;

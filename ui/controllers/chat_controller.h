@@ -50,6 +50,14 @@ class ChatController : public QObject {
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
   Q_PROPERTY(QString pendingDeleteTitle READ pendingDeleteTitle NOTIFY pendingDeleteChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  // The open conversation's own overflow policy: "default" (follow the global
+  // setting), "stop", "evict" or "summarize". With no conversation open, the choice
+  // for the conversation the next message creates.
+  Q_PROPERTY(QString conversationOverflow READ conversationOverflow NOTIFY overflowChanged)
+  // The policy its next request uses: "stop", "evict" or "summarize".
+  Q_PROPERTY(QString effectiveOverflow READ effectiveOverflow NOTIFY overflowChanged)
+  // The global setting that "default" follows.
+  Q_PROPERTY(QString defaultOverflow READ defaultOverflow NOTIFY overflowChanged)
 
  public:
   ChatController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
@@ -76,6 +84,9 @@ class ChatController : public QObject {
   QVariantList contextMarkers() const { return markers_; }
   QString pendingDeleteTitle() const;
   QString lastError() const { return last_error_; }
+  QString conversationOverflow() const;
+  QString effectiveOverflow() const;
+  QString defaultOverflow() const;
 
   Q_INVOKABLE void refreshConversations();
   Q_INVOKABLE void newConversation();
@@ -92,6 +103,9 @@ class ChatController : public QObject {
   Q_INVOKABLE void switchBranch(qint64 message_id, int delta);
   Q_INVOKABLE void copyText(const QString& text);
   Q_INVOKABLE void dismissError();
+  // "default", "stop", "evict" or "summarize"; anything else is ignored. Stored with
+  // the conversation; the next message uses it.
+  Q_INVOKABLE void setConversationOverflow(const QString& policy);
 
   // Performs a deferred delete now (at shutdown, or when a second delete comes).
   void commit_pending_delete();
@@ -105,6 +119,7 @@ class ChatController : public QObject {
   void statsChanged();
   void pendingDeleteChanged();
   void lastErrorChanged();
+  void overflowChanged();
   // A reply finished (tests and the status line listen).
   void replyFinished(qint64 message_id);
 
@@ -118,7 +133,9 @@ class ChatController : public QObject {
   };
 
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text);
-  void start_generation(ConversationKey conversation, MessageKey assistant);
+  void start_generation(ConversationKey conversation, MessageKey assistant,
+                        std::optional<StoredOverflow> overflow);
+  void set_current_overflow(std::optional<StoredOverflow> overflow);
   void on_chunk(RequestId id, const QString& text);
   void on_finished(RequestId id, const GenerationStats& stats);
   void on_failed(RequestId id, const QString& message);
@@ -138,6 +155,9 @@ class ChatController : public QObject {
   MessageListModel messages_;
 
   std::optional<ConversationKey> current_;
+  // The open conversation's own overflow policy (or the pending choice for a new one).
+  std::optional<StoredOverflow> current_overflow_;
+  quint64 overflow_edits_ = 0;  // a stored value read before the user's last choice is stale
   bool show_archived_ = false;
   QString search_query_;
   QTimer search_debounce_;

@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Hearth.Ui
 
-// The open conversation: messages (streaming Markdown) and the composer.
+// The open conversation: messages (streaming Markdown), the composer and the
+// conversation's overflow policy.
 Item {
     id: view
     required property ChatController chat
@@ -80,6 +81,17 @@ Item {
             chat: view.chat
             model: view.model
             onLoadDemoRequested: view.loadDemoRequested()
+        }
+
+        // The open conversation's overflow policy, under the composer's right edge and
+        // so right above the context gauge of the status line.
+        OverflowPolicyControl {
+            Layout.alignment: Qt.AlignRight
+            Layout.rightMargin: Math.max(24, (parent.width - Theme.contentMaxWidth - 48) / 2 + 24)
+            Layout.bottomMargin: 4
+            policy: view.chat.conversationOverflow
+            defaultPolicy: view.chat.defaultOverflow
+            onChosen: value => view.chat.setConversationOverflow(value)
         }
     }
 }

@@ -22,6 +22,8 @@ struct MessageKey {
 };
 
 enum class StoredRole { System, User, Assistant };
+// What a conversation does when its context is full, when it has its own choice.
+enum class StoredOverflow { Stop, Evict, Summarize };
 enum class MessageState { Complete, Streaming, Interrupted, Error };
 
 struct ConversationRecord {
@@ -31,6 +33,7 @@ struct ConversationRecord {
   int64_t updated_ms = 0;
   bool pinned = false;
   bool archived = false;
+  std::optional<StoredOverflow> overflow;  // nullopt: follows the app's global setting
 };
 
 // Figures stored with an assistant reply.
@@ -92,6 +95,9 @@ class ConversationStore {
   virtual Status set_pinned(ConversationKey id, bool pinned) = 0;
   virtual Status set_archived(ConversationKey id, bool archived) = 0;
   virtual Status delete_conversation(ConversationKey id) = 0;
+  virtual Result<ConversationRecord> get_conversation(ConversationKey id) = 0;
+  // nullopt clears the conversation's own choice (it follows the global setting again).
+  virtual Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) = 0;
 
   virtual Result<MessageTree> load_messages(ConversationKey id) = 0;
   // Appends a message under `parent` and makes it the active leaf.

@@ -64,6 +64,19 @@ Status MemoryConversationStore::rename_conversation(ConversationKey id, const st
   return {};
 }
 
+Result<ConversationRecord> MemoryConversationStore::get_conversation(ConversationKey id) {
+  Conversation* c = find(id);
+  if (!c) return not_found("conversation", id.value);
+  return c->record;
+}
+
+Status MemoryConversationStore::set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) {
+  Conversation* c = find(id);
+  if (!c) return not_found("conversation", id.value);
+  c->record.overflow = policy;
+  return {};
+}
+
 Status MemoryConversationStore::set_pinned(ConversationKey id, bool pinned) {
   Conversation* c = find(id);
   if (!c) return not_found("conversation", id.value);

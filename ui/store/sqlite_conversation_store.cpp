@@ -11,6 +11,26 @@ namespace {
 // The sidebar shows this many conversations; paging in the list is future work.
 constexpr int64_t kListLimit = 1000;
 
+std::optional<StoredOverflow> to_overflow(std::optional<storage::OverflowPolicy> p) {
+  if (!p) return std::nullopt;
+  switch (*p) {
+    case storage::OverflowPolicy::StopAtLimit: return StoredOverflow::Stop;
+    case storage::OverflowPolicy::EvictOldest: return StoredOverflow::Evict;
+    case storage::OverflowPolicy::Summarize: return StoredOverflow::Summarize;
+  }
+  return std::nullopt;
+}
+
+std::optional<storage::OverflowPolicy> from_overflow(std::optional<StoredOverflow> p) {
+  if (!p) return std::nullopt;
+  switch (*p) {
+    case StoredOverflow::Stop: return storage::OverflowPolicy::StopAtLimit;
+    case StoredOverflow::Evict: return storage::OverflowPolicy::EvictOldest;
+    case StoredOverflow::Summarize: return storage::OverflowPolicy::Summarize;
+  }
+  return std::nullopt;
+}
+
 ConversationRecord to_record(const storage::Conversation& c) {
   ConversationRecord r;
   r.id = ConversationKey{c.id.value()};
@@ -19,6 +39,7 @@ ConversationRecord to_record(const storage::Conversation& c) {
   r.updated_ms = c.updated_ms;
   r.pinned = c.pinned == storage::Pinned::Yes;
   r.archived = c.archived == storage::Archived::Yes;
+  r.overflow = to_overflow(c.settings.overflow);
   return r;
 }
 
@@ -113,6 +134,19 @@ Result<ConversationRecord> SqliteConversationStore::create_conversation(const st
 
 Status SqliteConversationStore::rename_conversation(ConversationKey id, const std::string& title) {
   return storage::Conversations(db_).rename(storage::ConversationId(id.value), title);
+}
+
+Result<ConversationRecord> SqliteConversationStore::get_conversation(ConversationKey id) {
+  HEARTH_TRY(storage::Conversation c, storage::Conversations(db_).get(storage::ConversationId(id.value)));
+  return to_record(c);
+}
+
+Status SqliteConversationStore::set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) {
+  // Read-modify-write of the settings JSON: safe because this store is the only writer.
+  storage::Conversations conversations(db_);
+  HEARTH_TRY(storage::Conversation c, conversations.get(storage::ConversationId(id.value)));
+  c.settings.overflow = from_overflow(policy);
+  return conversations.set_settings(c.id, c.settings);
 }
 
 Status SqliteConversationStore::set_pinned(ConversationKey id, bool pinned) {

@@ -24,6 +24,8 @@ class SqliteConversationStore final : public ConversationStore {
   Status set_pinned(ConversationKey id, bool pinned) override;
   Status set_archived(ConversationKey id, bool archived) override;
   Status delete_conversation(ConversationKey id) override;
+  Result<ConversationRecord> get_conversation(ConversationKey id) override;
+  Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) override;
   Result<MessageTree> load_messages(ConversationKey id) override;
   Result<MessageRecord> append_message(ConversationKey id, std::optional<MessageKey> parent,
                                        StoredRole role, const std::string& content,

@@ -43,6 +43,16 @@ Item {
         format: v => v + " tokens"
     }
 
+    // Stands in for the chat controller: takes the user's choice as the new policy.
+    OverflowPolicyControl {
+        id: overflow
+        y: 200
+        policy: "default"
+        defaultPolicy: "evict"
+        onChosen: value => policy = value
+    }
+    SignalSpy { id: chosenSpy; target: overflow; signalName: "chosen" }
+
     TestCase {
         name: "Components"
         when: windowShown
@@ -107,5 +117,47 @@ Item {
             verify(findLabel(slider, "2048 tokens") !== null)
             verify(findLabel(slider, "1024 tokens") === null)
         }
-    }
+    
+        function findBox(item) {
+            if (item.objectName === "overflowPolicyBox") return item
+            for (let i = 0; i < item.children.length; ++i) {
+                const found = findBox(item.children[i])
+                if (found) return found
+            }
+            return null
+        }
+
+        function test_overflowControlShowsAndChangesThePolicy() {
+            const box = findBox(overflow)
+            verify(box)
+            compare(box.Accessible.name, "When the context is full")
+            verify(findLabel(overflow, "When the context is full:") !== null)
+            // Unset: the default entry names the global policy it follows.
+            compare(box.displayText, "Use default (Drop oldest turns)")
+            overflow.defaultPolicy = "summarize"
+            compare(box.displayText, "Use default (Summarize oldest turns)")
+
+            // The user steps to the next entry with the keyboard.
+            box.forceActiveFocus()
+            keyClick(Qt.Key_Down)
+            compare(chosenSpy.count, 1)
+            compare(chosenSpy.signalArguments[0][0], "stop")
+            compare(overflow.policy, "stop")
+            compare(box.displayText, "Stop")
+            keyClick(Qt.Key_Down)
+            compare(chosenSpy.signalArguments[1][0], "evict")
+            compare(box.displayText, "Drop oldest turns")
+
+            // The owner changes the policy (another conversation opened): the box follows,
+            // also when the global default changes meanwhile.
+            overflow.policy = "summarize"
+            overflow.defaultPolicy = "stop"
+            compare(box.currentIndex, 3)
+            compare(box.displayText, "Summarize oldest turns")
+            overflow.policy = "default"
+            compare(box.currentIndex, 0)
+            compare(box.displayText, "Use default (Stop)")
+            compare(chosenSpy.count, 2)  // changes by the owner are not choices
+        }
+}
 }

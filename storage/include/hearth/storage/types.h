@@ -43,7 +43,8 @@ struct ConversationSettings {
   std::optional<double> repeat_penalty;
   std::optional<std::uint64_t> seed;
   std::optional<std::int64_t> context_length;  // tokens
-  OverflowPolicy overflow = OverflowPolicy::StopAtLimit;
+  // nullopt: the conversation follows the app's global overflow setting.
+  std::optional<OverflowPolicy> overflow;
 
   friend bool operator==(const ConversationSettings&, const ConversationSettings&) = default;
 };
