@@ -121,11 +121,11 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     HEARTH_TRY(auto header, gguf::GgufFile::open(*path, gguf::LoadMode::Mmap));
     HEARTH_TRY(opts.extra_bytes, tools::memory_beyond_weights(header, n_ctx, s.kv_type));
     // Partial offload places layers by the same estimate the model picker uses,
-    // with sliding-window layers at full size: that is what Vulkan allocates.
+    // with sliding-window layers as rings: that is what every backend allocates.
     HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
     HEARTH_TRY(const kv::MemoryEstimate estimate,
                kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, s.kv_type, kv::kScratchBatchTokens,
-                                   kv::WindowedLayers::Full));
+                                   kv::WindowedLayers::Ring));
     request.model = runtime::ModelFootprint{summary.dims.n_layer, estimate};
   }
   auto choice = runtime::choose_backend(request);

@@ -71,11 +71,11 @@ class RuntimeChatEngine final : public ChatEngine {
       HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
       HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, request.context_length, kv_type));
       // Partial offload places layers by the estimate the model picker shows,
-      // with sliding-window layers at full size: that is what Vulkan allocates.
+      // with sliding-window layers as rings: that is what every backend allocates.
       HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
       HEARTH_TRY(const kv::MemoryEstimate estimate,
                  kv::estimate_memory(summary.dims, summary.file_bytes, request.context_length, kv_type,
-                                     kv::kScratchBatchTokens, kv::WindowedLayers::Full));
+                                     kv::kScratchBatchTokens, kv::WindowedLayers::Ring));
       footprint = runtime::ModelFootprint{summary.dims.n_layer, estimate};
     }
     // The backend first: where the layers run decides where the weights live

@@ -46,7 +46,7 @@ std::optional<KvType> kv_type_from_string(std::string_view text) {
 uint64_t kv_cache_bytes(const ModelShape& shape, uint32_t n_ctx, KvType kv_type) {
   // The engine's sizing function is the single source of truth: it is what
   // engine/kv allocates (positions rounded up to whole cache blocks, Q8_0
-  // scales included; sliding-window layers as the rings the CPU backend keeps).
+  // scales included; sliding-window layers as the rings every backend keeps).
   auto bytes = kv::kv_cache_bytes(shape.n_layer, shape.n_head_kv, shape.head_dim, n_ctx, to_dtype(kv_type),
                                   shape.layer_windows, kBatchTokens, kv::WindowedLayers::Ring);
   if (bytes.ok()) return bytes.value();

@@ -125,9 +125,11 @@ backend::KvView KvCache::layer_view(int64_t layer) const {
   v.buffer = buffer;
   v.k_offset = layer_offset_[l];
   v.v_offset = v.k_offset + half;
-  v.block_table = tables_[layer_table_[l]].data();
-  // Physical blocks. Equal to the table's length except in rings, which only
-  // the CPU backend is given (runtime::Session keeps them Full elsewhere).
+  const std::vector<int32_t>& table = tables_[layer_table_[l]];
+  v.block_table = table.data();
+  // Logical blocks (the table) and physical blocks (the memory): equal
+  // except in rings.
+  v.table_blocks = static_cast<int32_t>(table.size());
   v.n_blocks = static_cast<int32_t>(layer_blocks_[l]);
   return v;
 }

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
-#include <string_view>
 
 namespace hearth::runtime {
 namespace {
@@ -43,14 +42,13 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
                                                  const SessionConfig& config) {
   if (config.n_batch <= 0) return make_error(ErrorCode::InvalidArgument, "session n_batch must be positive");
   std::unique_ptr<Session> s(new Session(model, backend, config));
-  // Sliding-window layers are rings of window + n_batch positions on the CPU.
-  // The Vulkan kernels size their buffers from the block count and index the
-  // table by logical block, so there (and on a Vulkan+CPU split) they keep
-  // the full context.
-  const kv::WindowedLayers windowed =
-      std::string_view(backend.name()) == "cpu" ? kv::WindowedLayers::Ring : kv::WindowedLayers::Full;
+  // Sliding-window layers are rings of window + n_batch positions on every
+  // backend: the kernels (CPU and Vulkan) index the block table by logical
+  // block, and the view tells them the table's length apart from the ring's
+  // physical blocks. The ring bookkeeping (holds_history, re-prefills) lives
+  // in the cache and the model, not in a backend.
   HEARTH_TRY(s->cache_, kv::KvCache::create(backend, model.kv_config(config.n_ctx, config.kv_type, config.n_batch,
-                                                                      windowed)));
+                                                                      kv::WindowedLayers::Ring)));
   // Scratch up front, from the same function the memory estimate uses, so
   // the memory the user was shown is what is in use from the first token.
   HEARTH_TRY(const kv::ScratchSizes scratch, kv::scratch_sizes(model.memory_dims(), config.n_ctx, config.n_batch));

@@ -307,7 +307,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     for (const Tensor* s : n.src) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
     }
-    if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.n_blocks);
+    if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.table_blocks);
     if (n.op == Op::Rope && n.params.rope.freq_factors) grow(in_bytes, 4ull * (n.params.rope.n_dims / 2));
     if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
@@ -367,14 +367,22 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     }
     if (n.op == Op::KvStore || n.op == Op::Attention) {
       const auto& kv = n.params.kv;
+      if (kv.table_blocks <= 0 || kv.n_blocks <= 0 || kv.n_blocks > kv.table_blocks) {
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("Vulkan: {} has a KV view of {} physical blocks behind a table of {}",
+                                      to_string(n.op), kv.n_blocks, kv.table_blocks));
+      }
+      // The whole table: shaders index it by logical block, and a ring's
+      // table is longer than its physical blocks.
       if (!tables_.count(kv.block_table)) {
-        HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.n_blocks, align));
+        HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.table_blocks, align));
         input_copies_.emplace_back(kv.block_table, tables_[kv.block_table]);
       }
       add_sig(reinterpret_cast<uintptr_t>(kv.buffer));
       add_sig(kv.k_offset);
       add_sig(kv.v_offset);
       add_sig(static_cast<uint64_t>(kv.n_blocks));
+      add_sig(static_cast<uint64_t>(kv.table_blocks));
       add_sig(static_cast<uint64_t>(kv.type));
       add_sig(tables_[kv.block_table].offset);
     }

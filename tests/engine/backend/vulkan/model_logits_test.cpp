@@ -4,15 +4,12 @@
 // (matvec, decode attention, a recording reused between tokens).
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
-#include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/model/model.h>
-#include <hearth/engine/runtime/session.h>
 
 #include <numeric>
 
 #include "../../model/fixture_logits.h"
 #include "vulkan_test_env.h"
-#include "../../runtime/windowed_model.h"
 
 namespace hearth::vulkan {
 namespace {
@@ -101,36 +98,6 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases
                            }
                            return name;
                          });
-
-// Sliding-window layers stay at full size on Vulkan (its kernels size the K/V
-// region from the block count), and a session there computes what the CPU
-// backend's rings do: a tiny Gemma 2 with window 24, 200 tokens.
-TEST(VulkanSlidingWindow, SessionKeepsFullLayersAndMatchesTheCpuRings) {
-  const std::string path =
-      hearth::runtime::testing::write_windowed_model(hearth::runtime::testing::WindowedModelSpec{}, "vulkan");
-  auto model = model::Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.error().message;
-  std::vector<int32_t> ids(200);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(3 + (i * 37 + i / 7) % 60);
-  const hearth::runtime::SessionConfig config{256, DType::F16, 16};
-  auto vk = VulkanBackend::create(testing::test_config());
-  ASSERT_TRUE(vk.ok()) << vk.error().message;
-  auto on_vk = hearth::runtime::Session::create(**model, **vk, config);
-  ASSERT_TRUE(on_vk.ok()) << on_vk.error().message;
-  EXPECT_FALSE((*on_vk)->cache().has_rings());
-  auto cpu = backend::make_cpu_backend({1});
-  auto on_cpu = hearth::runtime::Session::create(**model, *cpu, config);
-  ASSERT_TRUE(on_cpu.ok()) << on_cpu.error().message;
-  ASSERT_TRUE((*on_cpu)->cache().has_rings());
-  ASSERT_TRUE((*on_vk)->prefill(ids).ok());
-  ASSERT_TRUE((*on_cpu)->prefill(ids).ok());
-  const std::vector<float> got((*on_vk)->last_logits().begin(), (*on_vk)->last_logits().end());
-  const std::vector<float> ref((*on_cpu)->last_logits().begin(), (*on_cpu)->last_logits().end());
-  ASSERT_EQ(got.size(), ref.size());
-  const auto a = compare_logits(got, ref, ref.size());
-  EXPECT_GE(a.min_cosine, 0.999);
-  EXPECT_EQ(a.top1, 1.0);
-}
 
 }  // namespace
 }  // namespace hearth::vulkan

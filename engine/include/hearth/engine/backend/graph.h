@@ -65,7 +65,12 @@ struct KvView {
   Buffer* buffer = nullptr;  // the cache's buffer, and where K and V start in it,
   size_t k_offset = 0;             // for backends that address device memory
   size_t v_offset = 0;
+  // block_table has table_blocks entries (logical blocks: the whole
+  // context); the layer's K and V regions hold n_blocks physical blocks each.
+  // They differ for a sliding-window ring, whose table maps logical block b
+  // to b % n_blocks.
   const int32_t* block_table = nullptr;
+  int32_t table_blocks = 0;
   int32_t n_blocks = 0;
 };
 

@@ -90,8 +90,8 @@ struct MemoryEstimate {
 // Errors: an unsupported KV type or a head size that is not a whole number of
 // its blocks, a non-positive count, overflow.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type);
-// Windowed layers are counted as `windowed` allocates them: Ring is what the
-// CPU backend allocates (runtime::Session), Full what Vulkan does.
+// Windowed layers are counted as `windowed` allocates them: Ring is what
+// runtime::Session allocates on every backend, Full a cache without rings.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type,
                                        int64_t n_batch, WindowedLayers windowed = WindowedLayers::Ring);
 

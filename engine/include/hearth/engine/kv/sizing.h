@@ -37,7 +37,8 @@ Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head
 
 // How sliding-window layers are allocated. Ring: only the positions a window
 // can still see (see windowed_positions), reused as positions grow. Full: the
-// whole context like a global layer (backends that cannot address a ring).
+// whole context like a global layer (a cache made without rings, e.g. a
+// reference for the ring tests).
 enum class WindowedLayers { Full, Ring };
 
 // Positions a layer with sliding window `window` must hold when forward

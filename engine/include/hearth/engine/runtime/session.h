@@ -89,7 +89,7 @@ class Session {
   // Adopts `tokens` as the context when positions 0..n-1 of the cache already
   // hold their K/V (restored from a prefix cache, or moved and re-rotated by
   // an evict). The next prefill computes fresh logits.
-  // With sliding-window rings (CPU), when the rings lost keys the next
+  // With sliding-window rings (every backend), when the rings lost keys the next
   // position's window needs, the tokens are prefilled again instead.
   Status adopt_context(std::vector<int32_t> tokens);
   // Keeps the first `n` tokens of the context (and their K/V); the next
