@@ -159,44 +159,17 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text) {
 
 Result<TextCodec> TextCodec::from_model(const model::Model& model) {
   HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model.file()));
-  if (auto source = model.file().chat_template()) {
-    HEARTH_TRY(auto tmpl, chat::ChatTemplate::from_source(*source));
-    return TextCodec(std::move(tok), std::move(tmpl));
+  auto owned = std::make_unique<tokenizer::Tokenizer>(std::move(tok));
+  auto format = std::make_unique<runtime::ChatFormat>(runtime::ChatFormat::from_model(model.file(), *owned));
+  if (format->origin() != runtime::TemplateOrigin::Model) {
+    std::fprintf(stderr, "chat format: %s\n", format->note().c_str());
   }
-  // No template in the file: the built-in one the vocabulary's special
-  // tokens point to (ChatML, Llama 3, Gemma, ...).
-  std::vector<std::string> texts;
-  texts.reserve(tok.vocab().tokens.size());
-  for (const auto& t : tok.vocab().tokens) texts.push_back(t.text);
-  HEARTH_TRY(auto tmpl, chat::ChatTemplate::builtin(chat::choose_builtin_template(texts)));
-  return TextCodec(std::move(tok), std::move(tmpl));
-}
-
-Result<std::string> TextCodec::render_chat(const std::vector<ChatMessage>& messages) const {
-  const auto& vocab = tokenizer_.vocab();
-  auto token_text = [&](int32_t id) {
-    return vocab.valid(id) ? vocab.tokens[static_cast<size_t>(id)].text : std::string();
-  };
-  chat::RenderOptions options;
-  options.bos_token = token_text(vocab.special.bos);
-  options.eos_token = token_text(vocab.special.eos);
-  return chat::render_chat(template_, messages, options);
-}
-
-Result<std::vector<int32_t>> TextCodec::encode_chat(const std::vector<ChatMessage>& messages) const {
-  HEARTH_TRY(const std::string text, render_chat(messages));
-  // Templates usually write the BOS text themselves; add it only when they do not.
-  const auto& vocab = tokenizer_.vocab();
-  const int32_t bos = vocab.special.bos;
-  const std::string bos_text = vocab.valid(bos) ? vocab.tokens[static_cast<size_t>(bos)].text : std::string();
-  const bool has_bos = !bos_text.empty() && text.rfind(bos_text, 0) == 0;
-  return tokenizer_.tokenize(text, has_bos ? tokenizer::AddSpecial::No : tokenizer::AddSpecial::AsVocab,
-                             tokenizer::ParseSpecial::Yes);
+  return TextCodec(std::move(owned), std::move(format));
 }
 
 Result<std::vector<int32_t>> TextCodec::encode(const std::string& text, PromptMode mode) const {
-  if (mode == PromptMode::Chat) return encode_chat({ChatMessage{"user", text}});
-  return tokenizer_.tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
+  if (mode == PromptMode::Chat) return format_->encode({ChatMessage{"user", text, {}}}, chat::GenerationPrompt::Add);
+  return tokenizer_->tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
 }
 
 }  // namespace hearth::cli

@@ -7,6 +7,7 @@
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/model/model.h>
+#include <hearth/engine/runtime/chat_format.h>
 #include <hearth/engine/sampling/sampler.h>
 
 #include <cstdint>
@@ -51,28 +52,28 @@ enum class PromptMode { Raw, Chat };
 
 using ChatMessage = chat::ChatMessage;
 
-// Text in and out of a model: its tokenizer and chat template.
+// Text in and out of a model: its tokenizer and chat format (the rule the app
+// and the server share: runtime/chat_format.h).
 class TextCodec {
  public:
+  // A fallback chat format is said on stderr, never silent.
   static Result<TextCodec> from_model(const model::Model& model);
 
-  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
-  std::vector<int32_t> end_of_generation() const { return tokenizer_.vocab().eog; }
-  // The model's own template, or the built-in one its vocabulary points to.
-  const chat::ChatTemplate& chat_template() const { return template_; }
+  const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
+  const runtime::ChatFormat& format() const { return *format_; }
+  std::vector<int32_t> end_of_generation() const { return format_->end_of_generation(); }
 
   // Raw: the text as is, BOS as the vocabulary says. Chat: the text as one
-  // user turn through the model's chat template.
+  // user turn through the chat format (message text never becomes control
+  // tokens).
   Result<std::vector<int32_t>> encode(const std::string& text, PromptMode mode) const;
-  // The whole conversation rendered with the template (and the generation
-  // prompt), tokenized with special tokens parsed.
-  Result<std::vector<int32_t>> encode_chat(const std::vector<ChatMessage>& messages) const;
-  Result<std::string> render_chat(const std::vector<ChatMessage>& messages) const;
 
  private:
-  TextCodec(tokenizer::Tokenizer t, chat::ChatTemplate tmpl) : tokenizer_(std::move(t)), template_(std::move(tmpl)) {}
-  tokenizer::Tokenizer tokenizer_;
-  chat::ChatTemplate template_;
+  TextCodec(std::unique_ptr<tokenizer::Tokenizer> t, std::unique_ptr<runtime::ChatFormat> f)
+      : tokenizer_(std::move(t)), format_(std::move(f)) {}
+  // Behind pointers: the format refers to the tokenizer, and codecs move.
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
+  std::unique_ptr<runtime::ChatFormat> format_;
 };
 
 }  // namespace hearth::cli

@@ -1,14 +1,14 @@
-// hearth-cli chat: a terminal conversation with the model's chat template,
-// streaming replies. Each turn prefills only what the template adds to the
-// tokens already in the KV cache; at the context limit the conversation's
-// overflow policy (stop, evict, summarize) acts and its events are printed.
+// hearth-cli chat: a terminal conversation through the engine's chat layer
+// (runtime::ChatContext, the one the app and the server use), streaming
+// replies. Each turn prefills only what the template adds to the tokens
+// already in the KV cache; at the context limit the conversation's overflow
+// policy (stop, evict, summarize) acts and its events are printed. A turn
+// that cannot be taken (too long, no room) is refused and the chat goes on.
 #include <fmt/format.h>
 #include <hearth/engine/kv/prefix_disk_cache.h>
 #include <hearth/engine/kv/prefix_index.h>
-#include <hearth/engine/runtime/conversation.h>
-#include <hearth/engine/runtime/prefix_persist.h>
+#include <hearth/engine/runtime/chat_context.h>
 #include <hearth/engine/runtime/session.h>
-#include <hearth/engine/tokenizer/stream_decoder.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,7 +18,6 @@
 #include <string>
 
 #include "args.h"
-#include "chat_tokens.h"
 #include "engine_setup.h"
 #include "verbs.h"
 
@@ -27,6 +26,31 @@ namespace {
 
 // Disk budget of --prefix-cache; the least recently used entries go first.
 constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
+// One message read from the terminal or a pipe; longer lines are refused.
+constexpr size_t kMaxLineBytes = 1u << 20;
+
+// Reads one line (without its newline) of at most `cap` bytes. False at the
+// end of the input; an error for an over-long line, whose rest is skipped.
+Result<bool> read_line(std::istream& in, std::string& line, size_t cap) {
+  line.clear();
+  bool any = false;
+  bool too_long = false;
+  for (int c = in.get(); c != EOF; c = in.get()) {
+    any = true;
+    if (c == '\n') break;
+    if (line.size() < cap) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+    }
+  }
+  if (too_long) {
+    line.clear();
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("a message line is longer than the {} MiB limit; it was skipped", cap >> 20));
+  }
+  return any;
+}
 
 }  // namespace
 
@@ -82,31 +106,9 @@ int run_chat(const std::vector<std::string>& argv) {
   opt.end_of_generation = codec->end_of_generation();
 
   auto policy = runtime::parse_overflow_policy(overflow);
-  ChatTokens chat(*codec, args->get_or("system", ""));
-  auto request = chat.summary_request();
-  auto note = chat.note_prefix();
-  if (!request.ok() || !note.ok()) {
-    std::fprintf(stderr, "chat: %s\n", (request.ok() ? note.error() : request.error()).message.c_str());
-    return kExitBadInput;
-  }
-  runtime::ConversationConfig conv_config;
-  conv_config.policy = *policy;
-  conv_config.summary_request = std::move(*request);
-  conv_config.note_prefix = std::move(*note);
-  conv_config.summary_max_tokens = static_cast<int32_t>(std::min<int64_t>(48, *ctx / 8));
-  // At 80% of the context, or earlier when the request and the summary would
-  // no longer fit in what is left.
-  const double tail = static_cast<double>(conv_config.summary_request.size()) + conv_config.summary_max_tokens + 8;
-  conv_config.summarize_at = std::clamp(1.0 - tail / static_cast<double>(*ctx), 0.1, 0.8);
-  conv_config.end_of_generation = opt.end_of_generation;
   // /reset (and a new conversation) reuses the system prompt's blocks.
   auto identity = kv::identify_model_file(*args->get("model"));
   kv::PrefixIndex prefixes(identity.ok() ? identity->content_hash : 0, (*session)->cache().bytes());
-  runtime::Conversation conv(**session, *setup->model, *setup->backend, conv_config,
-                             [&](int32_t t) { return codec->tokenizer().token_to_piece(t); }, &prefixes);
-  // A reply may use at most a quarter of the context, so evicting or
-  // summarising always leaves it room.
-  opt.max_tokens = static_cast<int32_t>(std::min<int64_t>(*n, std::max<int64_t>(8, *ctx / 4)));
   // --prefix-cache: the system prompt's K/V is loaded from the folder when a
   // previous run saved it, and saved when it had to be computed.
   std::optional<kv::PrefixDiskCache> disk;
@@ -119,145 +121,113 @@ int run_chat(const std::vector<std::string>& argv) {
     std::filesystem::create_directories(*args->get("prefix-cache"), ec);
     disk.emplace(*args->get("prefix-cache"), kPrefixCacheBudget);
   }
-  auto restart = [&]() -> Status {
-    HEARTH_TRY(const auto pinned, chat.start());
-    int64_t restored = 0;
-    if (disk && pinned.size() > 1) {
-      // A stale or corrupt file is deleted by the cache and simply not used.
-      HEARTH_TRY(restored, runtime::restore_prefix(*disk, *identity, **session, pinned));
-    }
-    HEARTH_CHECK(conv.set_system(pinned));
-    if (disk && pinned.size() > 1) {
-      // restore_prefix looks up all but the last token (which is prefilled
-      // for fresh logits), so that is what is saved and a complete hit.
-      const auto whole = static_cast<int64_t>(pinned.size());
-      if (restored + 1 < whole) {
-        HEARTH_CHECK(runtime::save_prefix(*disk, *identity, **session, whole - 1));
-        std::fprintf(stderr, "[prefix cache: system prompt (%lld tokens) computed and saved]\n",
-                     static_cast<long long>(whole));
-      } else {
-        std::fprintf(stderr, "[prefix cache: %lld of %lld system prompt tokens restored from disk]\n",
-                     static_cast<long long>(restored), static_cast<long long>(whole));
-      }
-    }
-    return {};
-  };
-  if (auto st = restart(); !st.ok()) {
-    std::fprintf(stderr, "chat: %s\n", st.error().message.c_str());
-    return kExitBadInput;
+  // The chat layer the app and the server use: the same template rule, the
+  // same token accounting, the same overflow policies.
+  runtime::ChatParts parts;
+  parts.session = session->get();
+  parts.model = setup->model.get();
+  parts.backend = setup->backend.get();
+  parts.format = &codec->format();
+  parts.can_shift = (*session)->cache().layer_view(0).k != nullptr;
+  parts.prefixes = parts.can_shift ? &prefixes : nullptr;
+  if (disk) {
+    parts.disk = &*disk;
+    parts.model_identity = *identity;
   }
-  auto print_events = [&]() {
-    for (const auto& e : conv.take_events()) {
-      std::string ids;
-      for (int64_t id : e.turn_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-      switch (e.action) {
-        case runtime::OverflowAction::Stopped:
-          std::fprintf(stderr, "[overflow: stopped: %s; /reset to start over]\n", e.reason.c_str());
-          break;
-        case runtime::OverflowAction::Evicted:
-          std::fprintf(stderr, "[overflow: evicted turns %s (%lld tokens) in %.1f ms]\n", ids.c_str(),
-                       static_cast<long long>(e.tokens_freed), e.pause_ms);
-          break;
-        case runtime::OverflowAction::Summarized:
-          std::fprintf(stderr, "[overflow: summarized turns %s (%lld tokens freed), pause %.0f ms: \"%s\"]\n",
-                       ids.c_str(), static_cast<long long>(e.tokens_freed), e.pause_ms, e.summary.c_str());
-          break;
-      }
+  runtime::ChatContext chat(std::move(parts));
+
+  runtime::ChatRequest request;
+  request.policy = *policy;
+  request.options = opt;
+  request.conversation_id = 1;
+  const std::string system = args->get_or("system", "");
+  auto restart = [&] {
+    request.messages.clear();
+    if (!system.empty()) request.messages.push_back({"system", system, {}});
+    chat.forget();
+    ++request.conversation_id;
+  };
+  restart();
+  bool reported_prefix = false;
+  auto print_event = [&](const runtime::ChatEvent& e) {
+    const std::string range = fmt::format("{}-{}", e.first_message, e.last_message);
+    if (e.kind == runtime::ChatEvent::Kind::Dropped) {
+      std::fprintf(stderr, "[overflow: evicted turns %s (%lld tokens) in %.1f ms]\n", range.c_str(),
+                   static_cast<long long>(e.tokens_freed), e.pause_ms);
+    } else {
+      std::fprintf(stderr, "[overflow: summarized turns %s (%lld tokens freed), pause %.0f ms: \"%s\"]\n",
+                   range.c_str(), static_cast<long long>(e.tokens_freed), e.pause_ms, e.summary.c_str());
     }
   };
   runtime::Figures last;
   int64_t turns = 0;
-  bool turn_open = false;
   std::string line;
   while (true) {
     std::fputs("> ", stdout);
     std::fflush(stdout);
-    if (!std::getline(std::cin, line)) break;
+    auto read = read_line(std::cin, line, kMaxLineBytes);
+    if (!read.ok()) {
+      // The rest of an over-long line is skipped; the chat goes on.
+      std::fprintf(stderr, "chat: %s\n", read.error().message.c_str());
+      continue;
+    }
+    if (!*read) break;
     if (line == "/reset") {
-      turn_open = false;
-      if (auto st = restart(); !st.ok()) {
-        std::fprintf(stderr, "chat: %s\n", st.error().message.c_str());
-        return kExitBadInput;
-      }
+      restart();
       continue;
     }
     if (line == "/stats") {
       std::printf("prompt %lld tok at %.1f tok/s, reply %lld tok at %.1f tok/s, ttft %.0f ms, "
-                  "inter-token p50 %.1f ms p95 %.1f ms, context %zu/%lld, turns %lld (%zu kept), overflow %s\n",
+                  "inter-token p50 %.1f ms p95 %.1f ms, context %zu/%lld, turns %lld (%zu messages), overflow %s\n",
                   static_cast<long long>(last.prompt_tokens), last.prefill_tps,
                   static_cast<long long>(last.generated_tokens), last.decode_tps, last.ttft_ms,
                   last.inter_token_p50_ms, last.inter_token_p95_ms, (*session)->context().size(),
-                  static_cast<long long>(*ctx), static_cast<long long>(turns), conv.turns().size(),
+                  static_cast<long long>(*ctx), static_cast<long long>(turns), request.messages.size(),
                   runtime::to_string(*policy));
       continue;
     }
     if (line.empty()) continue;
-    auto next = chat.user_turn(line);
-    if (!next.ok()) {
-      std::fprintf(stderr, "chat: %s\n", next.error().message.c_str());
-      return kExitBadInput;
-    }
-    // The previous turn ends where this one's tokens start; a reply tail the
-    // template renders differently is replaced, never more than that turn.
-    const auto& ctx_tokens = (*session)->context();
-    if (turn_open && next->rollback > 0 && next->rollback < ctx_tokens.size()) {
-      (void)(*session)->truncate(ctx_tokens.size() - next->rollback);
-    }
-    if (turn_open) conv.end_turn();
-    turn_open = false;
-    auto room = conv.make_room(static_cast<int64_t>(next->append.size()) + opt.max_tokens);
-    print_events();
-    if (!room.ok() || !*room) {
-      if (!room.ok()) std::fprintf(stderr, "chat: %s\n", room.error().message.c_str());
+    request.messages.push_back({"user", line, {}});
+    auto reply = chat.reply(
+        request,
+        [](std::string_view piece) {
+          std::fwrite(piece.data(), 1, piece.size(), stdout);
+          std::fflush(stdout);
+        },
+        print_event);
+    if (!reply.ok() || !reply->stopped.empty()) {
+      // The turn is not taken; the conversation stays as it was (the context
+      // is rebuilt from it next time), so the session goes on.
+      request.messages.pop_back();
+      if (!reply.ok()) {
+        std::fprintf(stderr, "chat: %s\n", reply.error().message.c_str());
+      } else {
+        std::fprintf(stderr, "[overflow: stopped: %s; /reset to start over]\n", reply->stopped.c_str());
+      }
       continue;
     }
-    conv.begin_turn();
-    turn_open = true;
-    ++turns;
-    tokenizer::StreamDecoder stream(codec->tokenizer());
-    auto r = (*session)->generate(next->append, opt, [&](int32_t t) { return stream.push(t); },
-                                  [](const runtime::TokenEvent& e) {
-                                    std::fwrite(e.text.data(), 1, e.text.size(), stdout);
-                                    std::fflush(stdout);
-                                  });
-    if (!r.ok()) {
-      std::fprintf(stderr, "\nchat: %s\n", r.error().message.c_str());
-      return kExitBadInput;
-    }
-    std::fputs(stream.flush().c_str(), stdout);
     std::fputc('\n', stdout);
-    if (r->reason == runtime::StopReason::ContextFull) {
-      std::fprintf(stderr, "[context full at %lld tokens: reply stopped]\n", static_cast<long long>(*ctx));
+    if (disk && !reported_prefix && request.messages.size() > 1 && request.messages.front().role == "system") {
+      reported_prefix = true;
+      const int64_t whole = chat.pinned_tokens();
+      if (reply->prefix_restored_tokens + 1 < whole) {
+        std::fprintf(stderr, "[prefix cache: system prompt (%lld tokens) computed and saved]\n",
+                     static_cast<long long>(whole));
+      } else {
+        std::fprintf(stderr, "[prefix cache: %lld of %lld system prompt tokens restored from disk]\n",
+                     static_cast<long long>(reply->prefix_restored_tokens), static_cast<long long>(whole));
+      }
     }
-    last = r->figures;
-    // generate() leaves the last sampled token undecoded; the context holds the rest.
-    const auto& now = (*session)->context();
-    const size_t kept = std::min(r->tokens.size(), now.size());
-    chat.reply(r->text, std::vector<int32_t>(now.end() - static_cast<std::ptrdiff_t>(kept), now.end()));
+    ++turns;
+    last = reply->result.figures;
+    request.messages.push_back({"assistant", reply->shown, {}});
     // Lower-priority work: a due summary runs as resumable steps between
-    // turns; the pause is reported with the event.
-    // The next turn is expected to be about as long as this one.
-    const auto upcoming = static_cast<int64_t>((*session)->context().size()) -
-                          (conv.turns().empty() ? 0 : conv.turns().back().end);
-    if (conv.summary_due(upcoming)) {
-      conv.end_turn();
-      turn_open = false;
-      auto job = conv.start_summary();
-      if (!job.ok()) {
-        std::fprintf(stderr, "chat: %s\n", job.error().message.c_str());
-        return kExitBadInput;
+    // turns (the app interleaves them with the GUI); its event is printed.
+    while (chat.has_background_work()) {
+      if (auto st = chat.background_step(print_event); !st.ok()) {
+        std::fprintf(stderr, "chat: summary failed: %s\n", st.error().message.c_str());
+        break;
       }
-      if (*job) {
-        Status st;
-        while (st.ok()) {
-          auto done = (*job)->step();
-          if (!done.ok()) st = done.error();
-          else if (*done) break;
-        }
-        if (st.ok()) st = (*job)->finish();
-        if (!st.ok()) std::fprintf(stderr, "chat: summary failed: %s\n", st.error().message.c_str());
-      }
-      print_events();
     }
   }
   return kExitOk;

@@ -1,6 +1,7 @@
 // hearth-cli template: renders a conversation with a chat template and prints
 // the prompt exactly (no newline added), as the engine would feed it to the
-// tokenizer.
+// tokenizer; with --tokens, the prompt's ids as the engine's chat layer
+// encodes them (message text never becomes control tokens).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/chat/json.h>
 #include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/runtime/chat_format.h>
+#include <hearth/engine/tokenizer/tokenizer.h>
 
 #include "args.h"
 #include "verbs.h"
@@ -23,7 +26,7 @@ VerbSpec template_spec() {
   VerbSpec spec;
   spec.verb = "template";
   spec.usage = "(--model M.gguf | --template-file F.jinja) --messages MSGS.json [--add-generation-prompt] "
-               "[--bos S] [--eos S] [--tools TOOLS.json]";
+               "[--bos S] [--eos S] [--tools TOOLS.json] [--tokens]";
   spec.description =
       "Renders the messages (a JSON array of {role, content, ...}) with a chat template and prints the\n"
       "prompt exactly, without a trailing newline.";
@@ -36,6 +39,9 @@ VerbSpec template_spec() {
       {"eos", FlagKind::Value, "text of the EOS token (template variable eos_token)", "", "S"},
       {"tools", FlagKind::Value, "tool definitions: a JSON array passed as the template variable tools", "",
        "TOOLS.json"},
+      {"tokens", FlagKind::Switch,
+       "print the prompt's token ids (a JSON array) as the engine encodes it; needs --model (its vocabulary); "
+       "--template-file may replace the model's template", "", ""},
   };
   return spec;
 }
@@ -121,6 +127,29 @@ Result<ModelTemplate> template_from_model(const std::string& path) {
   return out;
 }
 
+// --tokens: the ids the engine's chat layer gives the conversation, with the
+// model's vocabulary (and its template, or the given one).
+int print_tokens(const std::string& model_path, const chat::ChatTemplate* given,
+                 const std::vector<chat::ChatMessage>& messages, chat::RenderOptions options) {
+  auto file = gguf::GgufFile::open(model_path);
+  if (!file.ok()) return bad_input(file.error().message);
+  auto tok = tokenizer::Tokenizer::from_gguf(*file);
+  if (!tok.ok()) return bad_input(model_path + ": " + tok.error().message);
+  const runtime::ChatFormat format =
+      given ? runtime::ChatFormat::with_template(*tok, *given) : runtime::ChatFormat::from_model(*file, *tok);
+  if (format.origin() != runtime::TemplateOrigin::Model) {
+    std::fprintf(stderr, "hearth-cli template: %s: %s\n", model_path.c_str(), format.note().c_str());
+  }
+  auto rendered = format.render(messages, options);
+  if (!rendered.ok()) return bad_input(model_path + ": " + rendered.error().message);
+  const std::vector<int32_t> ids = format.encode(*rendered);
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", ids[i]);
+  out += "]\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_template(const std::vector<std::string>& argv) {
@@ -131,7 +160,9 @@ int run_template(const std::vector<std::string>& argv) {
   const auto model = parsed->get("model");
   const auto template_file = parsed->get("template-file");
   const auto messages_file = parsed->get("messages");
-  if (model.has_value() == template_file.has_value()) {
+  const bool want_tokens = parsed->has("tokens");
+  if (want_tokens && !model) return usage_error("--tokens needs --model (the vocabulary that encodes the prompt)");
+  if (!want_tokens && model.has_value() == template_file.has_value()) {
     return usage_error("give exactly one of --model and --template-file");
   }
   if (!messages_file) return usage_error("--messages is required");
@@ -139,15 +170,16 @@ int run_template(const std::vector<std::string>& argv) {
   std::string source;
   std::string bos;
   std::string eos;
-  const std::string& template_origin = model ? *model : *template_file;
-  if (model) {
+  const std::string& template_origin = template_file ? *template_file : *model;
+  if (template_file) {
+    if (!read_file(*template_file, source)) return bad_input(*template_file + ": cannot read the file");
+  }
+  if (model && !template_file) {
     auto from_model = template_from_model(*model);
     if (!from_model.ok()) return bad_input(from_model.error().message);
     source = std::move(from_model->source);
     bos = std::move(from_model->bos);
     eos = std::move(from_model->eos);
-  } else if (!read_file(*template_file, source)) {
-    return bad_input(*template_file + ": cannot read the file");
   }
   auto chat_template = chat::ChatTemplate::from_source(source);
   if (!chat_template.ok()) return bad_input(template_origin + ": " + chat_template.error().message);
@@ -172,6 +204,7 @@ int run_template(const std::vector<std::string>& argv) {
     options.extra_context = chat::make_object({{"tools", *tools}});
   }
 
+  if (want_tokens) return print_tokens(*model, template_file ? &*chat_template : nullptr, *messages, options);
   auto rendered = chat::render_chat(*chat_template, *messages, options);
   if (!rendered.ok()) return bad_input(template_origin + ": " + rendered.error().message);
   std::fwrite(rendered->data(), 1, rendered->size(), stdout);

@@ -20,13 +20,16 @@ class ChatEngine {
   // Receives complete UTF-8 text pieces (never half a character).
   using PieceFn = std::function<void(std::string_view piece)>;
   using ContextEventFn = std::function<void(const ui::ContextEvent& event)>;
-  // Polled between tokens; true stops the reply (it then finishes normally
-  // with stop_reason "cancelled").
+  // Polled before every prefill batch and token (and between the pieces of a
+  // load): true stops the work. A reply then finishes normally with
+  // stop_reason "cancelled" (with nothing in it when the prompt's prefill was
+  // stopped); a load fails with ErrorCode::Cancelled.
   using CancelledFn = std::function<bool()>;
 
   virtual ~ChatEngine() = default;
 
-  virtual Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) = 0;
+  virtual Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
+                                     const CancelledFn& cancelled) = 0;
   virtual void unload() = 0;
   virtual Result<ui::GenerationStats> generate(const ui::GenerationRequest& request,
                                                const PieceFn& on_piece,

@@ -3,6 +3,8 @@
 #include <QThread>
 #include <QtGlobal>
 
+#include <limits>
+
 namespace hearth::app {
 
 EngineService::EngineService(std::unique_ptr<ChatEngine> engine, QObject* parent)
@@ -16,7 +18,25 @@ void EngineService::cancel(ui::RequestId id) {
   }
 }
 
+void EngineService::supersede_loads(qint64 load_id) {
+  qint64 seen = newest_load_.load();
+  while (seen < load_id && !newest_load_.compare_exchange_weak(seen, load_id)) {
+  }
+}
+
+void EngineService::shut_down() {
+  shutting_down_.store(true);
+  cancel(std::numeric_limits<ui::RequestId>::max());
+}
+
 void EngineService::load(const ui::LoadRequest& request) {
+  auto superseded = [this, id = request.load_id] {
+    return shutting_down_.load(std::memory_order_relaxed) || newest_load_.load(std::memory_order_relaxed) > id;
+  };
+  if (superseded()) {
+    emit loadFailed(request.model_path, tr("superseded by a newer load"), request.load_id);
+    return;
+  }
   if (loaded_) {
     engine_->unload();
     loaded_ = false;
@@ -29,14 +49,15 @@ void EngineService::load(const ui::LoadRequest& request) {
       emit loadProgress(fraction);
     }
   };
-  Result<ui::ModelInfo> info = engine_->load(request, progress);
+  Result<ui::ModelInfo> info = engine_->load(request, progress, superseded);
   if (!info.ok()) {
-    emit loadFailed(request.model_path, QString::fromStdString(info.error().message));
+    emit loadFailed(request.model_path, QString::fromStdString(info.error().message), request.load_id);
     return;
   }
   loaded_ = true;
   ui::ModelInfo out = std::move(info).value();
   if (out.path.isEmpty()) out.path = request.model_path;
+  out.load_id = request.load_id;
   emit loadProgress(1.0);
   emit modelLoaded(out);
 }

@@ -27,6 +27,11 @@ class EngineService : public QObject {
   // Thread-safe (called directly from the GUI thread): generation runs inside
   // one slot call, so a queued cancel would only arrive after it ended.
   void cancel(ui::RequestId id);
+  // Thread-safe: a load with this id was queued, so every older one still
+  // running stops at its next piece (and one not started yet is skipped).
+  void supersede_loads(qint64 load_id);
+  // Thread-safe: the app closes; a running load and reply stop.
+  void shut_down();
 
  public slots:
   void load(const hearth::ui::LoadRequest& request);
@@ -36,7 +41,7 @@ class EngineService : public QObject {
  signals:
   void loadProgress(double fraction);
   void modelLoaded(const hearth::ui::ModelInfo& info);
-  void loadFailed(const QString& path, const QString& message);
+  void loadFailed(const QString& path, const QString& message, qint64 load_id);
   void modelUnloaded();
   void chunk(hearth::ui::RequestId id, const QString& text);
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
@@ -57,6 +62,8 @@ class EngineService : public QObject {
   // id at or below it is cancelled (covers a cancel that arrives before the
   // generation starts).
   std::atomic<ui::RequestId> cancelled_up_to_{0};
+  std::atomic<qint64> newest_load_{0};
+  std::atomic<bool> shutting_down_{false};
   // Background events are reported under the request that made the work due.
   ui::RequestId last_request_ = 0;
   bool background_queued_ = false;

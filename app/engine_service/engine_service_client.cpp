@@ -27,14 +27,15 @@ EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QOb
 }
 
 EngineServiceClient::~EngineServiceClient() {
-  // Stop a running reply so the thread can finish promptly.
-  service_->cancel(newest_request_);
+  // Stop a running load or reply so the thread can finish promptly.
+  service_->shut_down();
   thread_.quit();
   thread_.wait();
 }
 
 void EngineServiceClient::loadModel(const ui::LoadRequest& request) {
   EngineService* service = service_;
+  service->supersede_loads(request.load_id);
   QMetaObject::invokeMethod(service, [service, request] { service->load(request); },
                             Qt::QueuedConnection);
 }

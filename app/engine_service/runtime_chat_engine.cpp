@@ -1,20 +1,17 @@
-// The ChatEngine over the engine library: model load with progress, the
-// model's tokenizer and chat template, a runtime Session whose context a
-// ConversationDriver keeps between replies (a follow-up only prefills what is
-// new; the conversation's overflow policy makes room), and the figures the
-// status line shows.
+// The ChatEngine over the engine library: model load with progress (and
+// cancellation), the model's tokenizer and chat format, and a runtime
+// ChatContext (the chat layer hearth-cli and the server use too) that keeps
+// the conversation's context between replies; the figures the status line
+// shows.
 #include <hearth/engine/runtime/backend_choice.h>
+#include <hearth/engine/runtime/chat_context.h>
+#include <hearth/engine/runtime/chat_format.h>
 #include <hearth/engine/tools/model_info.h>
-#include <hearth/engine/tokenizer/stream_decoder.h>
-#include <hearth/engine/chat/json.h>
-#include <hearth/engine/chat/template.h>
 #include <hearth/engine/kv/prefix_disk_cache.h>
 #include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/session.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
-
-#include <nlohmann/json.hpp>
 
 #include <QFileInfo>
 
@@ -26,7 +23,6 @@
 #include <random>
 
 #include "engine_service/chat_engine.h"
-#include "engine_service/conversation_driver.h"
 
 namespace hearth::app {
 namespace {
@@ -49,6 +45,21 @@ const char* role_text(ui::ChatRole role) {
   return "user";
 }
 
+ui::ContextEvent to_ui(const runtime::ChatEvent& e) {
+  ui::ContextEvent out;
+  out.kind = e.kind == runtime::ChatEvent::Kind::Summarized ? ui::ContextEvent::Kind::Summarized
+                                                            : ui::ContextEvent::Kind::Dropped;
+  out.conversation_id = e.conversation_id;
+  out.at_token = static_cast<int>(e.at_token);
+  out.turns = static_cast<int>(e.turns);
+  out.tokens_freed = static_cast<int>(e.tokens_freed);
+  out.pause_ms = e.pause_ms;
+  out.summary = QString::fromStdString(e.summary).trimmed();
+  out.first_message = static_cast<int>(e.first_message);
+  out.last_message = static_cast<int>(e.last_message);
+  return out;
+}
+
 // Disk budget of the saved system prompts; the least recently used go first.
 constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
 
@@ -56,7 +67,8 @@ class RuntimeChatEngine final : public ChatEngine {
  public:
   explicit RuntimeChatEngine(QString prefix_cache_dir) : prefix_cache_dir_(std::move(prefix_cache_dir)) {}
 
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
+                             const CancelledFn& cancelled) override {
     unload();
     const std::string path = request.model_path.toStdString();
     const auto kv_type = request.kv_cache_type == QLatin1String("q8_0") ? DType::Q8_0 : DType::F16;
@@ -65,16 +77,21 @@ class RuntimeChatEngine final : public ChatEngine {
     options.progress = [&](const model::LoadProgress& p) {
       if (p.total_bytes > 0) progress(double(p.done_bytes) / double(p.total_bytes));
     };
+    options.cancelled = cancelled;
     std::optional<runtime::ModelFootprint> footprint;
+    int64_t n_ctx = request.context_length;
     {
-      // The KV cache and scratch join the memory check made before the weights are read.
+      // The KV cache and scratch join the memory check made before the weights
+      // are read, at the context the session will have (the request clamped
+      // to the model's training context).
       HEARTH_TRY(auto header, gguf::GgufFile::open(path, gguf::LoadMode::Mmap));
-      HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, request.context_length, kv_type));
+      HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
+      if (summary.context_length > 0) n_ctx = std::min<int64_t>(n_ctx, summary.context_length);
+      HEARTH_TRY(options.extra_bytes, tools::memory_beyond_weights(header, n_ctx, kv_type));
       // Partial offload places layers by the estimate the model picker shows,
       // with sliding-window layers as rings: that is what every backend allocates.
-      HEARTH_TRY(const tools::ModelSummary summary, tools::summarize_model(header));
       HEARTH_TRY(const kv::MemoryEstimate estimate,
-                 kv::estimate_memory(summary.dims, summary.file_bytes, request.context_length, kv_type,
+                 kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, kv_type,
                                      kv::kScratchBatchTokens, kv::WindowedLayers::Ring));
       footprint = runtime::ModelFootprint{summary.dims.n_layer, estimate};
     }
@@ -96,21 +113,14 @@ class RuntimeChatEngine final : public ChatEngine {
     backend_ = std::move(choice.backend);
     HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
     tokenizer_.emplace(std::move(tok));
-
-    template_.reset();
-    auto source = model_->file().find_string("tokenizer.chat_template");
-    if (source.ok() && *source) {
-      auto parsed = chat::Template::parse(**source);
-      // A template Hearth cannot parse leaves the model usable as plain completion.
-      if (parsed.ok()) template_.emplace(std::move(parsed).value());
-    }
+    // The same rule as hearth-cli: the model's template, else the built-in
+    // one its vocabulary points to, else plain text (a completion model).
+    format_.emplace(runtime::ChatFormat::from_model(model_->file(), *tokenizer_));
 
     const auto& hp = model_->hparams();
-    const int64_t n_ctx = std::min<int64_t>(request.context_length,
-                                            hp.n_ctx_train > 0 ? hp.n_ctx_train : request.context_length);
     HEARTH_TRY(session_, runtime::Session::create(*model_, *backend_,
                                                   runtime::SessionConfig{n_ctx, kv_type, 256}));
-    HEARTH_CHECK(make_driver(path));
+    make_chat(path);
 
     ui::ModelInfo info;
     info.path = request.model_path;
@@ -120,6 +130,8 @@ class RuntimeChatEngine final : public ChatEngine {
     info.architecture = QString::fromStdString(hp.architecture);
     info.quant = dominant_type(model_->file());
     info.backend = QString::fromStdString(choice.description);
+    // Said in the status line when it is not the model's own template.
+    if (format_->origin() != runtime::TemplateOrigin::Model) info.chat_format = QString::fromStdString(format_->note());
     info.context_max = static_cast<int>(session_->n_ctx());
     info.context_train = static_cast<int>(hp.n_ctx_train);
     info.n_layer = static_cast<int>(hp.n_layer);
@@ -136,12 +148,12 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
   void unload() override {
-    driver_.reset();
+    chat_.reset();
     disk_.reset();
     prefixes_.reset();
     session_.reset();
     backend_.reset();
-    template_.reset();
+    format_.reset();
     tokenizer_.reset();
     model_.reset();
   }
@@ -151,189 +163,100 @@ class RuntimeChatEngine final : public ChatEngine {
                                        const CancelledFn& cancelled) override {
     if (!session_) return make_error(ErrorCode::InvalidArgument, "no model is loaded");
     const auto started = std::chrono::steady_clock::now();
-    HEARTH_TRY(const runtime::OverflowPolicy policy,
-               runtime::parse_overflow_policy(request.overflow_policy.toStdString()));
-    // A reply may use at most a quarter of the context, so evicting or
-    // summarising always leaves it room.
-    const int64_t reply_room =
-        std::min<int64_t>(std::max(1, request.max_new_tokens), std::max<int64_t>(8, session_->n_ctx() / 4));
-    // A reply pre-empts background work (a summary in progress).
-    HEARTH_CHECK(driver_->preempt(reply_room, on_event));
+    runtime::ChatRequest chat;
+    HEARTH_TRY(chat.policy, runtime::parse_overflow_policy(request.overflow_policy.toStdString()));
+    chat.conversation_id = request.conversation_id;
+    for (const auto& t : request.turns) chat.messages.push_back({role_text(t.role), t.text.toStdString(), {}});
+    chat.options.max_tokens = std::max(1, request.max_new_tokens);
+    chat.options.sampler.temperature = static_cast<float>(request.sampling.temperature);
+    chat.options.sampler.top_k = request.sampling.top_k;
+    chat.options.sampler.top_p = static_cast<float>(request.sampling.top_p);
+    chat.options.sampler.min_p = static_cast<float>(request.sampling.min_p);
+    chat.options.sampler.repeat_penalty = static_cast<float>(request.sampling.repeat_penalty);
+    chat.options.sampler.seed = request.sampling.seed >= 0 ? static_cast<uint64_t>(request.sampling.seed)
+                                                           : std::random_device{}();
+    auto forward = [&](const runtime::ChatEvent& e) {
+      if (on_event) on_event(to_ui(e));
+    };
+    // Stop and app close are asked before every prefill batch and token.
+    const runtime::Cancellation cancel(cancelled ? cancelled : CancelledFn([] { return false; }));
+    // How long the reply waited from sending to its start (a summary step
+    // it pre-empted, or the queue), for the status line.
     const double pause_ms =
         request.sent_at_ns > 0
             ? std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch() -
                                                                       std::chrono::nanoseconds(request.sent_at_ns))
                                 .count())
             : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-
-    auto prepared = driver_->prepare(request, policy, reply_room, on_event);
-    if (!prepared.ok()) {
-      // The context is in an unknown state; the next request starts over.
-      driver_->forget();
-      return prepared.error();
+    auto replied = chat_->reply(chat, on_piece, forward, cancel);
+    if (!replied.ok() && replied.error().code == ErrorCode::Cancelled) {
+      // Stopped before the first token (during the prompt's prefill): a reply
+      // with nothing in it, as a stop between tokens ends one.
+      ui::GenerationStats stats;
+      stats.stop_reason = QString::fromLatin1(runtime::to_string(runtime::StopReason::Cancelled));
+      stats.context_used = static_cast<int>(session_->context().size());
+      stats.context_max = static_cast<int>(session_->n_ctx());
+      stats.pause_ms = pause_ms;
+      return stats;
     }
-    if (!prepared->stopped.empty()) {
-      driver_->forget();
-      return make_error(ErrorCode::LimitExceeded, prepared->stopped);
-    }
-
-    runtime::GenerateOptions options;
-    options.max_tokens = static_cast<int32_t>(reply_room);
-    options.sampler.temperature = static_cast<float>(request.sampling.temperature);
-    options.sampler.top_k = request.sampling.top_k;
-    options.sampler.top_p = static_cast<float>(request.sampling.top_p);
-    options.sampler.min_p = static_cast<float>(request.sampling.min_p);
-    options.sampler.repeat_penalty = static_cast<float>(request.sampling.repeat_penalty);
-    options.sampler.seed = request.sampling.seed >= 0 ? static_cast<uint64_t>(request.sampling.seed)
-                                                      : std::random_device{}();
-    options.end_of_generation = end_of_generation();
-
-    // The session polls an atomic; mirror the service's cancel flag into it.
-    std::atomic<bool> cancel{false};
-    bool first_piece = true;
-    QString shown;
-    // Pieces go out only as whole UTF-8 characters: a character split across
-    // tokens is held back until complete (never shown as U+FFFD).
-    tokenizer::StreamDecoder stream(*tokenizer_);
-    auto show_text = [&](std::string_view text) {
-      // A reply starts at its first visible character.
-      if (first_piece) {
-        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-        if (text.empty()) return;
-        first_piece = false;
-      }
-      shown += QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-      on_piece(text);
-    };
-    const size_t context_before = session_->context().size() + prepared->prompt.size();
-    driver_->begin_reply();
-    auto result = session_->generate(
-        prepared->prompt, options, [&](int32_t t) { return stream.push(t); },
-        [&](const runtime::TokenEvent& e) {
-          if (cancelled()) cancel.store(true);
-          show_text(e.text);
-        },
-        &cancel);
-    if (!result.ok()) {
-      driver_->forget();
-      return result.error();
-    }
-    if (const std::string tail = stream.flush(); !tail.empty()) show_text(tail);
-    const size_t context_after = session_->context().size();
-    driver_->end_reply(shown, context_after > context_before ? context_after - context_before : 0);
+    HEARTH_TRY(runtime::ChatReply reply, std::move(replied));
+    if (!reply.stopped.empty()) return make_error(ErrorCode::LimitExceeded, reply.stopped);
 
     ui::GenerationStats stats;
-    stats.ttft_ms = result->figures.ttft_ms;
-    stats.tokens_per_second = result->figures.decode_tps;
-    stats.generated_tokens = static_cast<int>(result->figures.generated_tokens);
+    stats.ttft_ms = reply.result.figures.ttft_ms;
+    stats.tokens_per_second = reply.result.figures.decode_tps;
+    stats.generated_tokens = static_cast<int>(reply.result.figures.generated_tokens);
     stats.context_used = static_cast<int>(session_->context().size());
     stats.context_max = static_cast<int>(session_->n_ctx());
-    stats.stop_reason = QString::fromLatin1(runtime::to_string(result->reason));
+    stats.stop_reason = QString::fromLatin1(runtime::to_string(reply.result.reason));
     stats.pause_ms = pause_ms;
-    stats.prefix_restored_tokens = static_cast<int>(driver_->restored_from_disk());
+    stats.prefix_restored_tokens = static_cast<int>(reply.prefix_restored_tokens);
     return stats;
   }
 
-  bool has_background_work() const override { return driver_ && driver_->has_background_work(); }
+  bool has_background_work() const override { return chat_ && chat_->has_background_work(); }
 
   Status background_step(const ContextEventFn& on_event) override {
-    if (!driver_) return {};
-    return driver_->background_step(on_event);
+    if (!chat_) return {};
+    return chat_->background_step([&](const runtime::ChatEvent& e) {
+      if (on_event) on_event(to_ui(e));
+    });
   }
 
  private:
-  std::vector<int32_t> end_of_generation() const {
-    std::vector<int32_t> eog = tokenizer_->vocab().eog;
-    if (tokenizer_->vocab().special.eos != tokenizer::kNoToken) eog.push_back(tokenizer_->vocab().special.eos);
-    return eog;
-  }
-
-  // Text as tokens without the BOS a tokenizer may add (pieces spliced into a context).
-  std::vector<int32_t> raw_tokens(const std::string& text) const {
-    return tokenizer_->tokenize(text, tokenizer::AddSpecial::No, tokenizer::ParseSpecial::Yes);
-  }
-
-  Status make_driver(const std::string& model_path) {
+  void make_chat(const std::string& model_path) {
     auto identity = kv::identify_model_file(model_path);
     // The prefix index keeps copies of system-prompt blocks; a quarter of the
     // cache bounds it.
     prefixes_.emplace(identity.ok() ? identity->content_hash : 0, session_->cache().bytes() / 4);
-    ConversationDriver::Engine e;
-    e.session = session_.get();
-    e.model = model_.get();
-    e.backend = backend_.get();
+    runtime::ChatParts parts;
+    parts.session = session_.get();
+    parts.model = model_.get();
+    parts.backend = backend_.get();
+    parts.format = &*format_;
     // K-shift and the prefix index copy rows on the host: a cache in
     // device-only memory (a discrete GPU) does without both.
-    e.can_shift = session_->cache().layer_view(0).k != nullptr;
-    e.prefixes = e.can_shift ? &*prefixes_ : nullptr;
+    parts.can_shift = session_->cache().layer_view(0).k != nullptr;
+    parts.prefixes = parts.can_shift ? &*prefixes_ : nullptr;
     if (!prefix_cache_dir_.isEmpty() && identity.ok()) {
       std::error_code ec;
       std::filesystem::create_directories(prefix_cache_dir_.toStdString(), ec);
       disk_.emplace(prefix_cache_dir_.toStdString(), kPrefixCacheBudget);
-      e.disk = &*disk_;
-      e.model_identity = *identity;
+      parts.disk = &*disk_;
+      parts.model_identity = *identity;
     }
-    e.render = [this](const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) { return render(turns, prompt); };
-    e.detokenize = [this](int32_t t) { return tokenizer_->token_to_piece(t); };
-    e.end_of_generation = end_of_generation();
-    if (template_) {
-      // A standalone request, as the template renders one user message.
-      HEARTH_TRY(auto ask, render({{ui::ChatRole::User, QStringLiteral("Summarize briefly.")}}, GenerationPrompt::Yes));
-      const int32_t bos = tokenizer_->vocab().special.bos;
-      if (!ask.empty() && ask.front() == bos) ask.erase(ask.begin());
-      e.summary_request = std::move(ask);
-    } else {
-      e.summary_request = raw_tokens("\nIn short:");
-    }
-    e.note_prefix = raw_tokens("\nEarlier:");
-    driver_ = std::make_unique<ConversationDriver>(std::move(e));
-    return {};
-  }
-
-  // The conversation as prompt tokens: through the model's chat template when
-  // it has one, else as plain text (completion models such as the demo): a
-  // reply continues its message's text, the next message starts a new line.
-  Result<std::vector<int32_t>> render(const QList<ui::ChatTurn>& turns, GenerationPrompt prompt) const {
-    if (template_) {
-      nlohmann::json messages = nlohmann::json::array();
-      for (const auto& t : turns) {
-        messages.push_back({{"role", role_text(t.role)}, {"content", t.text.toStdString()}});
-      }
-      const auto& vocab = tokenizer_->vocab();
-      auto token_text = [&](tokenizer::TokenId id) {
-        return id == tokenizer::kNoToken ? std::string() : tokenizer_->token_to_piece(id, tokenizer::ShowSpecial::Yes);
-      };
-      nlohmann::json context = {{"messages", messages},
-                                {"add_generation_prompt", prompt == GenerationPrompt::Yes},
-                                {"bos_token", token_text(vocab.special.bos)},
-                                {"eos_token", token_text(vocab.special.eos)}};
-      HEARTH_TRY(chat::Value value, chat::parse_json(context.dump(), "chat context"));
-      HEARTH_TRY(std::string text, template_->render(value));
-      // The template writes BOS itself when the model wants one.
-      return tokenizer_->tokenize(text, tokenizer::AddSpecial::No, tokenizer::ParseSpecial::Yes);
-    }
-    std::string text;
-    for (const auto& t : turns) {
-      if (t.role == ui::ChatRole::System) continue;  // completion models have no system role
-      if (t.role == ui::ChatRole::Assistant) {
-        if (!t.text.isEmpty()) text += " " + t.text.toStdString();
-        continue;
-      }
-      if (!text.empty()) text += "\n";
-      text += t.text.toStdString();
-    }
-    return tokenizer_->tokenize(text, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
+    chat_ = std::make_unique<runtime::ChatContext>(std::move(parts));
   }
 
   std::unique_ptr<model::Model> model_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
-  std::optional<chat::Template> template_;
+  std::optional<runtime::ChatFormat> format_;  // after the tokenizer it reads
   std::unique_ptr<backend::Backend> backend_;
   std::unique_ptr<runtime::Session> session_;
   QString prefix_cache_dir_;
   std::optional<kv::PrefixIndex> prefixes_;
   std::optional<kv::PrefixDiskCache> disk_;
-  std::unique_ptr<ConversationDriver> driver_;  // after the session it drives
+  std::unique_ptr<runtime::ChatContext> chat_;  // after the session it drives
 };
 
 }  // namespace

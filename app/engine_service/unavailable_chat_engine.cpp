@@ -7,7 +7,7 @@ namespace {
 
 class UnavailableChatEngine final : public ChatEngine {
  public:
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn&) override {
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn&, const CancelledFn&) override {
     return make_error(ErrorCode::Unsupported,
                       "this build of Hearth has no inference runtime, so '" +
                           request.model_path.toStdString() + "' cannot be loaded");

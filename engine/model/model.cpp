@@ -43,20 +43,23 @@ Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, co
   if (options.memory_check == MemoryCheck::Enforce) {
     HEARTH_CHECK(check_memory(file_bytes + options.extra_bytes, available_memory_bytes(), path.string()));
   }
+  if (options.cancelled && options.cancelled()) {
+    return make_error(ErrorCode::Cancelled, fmt::format("{}: loading cancelled", path.string()));
+  }
   HEARTH_TRY(auto file, gguf::GgufFile::open(path, options.mode));
   const bool copy = options.mode == gguf::LoadMode::Mmap && resolve(options.weights) == WeightMemory::HugePageCopy;
   HEARTH_TRY(auto m, bind(std::move(file)));
   if (copy) {
-    HEARTH_CHECK(m->copy_weights(path, options.progress));
+    HEARTH_CHECK(m->copy_weights(path, options.progress, options.cancelled));
   } else {
-    m->fault_in(options.progress);
+    HEARTH_CHECK(m->fault_in(options.progress, options.cancelled));
   }
   return m;
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::GgufFile file, const LoadOptions& options) {
   HEARTH_TRY(auto m, bind(std::move(file)));
-  m->fault_in(options.progress);
+  HEARTH_CHECK(m->fault_in(options.progress, options.cancelled));
   return m;
 }
 
@@ -85,13 +88,16 @@ Result<std::unique_ptr<Model>> Model::bind(gguf::GgufFile file) {
   return m;
 }
 
-void Model::fault_in(const ProgressFn& progress_fn) {
+Status Model::fault_in(const ProgressFn& progress_fn, const std::function<bool()>& cancelled) {
   // Fault the mapped pages in now, tensor by tensor, so the first token does
   // not pay for it and the caller can show progress.
   LoadProgress progress{0, weight_bytes_};
   constexpr size_t kPage = 4096;
   volatile uint8_t sink = 0;
   for (const Tensor& t : tensors_) {
+    if (cancelled && cancelled()) {
+      return make_error(ErrorCode::Cancelled, fmt::format("{}: loading cancelled", file_.path().string()));
+    }
     const auto* p = static_cast<const uint8_t*>(t.data);
     const size_t n = t.bytes();
     for (size_t off = 0; off < n; off += kPage) sink = static_cast<uint8_t>(sink + p[off]);
@@ -100,9 +106,11 @@ void Model::fault_in(const ProgressFn& progress_fn) {
   }
   (void)sink;
   weight_memory_ = WeightMemory::Mapped;
+  return {};
 }
 
-Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& progress_fn) {
+Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& progress_fn,
+                           const std::function<bool()>& cancelled) {
   if (tensors_.empty()) return {};
   // The bound tensors as one byte range of the file: from the first weight's
   // first byte to the last one's end (the few unbound bytes between them,
@@ -128,7 +136,7 @@ Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& 
                const double fraction = static_cast<double>(done) / static_cast<double>(size);
                const auto scaled = static_cast<uint64_t>(fraction * static_cast<double>(total));
                progress_fn(LoadProgress{done == size ? total : scaled, total});
-             }));
+             }, cancelled));
   for (Tensor& t : tensors_) {
     t.data = weight_copy_.data() + (static_cast<const uint8_t*>(t.data) - lo);
   }

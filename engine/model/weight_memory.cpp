@@ -85,7 +85,7 @@ Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
 }
 
 Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                                 const ProgressFn& progress) {
+                                                 const ProgressFn& progress, const std::function<bool()>& stop) {
   FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (guard.fd < 0) {
     return make_error(ErrorCode::Io, fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
@@ -97,6 +97,10 @@ Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& pa
   HugePageBuffer out = std::move(buffer).value();
   uint64_t done = 0;
   while (done < size) {
+    if (stop && stop()) {
+      return make_error(ErrorCode::Cancelled, fmt::format("{}: loading cancelled after {} of {} bytes", path.string(),
+                                                          done, size));
+    }
     const uint64_t want = std::min(kReadChunk, size - done);
     const ssize_t n = ::pread(guard.fd, out.data_ + done, want, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;

@@ -58,7 +58,7 @@ Conversation::Conversation(Session& session, const model::Model& model, backend:
 
 Conversation::~Conversation() = default;
 
-Status Conversation::set_system(std::span<const int32_t> tokens) {
+Status Conversation::set_system(std::span<const int32_t> tokens, const Cancellation& cancel) {
   if (summary_running_) return make_error(ErrorCode::InvalidArgument, "set_system while a summary is running");
   turns_.clear();
   turn_begin_ = -1;
@@ -66,7 +66,7 @@ Status Conversation::set_system(std::span<const int32_t> tokens) {
     session_.reset();
     return {};
   }
-  HEARTH_CHECK(prefill_reusing(session_, prefix_, tokens));
+  HEARTH_CHECK(prefill_reusing(session_, prefix_, tokens, cancel));
   turns_.push_back(Turn{next_id_++, TurnRole::System, 0, static_cast<int64_t>(tokens.size())});
   return {};
 }
@@ -170,7 +170,7 @@ void Conversation::update_turns(int64_t begin, int64_t end, int64_t delta) {
   if (turn_begin_ >= end) turn_begin_ += delta;
 }
 
-Status Conversation::evict_for(int64_t needed, bool& fits) {
+Status Conversation::evict_for(int64_t needed, bool& fits, const Cancellation& cancel) {
   const auto t0 = Clock::now();
   const auto used = static_cast<int64_t>(session_.context().size());
   const int64_t start = pinned_end();
@@ -185,6 +185,7 @@ Status Conversation::evict_for(int64_t needed, bool& fits) {
   fits = used - (end - start) + needed <= session_.n_ctx();
   if (!fits) return {};  // nothing is dropped for a turn that would not fit anyway
   if (dropped.empty()) return {};
+  if (cancel.requested()) return make_error(ErrorCode::Cancelled, "evicting turns was cancelled before the K-shift");
   HEARTH_CHECK(replace_range(start, end, {}));
   OverflowEvent e;
   e.action = OverflowAction::Evicted;
@@ -195,7 +196,7 @@ Status Conversation::evict_for(int64_t needed, bool& fits) {
   return {};
 }
 
-Result<bool> Conversation::make_room(int64_t needed) {
+Result<bool> Conversation::make_room(int64_t needed, const Cancellation& cancel) {
   if (summary_running_) return make_error(ErrorCode::InvalidArgument, "make_room while a summary is running");
   const auto used = static_cast<int64_t>(session_.context().size());
   if (used + needed <= session_.n_ctx()) return true;
@@ -205,6 +206,8 @@ Result<bool> Conversation::make_room(int64_t needed) {
     HEARTH_TRY(auto job, start_summary());
     if (job) {
       while (true) {
+        // Dropping the job on cancel gives the cache tail back.
+        if (cancel.requested()) return make_error(ErrorCode::Cancelled, "the summary was cancelled");
         HEARTH_TRY(const bool done, job->step());
         if (done) break;
       }
@@ -213,7 +216,7 @@ Result<bool> Conversation::make_room(int64_t needed) {
     }
   }
   bool fits = false;
-  if (config_.policy != OverflowPolicy::Stop) HEARTH_CHECK(evict_for(needed, fits));
+  if (config_.policy != OverflowPolicy::Stop) HEARTH_CHECK(evict_for(needed, fits, cancel));
   if (fits) return true;
   OverflowEvent e;
   e.action = OverflowAction::Stopped;

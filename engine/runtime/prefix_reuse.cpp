@@ -5,7 +5,8 @@
 
 namespace hearth::runtime {
 
-Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, std::span<const int32_t> tokens) {
+Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, std::span<const int32_t> tokens,
+                                    const Cancellation& cancel) {
   if (tokens.empty()) return make_error(ErrorCode::InvalidArgument, "prefill_reusing: empty request");
   // Keep one token to prefill so the request ends with fresh logits.
   const int64_t max_reuse = static_cast<int64_t>(tokens.size()) - 1;
@@ -25,7 +26,7 @@ Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, st
     reused = std::max(common, restored);
   }
   HEARTH_CHECK(session.adopt_context(std::vector<int32_t>(tokens.begin(), tokens.begin() + reused)));
-  HEARTH_CHECK(session.prefill(tokens.subspan(static_cast<size_t>(reused))));
+  HEARTH_CHECK(session.prefill(tokens.subspan(static_cast<size_t>(reused)), cancel));
   if (index != nullptr) HEARTH_CHECK(index->store(session.cache(), tokens));
   return ReuseResult{reused, static_cast<int64_t>(tokens.size()) - reused};
 }

@@ -98,17 +98,22 @@ Status Session::truncate(size_t n) {
   return {};
 }
 
-Status Session::prefill(std::span<const int32_t> tokens) {
+Status Session::prefill(std::span<const int32_t> tokens, const Cancellation& cancel) {
   if (static_cast<int64_t>(context_.size() + tokens.size()) > config_.n_ctx) {
     return make_error(ErrorCode::LimitExceeded,
                       fmt::format("prompt of {} tokens does not fit: {} of {} context positions are used",
                                   tokens.size(), context_.size(), config_.n_ctx));
   }
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(config_.n_batch)) {
+    if (cancel.requested()) {
+      return make_error(ErrorCode::Cancelled, fmt::format("prefill cancelled after {} of {} tokens", start,
+                                                          tokens.size()));
+    }
     const size_t n = std::min(tokens.size() - start, static_cast<size_t>(config_.n_batch));
     positions_.resize(n);
     std::iota(positions_.begin(), positions_.end(), static_cast<int32_t>(context_.size()));
     const auto batch = tokens.subspan(start, n);
+    ++forward_passes_;
     HEARTH_CHECK(model_.forward(backend_, *cache_, model::Batch{batch, positions_}, model::LogitsRows::Last, logits_));
     context_.insert(context_.end(), batch.begin(), batch.end());
   }
@@ -119,10 +124,10 @@ Status Session::decode(int32_t token) { return prefill(std::span<const int32_t>(
 
 Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                                          const DetokenizeFn& detokenize, const StreamFn& on_token,
-                                         const std::atomic<bool>* cancel) {
+                                         const Cancellation& cancel) {
   GenerateResult result;
   const auto t0 = Clock::now();
-  HEARTH_CHECK(prefill(prompt));
+  HEARTH_CHECK(prefill(prompt, cancel));
   const auto t_prefill = Clock::now();
   if (logits_.empty()) return make_error(ErrorCode::InvalidArgument, "generate: empty context and empty prompt");
 
@@ -135,7 +140,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
   result.reason = StopReason::MaxTokens;
 
   for (int32_t i = 0; i < options.max_tokens; ++i) {
-    if (cancel && cancel->load(std::memory_order_relaxed)) {
+    if (cancel.requested()) {
       result.reason = StopReason::Cancelled;
       break;
     }

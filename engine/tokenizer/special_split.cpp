@@ -24,8 +24,19 @@ bool ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v
 
 }  // namespace
 
+namespace {
+
+bool overlaps_literal(std::span<const ByteRange> literal, size_t begin, size_t end) {
+  // First range that ends after `begin`; it overlaps when it starts before `end`.
+  const auto it = std::upper_bound(literal.begin(), literal.end(), begin,
+                                   [](size_t at, const ByteRange& r) { return at < r.end; });
+  return it != literal.end() && it->begin < end;
+}
+
+}  // namespace
+
 std::vector<Fragment> split_special(const Vocabulary& vocab, const std::vector<TokenId>& specials,
-                                    std::string_view text, ParseSpecial parse) {
+                                    std::string_view text, ParseSpecial parse, std::span<const ByteRange> literal) {
   std::vector<Fragment> fragments;
   if (text.empty()) return fragments;
   fragments.push_back(Fragment{kNoToken, 0, text.size()});
@@ -34,6 +45,8 @@ std::vector<Fragment> split_special(const Vocabulary& vocab, const std::vector<T
     const TokenData& data = vocab.tokens[static_cast<size_t>(id)];
     if (parse == ParseSpecial::No && has_any(data.attr, TokenAttr::Control | TokenAttr::Unknown)) continue;
     const std::string_view needle = data.text;
+    // Message text may spell a control token; it must never become one.
+    const bool guarded = !literal.empty() && has_any(data.attr, TokenAttr::Control | TokenAttr::Unknown);
     bool found_any = false;
     next.clear();
     for (const Fragment& f : fragments) {
@@ -44,11 +57,18 @@ std::vector<Fragment> split_special(const Vocabulary& vocab, const std::vector<T
       size_t begin = f.begin;
       const size_t end = f.end;
       while (begin < end) {
-        const std::string_view window = text.substr(begin, end - begin);
-        const size_t hit = window.find(needle);
-        if (hit == std::string_view::npos) break;
+        size_t match = std::string_view::npos;
+        for (size_t from = begin; from < end;) {
+          const size_t hit = text.substr(from, end - from).find(needle);
+          if (hit == std::string_view::npos) break;
+          if (!guarded || !overlaps_literal(literal, from + hit, from + hit + needle.size())) {
+            match = from + hit;
+            break;
+          }
+          from += hit + 1;
+        }
+        if (match == std::string_view::npos) break;
         found_any = true;
-        const size_t match = begin + hit;
         size_t left_end = match;
         if (has_any(data.attr, TokenAttr::LStrip)) {
           while (left_end > begin && ascii_space(text[left_end - 1])) --left_end;

@@ -7,6 +7,7 @@
 #include <hearth/engine/tokenizer/tokenizer.h>
 #include <hearth/engine/tokenizer/vocab.h>
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct Fragment {
 // Special tokens (control, user-defined, unknown) by decreasing text length.
 std::vector<TokenId> special_tokens_by_length(const Vocabulary& vocab);
 
+// `literal` (sorted, non-overlapping byte ranges of `text`): with parse Yes,
+// control and unknown token text that overlaps one of them stays raw text.
 std::vector<Fragment> split_special(const Vocabulary& vocab, const std::vector<TokenId>& specials,
-                                    std::string_view text, ParseSpecial parse);
+                                    std::string_view text, ParseSpecial parse,
+                                    std::span<const ByteRange> literal = {});
 
 }  // namespace hearth::tokenizer::detail

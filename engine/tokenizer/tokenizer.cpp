@@ -84,11 +84,22 @@ void Tokenizer::Impl::tokenize_bpe_fragment(std::string_view fragment, std::vect
 
 std::vector<TokenId> Tokenizer::tokenize(std::string_view text, AddSpecial add_special,
                                          ParseSpecial parse_special) const {
-  const Impl& im = *impl_;
+  return impl_->encode_fragments(text, add_special,
+                                 detail::split_special(impl_->vocab, impl_->specials, text, parse_special));
+}
+
+std::vector<TokenId> Tokenizer::tokenize_guarded(std::string_view text, AddSpecial add_special,
+                                                 std::span<const ByteRange> literal) const {
+  return impl_->encode_fragments(
+      text, add_special, detail::split_special(impl_->vocab, impl_->specials, text, ParseSpecial::Yes, literal));
+}
+
+std::vector<TokenId> Tokenizer::Impl::encode_fragments(std::string_view text, AddSpecial add_special,
+                                                       const std::vector<detail::Fragment>& fragments) const {
+  const Impl& im = *this;
   const Vocabulary& v = im.vocab;
   std::vector<TokenId> out;
   out.reserve(text.size() / 3 + 2);
-  const auto fragments = detail::split_special(v, im.specials, text, parse_special);
   const bool add = add_special == AddSpecial::AsVocab;
 
   if (v.kind == VocabKind::SentencePiece) {

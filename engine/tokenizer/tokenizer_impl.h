@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bpe_model.h"
+#include "special_split.h"
 
 namespace hearth::tokenizer {
 
@@ -34,6 +35,9 @@ struct Tokenizer::Impl {
   mutable std::mutex cache_mutex;
   mutable std::unordered_map<std::string, std::vector<TokenId>, Vocabulary::TextHash, std::equal_to<>> word_cache;
 
+  // Ids of text already cut into special tokens and raw fragments.
+  std::vector<TokenId> encode_fragments(std::string_view text, AddSpecial add_special,
+                                        const std::vector<detail::Fragment>& fragments) const;
   void tokenize_bpe_fragment(std::string_view fragment, std::vector<TokenId>& out) const;
   void encode_bpe_word(std::string_view word, std::vector<TokenId>& out) const;
 };

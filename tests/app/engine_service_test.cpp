@@ -29,11 +29,13 @@ class SlowEngine final : public ChatEngine {
   bool endless = false;  // generate until cancelled
   std::chrono::microseconds step = 1500us;
 
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
+                             const CancelledFn& cancelled) override {
     if (request.model_path.endsWith(QStringLiteral("bad.gguf"))) {
       return make_error(ErrorCode::InvalidFormat, "bad.gguf: not a GGUF file");
     }
     for (int i = 1; i <= load_steps; ++i) {
+      if (cancelled()) return make_error(ErrorCode::Cancelled, "load cancelled");
       std::this_thread::sleep_for(step);
       progress(double(i) / load_steps);
     }

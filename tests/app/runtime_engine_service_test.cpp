@@ -34,8 +34,9 @@ namespace {
 class LoggingEngine final : public ChatEngine {
  public:
   explicit LoggingEngine(std::unique_ptr<ChatEngine> inner) : inner_(std::move(inner)) {}
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
-    return inner_->load(request, progress);
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
+                             const CancelledFn& cancelled) override {
+    return inner_->load(request, progress, cancelled);
   }
   void unload() override { inner_->unload(); }
   Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
@@ -333,5 +334,100 @@ TEST(RuntimePrefixCache, TheSystemPromptComesBackFromDiskAfterARestart) {
   EXPECT_EQ(second_text, first_text);
 }
 
+// Stop during a long re-prefill, with the real engine: the engine asks before
+// every batch (256 tokens in the app), so a cancel takes effect before the
+// next batch, the reply ends as cancelled with nothing generated, and the
+// next request answers exactly as a fresh engine does (the KV cache was left
+// consistent).
+TEST(RuntimeCancel, StopDuringAReprefillEndsItWithinOneBatch) {
+  ui::LoadRequest load;
+  load.model_path = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.gguf");
+  load.context_length = 2048;
+  load.gpu_layers = 0;
+  load.threads = 2;
+  auto loaded_engine = [&] {
+    auto engine = make_default_chat_engine();
+    auto info = engine->load(load, [](double) {}, [] { return false; });
+    EXPECT_TRUE(info.ok()) << info.error().message;
+    return engine;
+  };
+  // A conversation of ~2,000 tokens the engine has not seen: a re-prefill.
+  ui::GenerationRequest r;
+  for (int turn = 0; turn < 3; ++turn) {
+    QString text;
+    for (int i = 0; i < 55; ++i) text += QStringLiteral("Lily saw a big dog %1. ").arg(turn * 55 + i);
+    r.turns.append({ui::ChatRole::User, text});
+    r.turns.append({ui::ChatRole::Assistant, QStringLiteral("They played in the park.")});
+  }
+  r.turns.append({ui::ChatRole::User, QStringLiteral("Once upon a time")});
+  r.sampling.temperature = 0;
+  r.sampling.repeat_penalty = 1.0;
+  r.max_new_tokens = 8;
+  r.conversation_id = 5;
+  r.overflow_policy = QStringLiteral("stop");
+
+  auto engine = loaded_engine();
+  int asked = 0;
+  auto cancelled = engine->generate(r, [](std::string_view) {}, nullptr, [&] { return ++asked >= 3; });
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
+  EXPECT_EQ(cancelled->stop_reason, QStringLiteral("cancelled"));
+  EXPECT_EQ(cancelled->generated_tokens, 0);
+  // Asked before the pinned start's one batch, before the first history
+  // batch, and the third answer stopped it: two batches ran of eight.
+  EXPECT_EQ(asked, 3);
+
+  std::string after, fresh;
+  auto next = engine->generate(r, [&](std::string_view p) { after += p; }, nullptr, [] { return false; });
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_GT(next->context_used, 1700);  // the whole conversation was prefilled
+  auto other = loaded_engine();
+  auto reference = other->generate(r, [&](std::string_view p) { fresh += p; }, nullptr, [] { return false; });
+  ASSERT_TRUE(reference.ok()) << reference.error().message;
+  EXPECT_EQ(after, fresh);
+  EXPECT_EQ(next->generated_tokens, reference->generated_tokens);
+}
+
+// Closing the app (or a newer load) during a load: the engine asks between
+// pieces of the load and stops; nothing stays loaded.
+TEST(RuntimeCancel, ACancelledLoadLoadsNothing) {
+  auto engine = make_default_chat_engine();
+  ui::LoadRequest load;
+  load.model_path = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/tiny-llama-f32.gguf");
+  load.context_length = 256;
+  load.gpu_layers = 0;
+  int asked = 0;
+  auto info = engine->load(load, [](double) {}, [&] { return ++asked >= 2; });
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code, ErrorCode::Cancelled) << info.error().message;
+  EXPECT_EQ(asked, 2);
+  ui::GenerationRequest r;
+  r.turns = {{ui::ChatRole::User, QStringLiteral("Hello")}};
+  auto reply = engine->generate(r, [](std::string_view) {}, nullptr, [] { return false; });
+  ASSERT_FALSE(reply.ok());
+}
+
+// A load superseded by a newer one before it ran is skipped and answered
+// under its own id, so the model controller can tell it from the newer load.
+TEST(RuntimeServiceLoads, ASupersededLoadIsSkippedAndAnsweredUnderItsId) {
+  EngineService service(make_default_chat_engine());
+  QSignalSpy loaded(&service, &EngineService::modelLoaded);
+  QSignalSpy failed(&service, &EngineService::loadFailed);
+  ui::LoadRequest load;
+  load.model_path = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.gguf");
+  load.context_length = 256;
+  load.gpu_layers = 0;
+  load.load_id = 1;
+  service.supersede_loads(2);
+  service.load(load);
+  ASSERT_EQ(failed.size(), 1);
+  EXPECT_EQ(failed.at(0).at(2).toLongLong(), 1);
+  EXPECT_EQ(loaded.size(), 0);
+  load.load_id = 2;
+  service.load(load);
+  ASSERT_EQ(loaded.size(), 1);
+  EXPECT_EQ(loaded.at(0).at(0).value<ui::ModelInfo>().load_id, 2);
+}
+
 }  // namespace
 }  // namespace hearth::app
+

@@ -30,7 +30,7 @@ namespace {
 // so the status line and the memory bar show realistic figures.
 class PictureEngine final : public ChatEngine {
  public:
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn&) override {
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn&, const CancelledFn&) override {
     ui::ModelInfo info;
     info.path = request.model_path;
     info.name = QStringLiteral("Llama 3.2 1B Instruct");

@@ -72,7 +72,9 @@ void ModelController::load(const QString& path) {
   if (marker_) marker_->begin(path.toStdString());
   set_state(State::Loading);
   emit progressChanged();
-  engine_->loadModel(make_request(path, *requested_with_));
+  LoadRequest request = make_request(path, *requested_with_);
+  request.load_id = ++load_seq_;
+  engine_->loadModel(request);
 }
 
 void ModelController::loadDemo() { load(demo_path_); }
@@ -88,6 +90,7 @@ void ModelController::dismissNotice() {
 }
 
 void ModelController::on_loaded(const ModelInfo& info) {
+  if (info.load_id != 0 && info.load_id != load_seq_) return;  // superseded
   if (marker_) marker_->end();
   info_ = info;
   progress_ = 1;
@@ -108,7 +111,8 @@ void ModelController::on_loaded(const ModelInfo& info) {
   emit progressChanged();
 }
 
-void ModelController::on_failed(const QString& path, const QString& message) {
+void ModelController::on_failed(const QString& path, const QString& message, qint64 load_id) {
+  if (load_id != 0 && load_id != load_seq_) return;  // superseded
   if (marker_) marker_->end();
   error_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
   info_ = ModelInfo{};

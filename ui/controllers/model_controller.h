@@ -29,6 +29,8 @@ class ModelController : public QObject {
   Q_PROPERTY(QString modelPath READ modelPath NOTIFY stateChanged)
   Q_PROPERTY(QString quant READ quant NOTIFY stateChanged)
   Q_PROPERTY(QString backend READ backend NOTIFY stateChanged)
+  // Empty when the model's own chat template is used; else what is used instead and why.
+  Q_PROPERTY(QString chatFormatNotice READ chat_format_notice NOTIFY stateChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY stateChanged)
   Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY stateChanged)
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
@@ -54,6 +56,7 @@ class ModelController : public QObject {
   QString modelPath() const { return state_ == State::Loading ? loading_path_ : info_.path; }
   QString quant() const { return info_.quant; }
   QString backend() const { return info_.backend; }
+  QString chat_format_notice() const { return info_.chat_format; }
   int contextMax() const { return info_.context_max; }
   QString errorMessage() const { return error_; }
   QString notice() const { return notice_; }
@@ -72,7 +75,7 @@ class ModelController : public QObject {
 
  private:
   void on_loaded(const ModelInfo& info);
-  void on_failed(const QString& path, const QString& message);
+  void on_failed(const QString& path, const QString& message, qint64 load_id);
   void set_state(State s);
 
   EngineClient* engine_;
@@ -86,6 +89,9 @@ class ModelController : public QObject {
   QString error_;
   QString notice_;
   std::optional<app::LoadSettings> requested_with_;
+  // The newest load asked for; answers to older (superseded) loads are
+  // ignored, so they neither end the crash marker nor apply their settings.
+  qint64 load_seq_ = 0;
 };
 
 }  // namespace hearth::ui

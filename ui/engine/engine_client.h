@@ -27,7 +27,8 @@ class EngineClient : public QObject {
  signals:
   void loadProgress(double fraction);
   void modelLoaded(const hearth::ui::ModelInfo& info);
-  void loadFailed(const QString& path, const QString& message);
+  // `load_id`: the LoadRequest's (0 from engines that do not track loads).
+  void loadFailed(const QString& path, const QString& message, qint64 load_id = 0);
   void modelUnloaded();
   // Text pieces, batched by the engine thread (at most ~30 per second).
   void chunk(hearth::ui::RequestId id, const QString& text);

@@ -24,6 +24,10 @@ struct LoadRequest {
   int threads = 0;
   QString gpu_device;
   int gpu_layers = -1;
+  // Grows with every load the app asks for: a newer load cancels an older
+  // one still running, and results carry the id so a late answer to a
+  // superseded load is recognised and ignored.
+  qint64 load_id = 0;
 };
 
 // What the engine reports about a loaded model. Shape figures feed the memory
@@ -34,6 +38,8 @@ struct ModelInfo {
   QString architecture;  // e.g. "llama"
   QString quant;         // dominant tensor type, e.g. "Q4_K_M" or "F32"
   QString backend;       // "Vulkan: <device>" or "CPU: <reason>"
+  QString chat_format;   // empty: the model's own template; else which one is used instead, and why
+  qint64 load_id = 0;    // the LoadRequest's
   int context_max = 0;   // tokens the loaded cache holds
   int context_train = 0; // the model's trained context length
   int n_layer = 0;

@@ -52,6 +52,15 @@ Rectangle {
             Accessible.name: qsTr("Backend: %1").arg(text)
         }
         Label {
+            // A model without a usable chat template: say which format is used instead.
+            visible: status.model.ready && status.model.chatFormatNotice.length > 0
+            text: qsTr("Chat format: %1").arg(status.model.chatFormatNotice)
+            color: Theme.textMuted
+            elide: Text.ElideRight
+            Layout.maximumWidth: 320
+            Accessible.name: text
+        }
+        Label {
             visible: status.chat.lastTokensPerSecond > 0
             text: qsTr("%1 tok/s").arg(status.chat.lastTokensPerSecond.toFixed(1))
             color: Theme.textMuted

@@ -40,6 +40,9 @@ struct LoadOptions {
   // included in the check made before anything is loaded.
   uint64_t extra_bytes = 0;
   ProgressFn progress;
+  // Asked between pieces of the load (tensors, 64 MiB reads): true ends it
+  // with ErrorCode::Cancelled (a newer load superseded it, the app closes).
+  std::function<bool()> cancelled;
 };
 
 // Reads MemAvailable from /proc/meminfo (0 when unknown).
@@ -99,10 +102,11 @@ class Model {
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
   static Result<std::unique_ptr<Model>> bind(gguf::GgufFile file);
   // Faults the mapped weights in, reporting progress.
-  void fault_in(const ProgressFn& progress);
+  Status fault_in(const ProgressFn& progress, const std::function<bool()>& cancelled);
   // Reads the weights' byte range of `path` into huge-page memory and points
   // every weight tensor there; the mapped pages are never touched.
-  Status copy_weights(const std::filesystem::path& path, const ProgressFn& progress);
+  Status copy_weights(const std::filesystem::path& path, const ProgressFn& progress,
+                      const std::function<bool()>& cancelled);
   gguf::GgufFile file_;
   HugePageBuffer weight_copy_;  // empty while the weights are used in place
   WeightMemory weight_memory_ = WeightMemory::Mapped;

@@ -54,9 +54,11 @@ class HugePageBuffer {
   static Result<HugePageBuffer> allocate(uint64_t size);
   using ProgressFn = std::function<void(uint64_t done_bytes)>;
   // Bytes [offset, offset + size) of a file. Errors: Io naming the file and
-  // the offset that failed (including a file that ends early), OutOfMemory.
+  // the offset that failed (including a file that ends early), OutOfMemory;
+  // Cancelled when `stop` (asked between pieces) says so.
   static Result<HugePageBuffer> read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                          const ProgressFn& progress = {});
+                                          const ProgressFn& progress = {},
+                                          const std::function<bool()>& stop = {});
 
   HugePageBuffer() = default;
   HugePageBuffer(HugePageBuffer&& other) noexcept;

@@ -74,11 +74,13 @@ class Conversation {
 
   // Starts over with `tokens` as the pinned system prompt, restoring what the
   // prefix index holds of it and prefilling the rest.
-  Status set_system(std::span<const int32_t> tokens);
+  // `cancel` is asked before every batch (and every summary step and shift
+  // below); a cancelled call returns ErrorCode::Cancelled.
+  Status set_system(std::span<const int32_t> tokens, const Cancellation& cancel = {});
 
   // Makes room for `needed` more tokens as the policy says. False when the
   // turn cannot fit (an event says why); the context is then unchanged.
-  Result<bool> make_room(int64_t needed);
+  Result<bool> make_room(int64_t needed, const Cancellation& cancel = {});
 
   // A turn is everything appended between begin_turn and end_turn (the user
   // message, the template's markers and the reply).
@@ -117,7 +119,7 @@ class Conversation {
   Status relocate_and_insert(kv::KvCache& cache, int64_t begin, int64_t end, std::span<const int32_t> insert);
   // Drops the turns inside [begin, end) and shifts the later ones by delta.
   void update_turns(int64_t begin, int64_t end, int64_t delta);
-  Status evict_for(int64_t needed, bool& fits);
+  Status evict_for(int64_t needed, bool& fits, const Cancellation& cancel);
 
   Session& session_;
   const model::Model& model_;

@@ -21,6 +21,7 @@ struct ReuseResult {
 // Replaces the session's context by `tokens` (at least one is always
 // prefilled, so last_logits() belongs to the last token). `index` may be null;
 // it is not used when the session's cache has sliding-window rings.
-Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, std::span<const int32_t> tokens);
+Result<ReuseResult> prefill_reusing(Session& session, kv::PrefixIndex* index, std::span<const int32_t> tokens,
+                                    const Cancellation& cancel = {});
 
 }  // namespace hearth::runtime

@@ -7,6 +7,7 @@
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/model.h>
+#include <hearth/engine/runtime/cancellation.h>
 #include <hearth/engine/sampling/sampler.h>
 
 #include <atomic>
@@ -73,17 +74,19 @@ class Session {
                                                  const SessionConfig& config);
 
   // Appends `tokens` to the context in batches of n_batch; the last token's
-  // logits are kept for the next sample.
-  Status prefill(std::span<const int32_t> tokens);
+  // logits are kept for the next sample. `cancel` is asked before every
+  // batch: a cancelled prefill returns ErrorCode::Cancelled with the batches
+  // done so far kept as the context (the cache stays consistent with it).
+  Status prefill(std::span<const int32_t> tokens, const Cancellation& cancel = {});
   // Appends one token and computes its logits.
   Status decode(int32_t token);
   std::span<const float> last_logits() const { return logits_; }
 
   // Prefills `prompt` (appended to what the session holds) and generates.
-  // `cancel` (may be null) is checked between tokens.
+  // `cancel` is checked before every prompt batch and every token.
   Result<GenerateResult> generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                                   const DetokenizeFn& detokenize, const StreamFn& on_token,
-                                  const std::atomic<bool>* cancel = nullptr);
+                                  const Cancellation& cancel = {});
 
   void reset();
   // Adopts `tokens` as the context when positions 0..n-1 of the cache already
@@ -103,11 +106,15 @@ class Session {
   const std::vector<int32_t>& context() const { return context_; }
   int64_t n_ctx() const { return cache_->capacity(); }
   kv::KvCache& cache() { return *cache_; }
+  // Forward passes run so far (prefill batches and decoded tokens): lets a
+  // test see where a cancellation took effect.
+  int64_t forward_passes() const { return forward_passes_; }
 
  private:
   // Prefills `tokens` into an empty cache (the rings' fallback).
   Status reprefill(std::vector<int32_t> tokens);
   int64_t reprefills_ = 0;
+  int64_t forward_passes_ = 0;
 
   Session(const model::Model& model, backend::Backend& backend, const SessionConfig& config)
       : model_(model), backend_(backend), config_(config) {}

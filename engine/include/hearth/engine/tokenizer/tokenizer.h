@@ -27,6 +27,12 @@ enum class RemoveSpecial { No, Yes };
 // clean_spaces rule (" ." -> "."), `None` returns the raw concatenation.
 enum class SpaceCleanup { AsVocab, None };
 
+// Bytes [begin, end) of a text.
+struct ByteRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
 struct DetokenizeOptions {
   RemoveSpecial remove_special = RemoveSpecial::No;
   ShowSpecial show_special = ShowSpecial::No;
@@ -52,6 +58,14 @@ class Tokenizer {
   // Thread-safe; BPE words are cached internally.
   std::vector<TokenId> tokenize(std::string_view text, AddSpecial add_special = AddSpecial::AsVocab,
                                 ParseSpecial parse_special = ParseSpecial::No) const;
+
+  // As tokenize with ParseSpecial::Yes, except that control and unknown
+  // token text overlapping a `literal` range (sorted, non-overlapping: the
+  // messages inside a rendered chat prompt) stays plain text. Fragments are
+  // cut exactly where tokenize would cut them otherwise, so a text without
+  // such spellings inside those ranges tokenizes exactly as tokenize does.
+  std::vector<TokenId> tokenize_guarded(std::string_view text, AddSpecial add_special,
+                                        std::span<const ByteRange> literal) const;
 
   // Drops the cached BPE words (memory, or cold-cache measurements).
   void clear_cache() const;

@@ -1,0 +1,231 @@
+#include "hearth/engine/runtime/chat_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace hearth::runtime {
+namespace {
+
+// What a completion model (no template, no chat markers) is given: the user's
+// messages as lines, each reply continuing its message's text.
+constexpr std::string_view kCompletionTemplate = R"({%- set ns = namespace(started=false) -%}
+{%- for message in messages -%}
+{%- if message['role'] == 'assistant' -%}
+{%- if message['content'] -%}{{- ' ' + message['content'] -}}{%- set ns.started = true -%}{%- endif -%}
+{%- elif message['role'] != 'system' -%}
+{%- if ns.started -%}{{- '\n' -}}{%- endif -%}{{- message['content'] -}}{%- set ns.started = true -%}
+{%- endif -%}
+{%- endfor -%})";
+
+// Private-use code points around a message number: no template writes them.
+constexpr std::string_view kOpen = "\xEE\x80\x80\xEE\x80\x81";   // U+E000 U+E001
+constexpr std::string_view kClose = "\xEE\x80\x82";              // U+E002
+constexpr std::string_view kWordJoiner = "\xE2\x81\xA0";        // U+2060
+
+std::string placeholder(size_t index) { return fmt::format("{}{}{}", kOpen, index, kClose); }
+
+std::string_view trimmed(std::string_view s) {
+  constexpr std::string_view ws = " \t\n\r\v\f";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+enum class Fill { AsIs, Trimmed };
+
+// Replaces each placeholder in `shaped` by its message's content; false when
+// a placeholder is malformed or names no message.
+bool fill(std::string_view shaped, const std::vector<chat::ChatMessage>& messages, Fill mode, RenderedPrompt& out) {
+  out.text.clear();
+  out.message_bytes.clear();
+  size_t at = 0;
+  while (true) {
+    const size_t open = shaped.find(kOpen, at);
+    out.text.append(shaped.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
+    if (open == std::string_view::npos) return true;
+    const size_t digits = open + kOpen.size();
+    const size_t close = shaped.find(kClose, digits);
+    if (close == std::string_view::npos || close == digits || close - digits > 9) return false;
+    size_t index = 0;
+    for (size_t i = digits; i < close; ++i) {
+      if (shaped[i] < '0' || shaped[i] > '9') return false;
+      index = index * 10 + static_cast<size_t>(shaped[i] - '0');
+    }
+    if (index >= messages.size()) return false;
+    std::string_view content = messages[index].content;
+    if (mode == Fill::Trimmed) content = trimmed(content);
+    if (!content.empty()) {
+      out.message_bytes.push_back({out.text.size(), out.text.size() + content.size()});
+      out.text.append(content);
+    }
+    at = close + kClose.size();
+  }
+}
+
+// Control and unknown tokens (what message text must never turn into).
+std::vector<std::string_view> control_texts(const tokenizer::Vocabulary& vocab) {
+  std::vector<std::string_view> out;
+  for (const auto& t : vocab.tokens) {
+    if (!t.text.empty() && tokenizer::has_any(t.attr, tokenizer::TokenAttr::Control | tokenizer::TokenAttr::Unknown)) {
+      out.push_back(t.text);
+    }
+  }
+  return out;
+}
+
+// Breaks every spelling of a control token in `text` with a word joiner after
+// its first byte (control token texts start with ASCII: '<', '[', ...).
+bool defuse(std::string& text, const std::vector<std::string_view>& controls) {
+  bool changed = false;
+  for (std::string_view c : controls) {
+    if (c.size() < 2 || static_cast<unsigned char>(c[0]) >= 0x80) continue;
+    for (size_t at = text.find(c); at != std::string::npos; at = text.find(c, at + 1 + kWordJoiner.size())) {
+      text.insert(at + 1, kWordJoiner);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+bool has_token(const tokenizer::Vocabulary& vocab, std::string_view text) {
+  return std::any_of(vocab.tokens.begin(), vocab.tokens.end(), [&](const auto& t) { return t.text == text; });
+}
+
+// The built-in format the vocabulary's chat markers reveal; none for a
+// completion model. <s> and </s> alone say nothing (every SentencePiece
+// vocabulary has them), so they do not pick Llama 2's format.
+std::optional<chat::BuiltinTemplate> builtin_for(const tokenizer::Vocabulary& vocab) {
+  if (has_token(vocab, "<|im_start|>")) return chat::BuiltinTemplate::ChatML;
+  if (has_token(vocab, "<|start_header_id|>")) return chat::BuiltinTemplate::Llama3;
+  if (has_token(vocab, "<start_of_turn>")) return chat::BuiltinTemplate::Gemma;
+  if (has_token(vocab, "<|user|>") && has_token(vocab, "<|assistant|>")) return chat::BuiltinTemplate::Phi3;
+  if (has_token(vocab, "[INST]")) return chat::BuiltinTemplate::Mistral;
+  return std::nullopt;
+}
+
+}  // namespace
+
+ChatFormat ChatFormat::choose(const tokenizer::Tokenizer& tokenizer, std::optional<std::string_view> source,
+                              const Logger& logger) {
+  std::string why = "the model has none";
+  if (source) {
+    auto parsed = chat::ChatTemplate::from_source(*source);
+    if (parsed.ok()) return ChatFormat(tokenizer, std::move(parsed).value(), TemplateOrigin::Model, "the model's chat template");
+    why = fmt::format("the model's template cannot be used ({})", parsed.error().message);
+  }
+  if (const auto kind = builtin_for(tokenizer.vocab())) {
+    auto builtin = chat::ChatTemplate::builtin(*kind);
+    if (builtin.ok()) {
+      std::string note = fmt::format("built-in {} template: {}", chat::to_string(*kind), why);
+      if (source) logger.warn("chat template: {}", note);
+      return ChatFormat(tokenizer, std::move(builtin).value(), TemplateOrigin::Builtin, std::move(note));
+    }
+  }
+  auto plain = chat::ChatTemplate::from_source(kCompletionTemplate);
+  std::string note = fmt::format("plain text (a completion model): {}, and its vocabulary has no chat markers", why);
+  if (source) logger.warn("chat template: {}", note);
+  // The completion template is Hearth's own and always parses.
+  return ChatFormat(tokenizer, std::move(plain).value(), TemplateOrigin::Completion, std::move(note));
+}
+
+ChatFormat ChatFormat::from_model(const gguf::GgufFile& file, const tokenizer::Tokenizer& tokenizer,
+                                  const Logger& logger) {
+  const std::optional<std::string> source = file.chat_template();
+  return choose(tokenizer, source ? std::optional<std::string_view>(*source) : std::nullopt, logger);
+}
+
+ChatFormat ChatFormat::with_template(const tokenizer::Tokenizer& tokenizer, chat::ChatTemplate chat_template) {
+  return ChatFormat(tokenizer, std::move(chat_template), TemplateOrigin::Model, "the given chat template");
+}
+
+std::string ChatFormat::bos_text() const {
+  const auto& v = tokenizer_->vocab();
+  return v.valid(v.special.bos) ? v.tokens[static_cast<size_t>(v.special.bos)].text : std::string();
+}
+
+std::string ChatFormat::eos_text() const {
+  const auto& v = tokenizer_->vocab();
+  return v.valid(v.special.eos) ? v.tokens[static_cast<size_t>(v.special.eos)].text : std::string();
+}
+
+Result<RenderedPrompt> ChatFormat::render(const std::vector<chat::ChatMessage>& messages,
+                                          chat::GenerationPrompt prompt) const {
+  chat::RenderOptions options;
+  options.generation_prompt = prompt;
+  options.bos_token = bos_text();
+  options.eos_token = eos_text();
+  return render(messages, options);
+}
+
+Result<RenderedPrompt> ChatFormat::render(const std::vector<chat::ChatMessage>& messages,
+                                          const chat::RenderOptions& options) const {
+  HEARTH_TRY(std::string real, chat::render_chat(template_, messages, options));
+  RenderedPrompt out;
+  std::vector<chat::ChatMessage> shaped_messages = messages;
+  bool any = false;
+  bool clash = false;
+  for (size_t i = 0; i < shaped_messages.size(); ++i) {
+    if (shaped_messages[i].content.empty()) continue;
+    clash = clash || shaped_messages[i].content.find(kOpen) != std::string::npos;
+    shaped_messages[i].content = placeholder(i);
+    any = true;
+  }
+  if (!any) {
+    out.text = std::move(real);
+    return out;
+  }
+  if (!clash) {
+    auto shaped = chat::render_chat(template_, shaped_messages, options);
+    if (shaped.ok()) {
+      for (const Fill mode : {Fill::AsIs, Fill::Trimmed}) {
+        if (fill(*shaped, messages, mode, out) && out.text == real) return out;
+      }
+    }
+  }
+  // The template reshapes message text (splits, slices, replaces), so its
+  // bytes cannot be told apart from the template's: break every control
+  // token spelled in a message instead, so none can come from one.
+  const auto controls = control_texts(tokenizer_->vocab());
+  std::vector<chat::ChatMessage> safe = messages;
+  bool changed = false;
+  for (auto& m : safe) changed = defuse(m.content, controls) || changed;
+  out.message_bytes.clear();
+  if (!changed) {
+    out.text = std::move(real);
+    return out;
+  }
+  HEARTH_TRY(out.text, chat::render_chat(template_, safe, options));
+  return out;
+}
+
+std::vector<int32_t> ChatFormat::encode(const RenderedPrompt& prompt) const {
+  // Templates usually write the BOS text themselves; add it only when they do
+  // not (a message starting with that text does not count).
+  const std::string bos = bos_text();
+  const bool message_first = !prompt.message_bytes.empty() && prompt.message_bytes.front().begin == 0;
+  const bool has_bos = !bos.empty() && !message_first && prompt.text.rfind(bos, 0) == 0;
+  return tokenizer_->tokenize_guarded(prompt.text, has_bos ? tokenizer::AddSpecial::No : tokenizer::AddSpecial::AsVocab,
+                                      prompt.message_bytes);
+}
+
+Result<std::vector<int32_t>> ChatFormat::encode(const std::vector<chat::ChatMessage>& messages,
+                                                chat::GenerationPrompt prompt) const {
+  HEARTH_TRY(const RenderedPrompt rendered, render(messages, prompt));
+  return encode(rendered);
+}
+
+std::vector<int32_t> ChatFormat::encode_literal(std::string_view text) const {
+  return tokenizer_->tokenize(text, tokenizer::AddSpecial::No, tokenizer::ParseSpecial::No);
+}
+
+std::vector<int32_t> ChatFormat::end_of_generation() const {
+  const auto& v = tokenizer_->vocab();
+  std::vector<int32_t> eog = v.eog;
+  if (v.special.eos != tokenizer::kNoToken && std::find(eog.begin(), eog.end(), v.special.eos) == eog.end()) {
+    eog.push_back(v.special.eos);
+  }
+  return eog;
+}
+
+}  // namespace hearth::runtime
