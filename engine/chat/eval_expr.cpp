@@ -531,7 +531,8 @@ Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, cons
       HEARTH_CHECK(charge(n * unit + 1));
       std::string out;
       out.reserve(n * unit);
-      for (size_t i = 0; i < n && unit != 0; ++i) out += seq.as_string();
+      if (unit == 1) out.append(n, seq.as_string()[0]);
+      else for (size_t i = 0; i < n && unit != 0; ++i) out += seq.as_string();
       return Value::string(std::move(out));
     }
     HEARTH_CHECK(check_collection(0, seq.depth()));

@@ -95,7 +95,7 @@ class Interpreter {
   // touch, before or as they do it; the clock is read every kClockUnits so a
   // single long operation (a sort, a join, a comparison of long strings)
   // cannot run past the time limit between two evaluation steps.
-  static constexpr uint64_t kItemUnits = 64;   // a value made or copied: about its memory
+  static constexpr uint64_t kItemUnits = 96;   // a value made or copied: about its bytes of memory
   static constexpr uint64_t kVisitUnits = 4;   // a value looked at or compared
   static constexpr uint64_t kClockUnits = uint64_t{1} << 16;
   Status charge(uint64_t units);

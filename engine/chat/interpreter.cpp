@@ -181,7 +181,13 @@ Result<Flow> Interpreter::exec(const Stmt& stmt, const std::shared_ptr<Frame>& f
         HEARTH_CHECK(append(v.as_string()));
       } else {
         std::string text;
-        auto st = append_str(text, v, config_.limits.max_output_bytes - std::min(out.size(), config_.limits.max_output_bytes));
+        const size_t room = config_.limits.max_output_bytes - std::min(out.size(), config_.limits.max_output_bytes);
+        auto st = append_str(text, v, room);
+        if (!st.ok() && st.error().message == text_too_long(room).message) {
+          return at_line(make_error(ErrorCode::LimitExceeded,
+                                    fmt::format("output exceeds {} bytes", config_.limits.max_output_bytes)),
+                         stmt.line);
+        }
         if (st.ok()) st = charge(text.size());
         if (!st.ok()) return at_line(st.take_error(), stmt.line);
         HEARTH_CHECK(append(text));
