@@ -390,6 +390,9 @@ Result<Value> f_indent(Interpreter& in, const Value& v, Args& args, KwArgs& kw) 
   else pad = std::string(static_cast<size_t>(std::clamp<int64_t>(width && width->is_int() ? width->as_int() : 4, 0, 1024)), ' ');
   const bool first = bool_arg(args, kw, 1, "first", false);
   const bool blank = bool_arg(args, kw, 2, "blank", false);
+  // Each line becomes a string before any padding is added: count them first.
+  const auto breaks = static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }));
+  HEARTH_CHECK(in.check_collection(breaks + 1, 1));
   auto lines = split_lines(s + "\n");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {

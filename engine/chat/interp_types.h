@@ -13,6 +13,7 @@
 #include "hearth/engine/chat/template.h"
 #include "hearth/engine/chat/value.h"
 #include "hearth/engine/core/result.h"
+#include "value_ops.h"
 
 namespace hearth::chat {
 
@@ -108,6 +109,8 @@ class Interpreter {
   // ==, and the ordering of <, sort, min, max, charged by what they visit.
   Result<bool> equal(const Value& a, const Value& b);
   Result<int> compare(const Value& a, const Value& b);
+  WalkMeter walk_meter() const;
+  Status settle(const WalkMeter& meter);  // charges a finished walk; fails if it was aborted
   Value new_namespace(ObjectData attrs);
   const RenderConfig& config() const { return config_; }
   const Limits& limits() const { return config_.limits; }

@@ -102,17 +102,31 @@ Result<std::string> Interpreter::str(const Value& v) {
   return s;
 }
 
+WalkMeter Interpreter::walk_meter() const {
+  WalkMeter meter;
+  const uint64_t left = config_.limits.max_work_units - std::min(work_, config_.limits.max_work_units);
+  meter.cap = left / kVisitUnits + 1;
+  meter.deadline = deadline_;
+  return meter;
+}
+
+Status Interpreter::settle(const WalkMeter& meter) {
+  HEARTH_CHECK(charge(meter.visited * kVisitUnits));
+  if (meter.aborted) return check_time();  // under the budget, so the clock stopped it
+  return {};
+}
+
 Result<bool> Interpreter::equal(const Value& a, const Value& b) {
-  uint64_t visited = 0;
-  const bool same = values_equal(a, b, &visited);
-  HEARTH_CHECK(charge(visited * kVisitUnits));
+  WalkMeter meter = walk_meter();
+  const bool same = values_equal(a, b, &meter);
+  HEARTH_CHECK(settle(meter));
   return same;
 }
 
 Result<int> Interpreter::compare(const Value& a, const Value& b) {
-  uint64_t visited = 0;
-  auto order = compare_values(a, b, &visited);
-  HEARTH_CHECK(charge(visited * kVisitUnits));
+  WalkMeter meter = walk_meter();
+  auto order = compare_values(a, b, &meter);
+  HEARTH_CHECK(settle(meter));
   return order;
 }
 

@@ -219,9 +219,9 @@ Result<std::string> to_str(const Value& v, size_t max_bytes) {
 
 namespace {
 
-bool eq_walk(const Value& a, const Value& b, int depth, uint64_t* work) {
+bool eq_walk(const Value& a, const Value& b, int depth, WalkMeter* work) {
   if (depth > kMaxWalkDepth) return false;
-  if (work) ++*work;
+  if (work && !work->tick(1)) return false;
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -235,7 +235,7 @@ bool eq_walk(const Value& a, const Value& b, int depth, uint64_t* work) {
     case ValueKind::Undefined:
     case ValueKind::None: return true;
     case ValueKind::String:
-      if (work) *work += std::min(a.as_string().size(), b.as_string().size());
+      if (work && !work->tick(std::min(a.as_string().size(), b.as_string().size()))) return false;
       return a.as_string() == b.as_string();
     case ValueKind::Array: {
       const auto& x = a.as_array();
@@ -260,9 +260,9 @@ bool eq_walk(const Value& a, const Value& b, int depth, uint64_t* work) {
   }
 }
 
-Result<int> cmp_walk(const Value& a, const Value& b, int depth, uint64_t* work) {
+Result<int> cmp_walk(const Value& a, const Value& b, int depth, WalkMeter* work) {
   if (depth > kMaxWalkDepth) return too_deep();
-  if (work) ++*work;
+  if (work && !work->tick(1)) return 0;
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -272,7 +272,7 @@ Result<int> cmp_walk(const Value& a, const Value& b, int depth, uint64_t* work) 
     return x < y ? -1 : (x > y ? 1 : 0);
   }
   if (a.is_string() && b.is_string()) {
-    if (work) *work += std::min(a.as_string().size(), b.as_string().size());
+    if (work && !work->tick(std::min(a.as_string().size(), b.as_string().size()))) return 0;
     const int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
@@ -281,6 +281,7 @@ Result<int> cmp_walk(const Value& a, const Value& b, int depth, uint64_t* work) 
     const auto& y = b.as_array();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (eq_walk(x[i], y[i], depth + 1, work)) continue;
+      if (work && work->aborted) return 0;
       return cmp_walk(x[i], y[i], depth + 1, work);
     }
     return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
@@ -291,9 +292,18 @@ Result<int> cmp_walk(const Value& a, const Value& b, int depth, uint64_t* work) 
 
 }  // namespace
 
-bool values_equal(const Value& a, const Value& b, uint64_t* work) { return eq_walk(a, b, 0, work); }
+bool WalkMeter::tick(uint64_t units) {
+  if (aborted) return false;
+  const uint64_t before = visited;
+  visited += units;
+  if (visited > cap) aborted = true;
+  else if ((visited >> 12) != (before >> 12) && std::chrono::steady_clock::now() > deadline) aborted = true;
+  return !aborted;
+}
 
-Result<int> compare_values(const Value& a, const Value& b, uint64_t* work) { return cmp_walk(a, b, 0, work); }
+bool values_equal(const Value& a, const Value& b, WalkMeter* meter) { return eq_walk(a, b, 0, meter); }
+
+Result<int> compare_values(const Value& a, const Value& b, WalkMeter* meter) { return cmp_walk(a, b, 0, meter); }
 
 namespace {
 

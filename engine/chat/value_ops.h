@@ -3,6 +3,7 @@
 // bounded by a depth so a self-referencing namespace cannot overflow the stack.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -27,15 +28,28 @@ Status append_str(std::string& out, const Value& v, size_t max_bytes = kNoByteLi
 Result<std::string> to_str(const Value& v, size_t max_bytes = kNoByteLimit);
 Status append_repr(std::string& out, const Value& v, size_t max_bytes = kNoByteLimit);
 
+// Meters a comparison walk for the interpreter's budgets: counts the values
+// visited plus the string bytes compared, and aborts the walk past `cap` or
+// past `deadline` (read every few thousand units). Lists that share items
+// can make one comparison visit far more values than exist, so it is metered
+// while it runs, not afterwards.
+struct WalkMeter {
+  uint64_t visited = 0;
+  uint64_t cap = UINT64_MAX;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool aborted = false;
+  bool tick(uint64_t units);  // false once aborted
+};
+
 // Python ==: 1 == 1.0 == True, containers element-wise, namespaces by identity.
-// `work`, when given, grows by the values visited plus the string bytes
-// compared, for the interpreter's work budget.
-bool values_equal(const Value& a, const Value& b, uint64_t* work = nullptr);
+// An aborted walk answers false; the caller checks meter->aborted.
+bool values_equal(const Value& a, const Value& b, WalkMeter* meter = nullptr);
 
 // Python ordering for <, <=, >, >= and sort(): numbers with numbers, strings
 // with strings (by code point, which UTF-8 byte order preserves), lists
-// lexicographically. Returns <0, 0, >0, or an error naming both types.
-Result<int> compare_values(const Value& a, const Value& b, uint64_t* work = nullptr);
+// lexicographically. Returns <0, 0, >0, or an error naming both types. An
+// aborted walk answers 0; the caller checks meter->aborted.
+Result<int> compare_values(const Value& a, const Value& b, WalkMeter* meter = nullptr);
 
 struct JsonStyle {
   int indent = -1;              // < 0: one line with ", " and ": " separators

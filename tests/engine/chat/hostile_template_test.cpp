@@ -164,6 +164,8 @@ TEST(HostileTemplates, FiltersOnLargeData) {
           " %}{% endfor %}",
       "{% for i in range(300) %}{% set x = ((range(100000) | list) * 10) | sort %}{% endfor %}",
       "{{ (range(100000) | list) | unique | length }}",
+      "{% set a = [[[0] * 1000] * 1000] * 1000 %}{% set b = [[[0] * 1000] * 1000] * 1000 %}{{ a == b }}",
+      big_string(g) + "{{ (s | replace('x', '\\n')) | indent(" + std::to_string(g.between(100, 1000)) + ") | length }}",
       big_string(g) + "{% set b = s ~ '' %}{% for i in range(100000) %}{% if s == b %}{% endif %}{% endfor %}",
   });
 }
