@@ -40,11 +40,11 @@ namespace {
 
 using FilterFn = Result<Value> (*)(Interpreter& in, const Value& v, Args& args, KwArgs& kwargs);
 
-Result<std::string> str_arg(const Args& args, const KwArgs& kwargs, size_t i, std::string_view name,
-                            std::string fallback) {
+Result<std::string> str_arg(Interpreter& in, const Args& args, const KwArgs& kwargs, size_t i,
+                            std::string_view name, std::string fallback) {
   const Value* v = arg_at(args, kwargs, i, name);
   if (!v || v->is_undefined()) return fallback;
-  return to_str(*v);
+  return in.str(*v);
 }
 
 bool bool_arg(const Args& args, const KwArgs& kwargs, size_t i, std::string_view name, bool fallback) {
@@ -76,31 +76,31 @@ Result<Value> attr_path(Interpreter& in, const Value& v, const std::string& path
 }
 
 Result<Value> f_trim(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   const Value* chars = arg_at(args, kw, 0, "chars");
   if (chars && chars->is_string()) return string_result(in, strip_text(s, StripSide::Both, &chars->as_string()));
   return string_result(in, strip_text(s, StripSide::Both));
 }
 
 Result<Value> f_upper(Interpreter& in, const Value& v, Args&, KwArgs&) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   return string_result(in, upper_text(s));
 }
 
 Result<Value> f_lower(Interpreter& in, const Value& v, Args&, KwArgs&) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   return string_result(in, lower_text(s));
 }
 
 Result<Value> f_capitalize(Interpreter& in, const Value& v, Args&, KwArgs&) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   auto cps = decode_utf8(s);
   for (size_t i = 0; i < cps.size(); ++i) cps[i] = i == 0 ? to_upper_cp(cps[i]) : to_lower_cp(cps[i]);
   return string_result(in, encode_utf8(cps, 0, cps.size()));
 }
 
 Result<Value> f_title(Interpreter& in, const Value& v, Args&, KwArgs&) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   auto cps = decode_utf8(s);
   bool word_start = true;
   for (auto& cp : cps) {
@@ -129,23 +129,27 @@ Result<Value> f_tojson(Interpreter& in, const Value& v, Args& args, KwArgs& kw) 
   style.ensure_ascii = bool_arg({}, kw, 99, "ensure_ascii", false);
   style.sort_keys = bool_arg({}, kw, 99, "sort_keys", false);
   std::string out;
-  HEARTH_CHECK(append_json(out, v, style));
+  HEARTH_CHECK(append_json(out, v, style, in.limits().max_string_bytes));
   return string_result(in, std::move(out));
 }
 
 Result<Value> f_join(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
-  HEARTH_TRY(std::string sep, str_arg(args, kw, 0, "d", ""));
+  HEARTH_TRY(std::string sep, str_arg(in, args, kw, 0, "d", ""));
   const Value* attribute = arg_at(args, kw, 1, "attribute");
   HEARTH_TRY(auto items, in.iterate(v));
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
+    if (i) {
+      if (out.size() + sep.size() > in.limits().max_string_bytes) return text_too_long(in.limits().max_string_bytes);
+      out += sep;
+    }
     Value item = items[i];
     if (attribute && attribute->is_string()) {
       HEARTH_TRY(item, attr_path(in, item, attribute->as_string()));
     }
-    HEARTH_CHECK(append_str(out, item));
-    HEARTH_CHECK(in.check_string(out.size()));
+    const size_t before = out.size();
+    HEARTH_CHECK(append_str(out, item, in.limits().max_string_bytes));
+    HEARTH_CHECK(in.charge(out.size() - before + sep.size() + 1));
   }
   return Value::string(std::move(out));
 }
@@ -158,9 +162,9 @@ Result<Value> f_default(Interpreter&, const Value& v, Args& args, KwArgs& kw) {
 }
 
 Result<Value> f_replace(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
-  HEARTH_TRY(std::string s, to_str(v));
-  HEARTH_TRY(std::string from, str_arg(args, kw, 0, "old", ""));
-  HEARTH_TRY(std::string to, str_arg(args, kw, 1, "new", ""));
+  HEARTH_TRY(std::string s, in.str(v));
+  HEARTH_TRY(std::string from, str_arg(in, args, kw, 0, "old", ""));
+  HEARTH_TRY(std::string to, str_arg(in, args, kw, 1, "new", ""));
   const Value* count_v = arg_at(args, kw, 2, "count");
   int64_t count = count_v && count_v->is_int() ? count_v->as_int() : -1;
   std::string out;
@@ -211,7 +215,7 @@ Result<Value> f_map(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
   std::vector<Value> out;
   out.reserve(items.size());
   if (const Value* attribute = arg_at({}, kw, 99, "attribute")) {
-    HEARTH_TRY(std::string path, to_str(*attribute));
+    HEARTH_TRY(std::string path, in.str(*attribute));
     const Value* fallback = arg_at({}, kw, 99, "default");
     for (const auto& item : items) {
       HEARTH_CHECK(in.count_iteration());
@@ -242,12 +246,12 @@ Result<Value> select_common(Interpreter& in, const Value& v, Args& args, bool ke
   std::string attribute;
   if (by_attribute) {
     if (args.empty()) return template_error("selectattr/rejectattr need an attribute name");
-    HEARTH_TRY(attribute, to_str(args[0]));
+    HEARTH_TRY(attribute, in.str(args[0]));
     next_arg = 1;
   }
   std::string test;
   if (next_arg < args.size()) {
-    HEARTH_TRY(test, to_str(args[next_arg]));
+    HEARTH_TRY(test, in.str(args[next_arg]));
     ++next_arg;
   }
   Args test_args(args.begin() + static_cast<std::ptrdiff_t>(std::min(next_arg, args.size())), args.end());
@@ -288,18 +292,22 @@ Result<Value> f_items(Interpreter& in, const Value& v, Args&, KwArgs&) {
 Result<Value> f_dictsort(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
   if (!v.is_object()) return template_error("dictsort needs a mapping");
   const bool case_sensitive = bool_arg(args, kw, 0, "case_sensitive", false);
-  HEARTH_TRY(std::string by, str_arg(args, kw, 1, "by", "key"));
+  HEARTH_TRY(std::string by, str_arg(in, args, kw, 1, "by", "key"));
   const bool reverse = bool_arg(args, kw, 2, "reverse", false);
   std::vector<std::pair<Value, Value>> pairs;  // (sort key, item pair)
   for (const auto& [key, item] : v.as_object().items()) {
     Value sort_key = by == "value" ? item : Value::string(key);
-    if (!case_sensitive && sort_key.is_string()) sort_key = Value::string(lower_text(sort_key.as_string()));
+    if (!case_sensitive && sort_key.is_string()) {
+      HEARTH_CHECK(in.charge(sort_key.as_string().size() + Interpreter::kItemUnits));
+      sort_key = Value::string(lower_text(sort_key.as_string()));
+    }
     pairs.emplace_back(sort_key, Value::tuple({Value::string(key), item}));
   }
   Status failure;
   std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
-    auto c = compare_values(a.first, b.first);
-    if (!c.ok()) { if (failure.ok()) failure = c.take_error(); return false; }
+    if (!failure.ok()) return false;  // finish quickly once an error is known
+    auto c = in.compare(a.first, b.first);
+    if (!c.ok()) { failure = c.take_error(); return false; }
     return reverse ? *c > 0 : *c < 0;
   });
   HEARTH_CHECK(std::move(failure));
@@ -311,13 +319,13 @@ Result<Value> f_dictsort(Interpreter& in, const Value& v, Args& args, KwArgs& kw
 }
 
 Result<Value> f_string(Interpreter& in, const Value& v, Args&, KwArgs&) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   return string_result(in, std::move(s));
 }
 
-Result<Value> f_safe(Interpreter&, const Value& v, Args&, KwArgs&) {
+Result<Value> f_safe(Interpreter& in, const Value& v, Args&, KwArgs&) {
   if (v.is_safe()) return v;
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   return Value::safe_string(std::move(s));
 }
 
@@ -375,13 +383,16 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 
 Result<Value> f_indent(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   std::string pad;
   const Value* width = arg_at(args, kw, 0, "width");
   if (width && width->is_string()) pad = width->as_string();
   else pad = std::string(static_cast<size_t>(std::clamp<int64_t>(width && width->is_int() ? width->as_int() : 4, 0, 1024)), ' ');
   const bool first = bool_arg(args, kw, 1, "first", false);
   const bool blank = bool_arg(args, kw, 2, "blank", false);
+  // Each line becomes a string before any padding is added: count them first.
+  const auto breaks = static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }));
+  HEARTH_CHECK(in.check_collection(breaks + 1, 1));
   auto lines = split_lines(s + "\n");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -396,7 +407,7 @@ Result<Value> f_indent(Interpreter& in, const Value& v, Args& args, KwArgs& kw) 
 
 Result<Value> f_escape(Interpreter& in, const Value& v, Args&, KwArgs&) {
   if (v.is_safe()) return v;
-  HEARTH_TRY(std::string s, to_str(v));
+  HEARTH_TRY(std::string s, in.str(v));
   std::string out = html_escape(s);
   HEARTH_CHECK(in.check_string(out.size()));
   return Value::safe_string(std::move(out));
@@ -412,11 +423,11 @@ Result<Value> f_abs(Interpreter&, const Value& v, Args&, KwArgs&) {
   return template_error(fmt::format("bad operand type for abs(): '{}'", type_name(v)));
 }
 
-Result<Value> f_round(Interpreter&, const Value& v, Args& args, KwArgs& kw) {
+Result<Value> f_round(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
   if (!v.is_number() && !v.is_bool()) return template_error("round needs a number");
   const Value* prec_v = arg_at(args, kw, 0, "precision");
   const int precision = prec_v && prec_v->is_int() ? static_cast<int>(std::clamp<int64_t>(prec_v->as_int(), 0, 30)) : 0;
-  HEARTH_TRY(std::string method, str_arg(args, kw, 1, "method", "common"));
+  HEARTH_TRY(std::string method, str_arg(in, args, kw, 1, "method", "common"));
   const double x = v.to_double();
   const double scale = std::pow(10.0, precision);
   if (method == "floor") return Value::number(std::floor(x * scale) / scale);
@@ -432,7 +443,11 @@ Result<Value> f_unique(Interpreter& in, const Value& v, Args&, KwArgs&) {
   std::vector<Value> out;
   for (const auto& item : items) {
     HEARTH_CHECK(in.count_iteration());
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Value& o) { return values_equal(o, item); });
+    bool seen = false;
+    for (const auto& o : out) {  // quadratic, so every comparison is charged
+      HEARTH_TRY(seen, in.equal(o, item));
+      if (seen) break;
+    }
     if (!seen) out.push_back(item);
   }
   return Value::array(std::move(out));
@@ -440,6 +455,11 @@ Result<Value> f_unique(Interpreter& in, const Value& v, Args&, KwArgs&) {
 
 Result<Value> f_sort(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
   HEARTH_TRY(auto items, in.iterate(v));
+  // About n log2 n comparisons, charged up front so a sort too big for the
+  // budget never starts; each comparison also charges what it reads.
+  uint64_t log_n = 1;
+  while ((uint64_t{1} << log_n) < items.size()) ++log_n;
+  HEARTH_CHECK(in.charge(items.size() * log_n * Interpreter::kVisitUnits));
   const bool reverse = bool_arg(args, kw, 0, "reverse", false);
   const bool case_sensitive = bool_arg(args, kw, 1, "case_sensitive", false);
   const Value* attribute = arg_at(args, kw, 2, "attribute");
@@ -449,13 +469,17 @@ Result<Value> f_sort(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
     if (attribute && attribute->is_string()) {
       HEARTH_TRY(key, attr_path(in, item, attribute->as_string()));
     }
-    if (!case_sensitive && key.is_string()) key = Value::string(lower_text(key.as_string()));
+    if (!case_sensitive && key.is_string()) {
+      HEARTH_CHECK(in.charge(key.as_string().size() + Interpreter::kItemUnits));
+      key = Value::string(lower_text(key.as_string()));
+    }
     keyed.emplace_back(std::move(key), item);
   }
   Status failure;
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    auto c = compare_values(a.first, b.first);
-    if (!c.ok()) { if (failure.ok()) failure = c.take_error(); return false; }
+    if (!failure.ok()) return false;  // finish quickly once an error is known
+    auto c = in.compare(a.first, b.first);
+    if (!c.ok()) { failure = c.take_error(); return false; }
     return reverse ? *c > 0 : *c < 0;
   });
   HEARTH_CHECK(std::move(failure));
@@ -495,7 +519,7 @@ Result<Value> min_max(Interpreter& in, const Value& v, bool want_max) {
   if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
   Value best = items[0];
   for (size_t i = 1; i < items.size(); ++i) {
-    HEARTH_TRY(int c, compare_values(items[i], best));
+    HEARTH_TRY(int c, in.compare(items[i], best));
     if (want_max ? c > 0 : c < 0) best = items[i];
   }
   return best;
@@ -504,13 +528,13 @@ Result<Value> f_min(Interpreter& in, const Value& v, Args&, KwArgs&) { return mi
 Result<Value> f_max(Interpreter& in, const Value& v, Args&, KwArgs&) { return min_max(in, v, true); }
 
 Result<Value> f_attr(Interpreter& in, const Value& v, Args& args, KwArgs& kw) {
-  HEARTH_TRY(std::string name, str_arg(args, kw, 0, "name", ""));
+  HEARTH_TRY(std::string name, str_arg(in, args, kw, 0, "name", ""));
   return in.get_attr(v, name);
 }
 
 // printf-style "%s %d %f %r %%", which "x" | format(...) applies.
 Result<Value> f_format(Interpreter& in, const Value& v, Args& args, KwArgs&) {
-  HEARTH_TRY(std::string fmt_text, to_str(v));
+  HEARTH_TRY(std::string fmt_text, in.str(v));
   std::string out;
   size_t next = 0;
   for (size_t i = 0; i < fmt_text.size(); ++i) {
@@ -529,8 +553,8 @@ Result<Value> f_format(Interpreter& in, const Value& v, Args& args, KwArgs&) {
     if (conv == '%') { out.push_back('%'); continue; }
     if (next >= args.size()) return template_error("not enough arguments for format string");
     const Value& a = args[next++];
-    if (conv == 's') HEARTH_CHECK(append_str(out, a));
-    else if (conv == 'r') HEARTH_CHECK(append_repr(out, a));
+    if (conv == 's') HEARTH_CHECK(append_str(out, a, in.limits().max_string_bytes));
+    else if (conv == 'r') HEARTH_CHECK(append_repr(out, a, in.limits().max_string_bytes));
     else if (conv == 'd' || conv == 'i') {
       if (!a.is_number() && !a.is_bool()) return template_error("%d format: a number is required");
       out += std::to_string(a.is_float() ? static_cast<int64_t>(a.as_float()) : (a.is_int() ? a.as_int() : a.as_bool()));
@@ -572,7 +596,13 @@ constexpr FilterEntry kFilters[] = {
 Result<Value> apply_filter(Interpreter& in, const std::string& name, const Value& subject, Args& args,
                            KwArgs& kwargs) {
   for (const auto& entry : kFilters) {
-    if (entry.name == name) return entry.fn(in, subject, args, kwargs);
+    if (entry.name != name) continue;
+    // Every filter scans its subject at least once and pays for what it
+    // builds; filters that do more (sort, unique, join) charge the rest.
+    HEARTH_CHECK(in.charge(Interpreter::scan_units(subject)));
+    HEARTH_TRY(Value result, entry.fn(in, subject, args, kwargs));
+    HEARTH_CHECK(in.charge(Interpreter::build_units(result)));
+    return result;
   }
   return template_error(fmt::format("no filter named '{}'", name));
 }

@@ -21,6 +21,7 @@ Result<const Value*> need_arg(const Args& args, size_t i, std::string_view test)
 }  // namespace
 
 Result<bool> apply_test(Interpreter& in, const std::string& name, const Value& v, Args& args) {
+  HEARTH_CHECK(in.charge(Interpreter::scan_units(v)));
   const ValueKind k = v.kind();
   if (name == "defined") return k != ValueKind::Undefined;
   if (name == "undefined") return k == ValueKind::Undefined;
@@ -56,11 +57,12 @@ Result<bool> apply_test(Interpreter& in, const std::string& name, const Value& v
   }
   if (name == "eq" || name == "equalto" || name == "==") {
     HEARTH_TRY(const Value* o, need_arg(args, 0, name));
-    return values_equal(v, *o);
+    return in.equal(v, *o);
   }
   if (name == "ne" || name == "!=") {
     HEARTH_TRY(const Value* o, need_arg(args, 0, name));
-    return !values_equal(v, *o);
+    HEARTH_TRY(bool same, in.equal(v, *o));
+    return !same;
   }
   if (name == "sameas") {
     HEARTH_TRY(const Value* o, need_arg(args, 0, name));
@@ -80,7 +82,7 @@ Result<bool> apply_test(Interpreter& in, const std::string& name, const Value& v
   for (const auto& c : kCmps) {
     if (name != c.a && name != c.b) continue;
     HEARTH_TRY(const Value* o, need_arg(args, 0, name));
-    HEARTH_TRY(int r, compare_values(v, *o));
+    HEARTH_TRY(int r, in.compare(v, *o));
     return r == c.want_sign || (c.or_equal && r == 0);
   }
   return template_error(fmt::format("no test named '{}'", name));
@@ -120,6 +122,7 @@ Result<Value> m_split(Interpreter& in, const Value& self, Args& args, KwArgs& kw
     while (maxsplit != 0) {
       const size_t hit = s.find(sep, pos);
       if (hit == std::string::npos) break;
+      HEARTH_CHECK(in.check_collection(out.size() + 1, 1));  // before building past the cap
       out.push_back(Value::string(s.substr(pos, hit - pos)));
       pos = hit + sep.size();
       if (maxsplit > 0) --maxsplit;
@@ -138,6 +141,7 @@ Result<Value> m_split(Interpreter& in, const Value& self, Args& args, KwArgs& kw
         out.push_back(Value::string(encode_utf8(cps, i, end)));
         break;
       }
+      HEARTH_CHECK(in.check_collection(out.size() + 1, 1));
       size_t j = i;
       while (j < cps.size() && !is_unicode_space(cps[j])) ++j;
       out.push_back(Value::string(encode_utf8(cps, i, j)));
@@ -264,19 +268,23 @@ Result<Value> m_get(Interpreter&, const Value& self, Args& args, KwArgs& kw) {
   return fallback ? *fallback : Value::none();
 }
 
-Result<Value> m_index(Interpreter&, const Value& self, Args& args, KwArgs&) {
+Result<Value> m_index(Interpreter& in, const Value& self, Args& args, KwArgs&) {
   if (args.empty()) return template_error("index needs a value");
   const auto& items = self.as_array();
   for (size_t i = 0; i < items.size(); ++i) {
-    if (values_equal(items[i], args[0])) return Value::integer(static_cast<int64_t>(i));
+    HEARTH_TRY(bool same, in.equal(items[i], args[0]));
+    if (same) return Value::integer(static_cast<int64_t>(i));
   }
   return template_error("value is not in list");
 }
 
-Result<Value> m_list_count(Interpreter&, const Value& self, Args& args, KwArgs&) {
+Result<Value> m_list_count(Interpreter& in, const Value& self, Args& args, KwArgs&) {
   if (args.empty()) return template_error("count needs a value");
   int64_t n = 0;
-  for (const auto& item : self.as_array()) n += values_equal(item, args[0]) ? 1 : 0;
+  for (const auto& item : self.as_array()) {
+    HEARTH_TRY(bool same, in.equal(item, args[0]));
+    n += same ? 1 : 0;
+  }
   return Value::integer(n);
 }
 
@@ -352,10 +360,10 @@ Result<Value> g_dict(Interpreter& in, const Value&, Args& args, KwArgs& kwargs) 
   return Value::object(std::move(obj));
 }
 
-Result<Value> g_raise_exception(Interpreter&, const Value&, Args& args, KwArgs&) {
+Result<Value> g_raise_exception(Interpreter& in, const Value&, Args& args, KwArgs&) {
   std::string message = "template raised an exception";
   if (!args.empty()) {
-    HEARTH_TRY(message, to_str(args[0]));
+    HEARTH_TRY(message, in.str(args[0]));
   }
   // InvalidArgument marks "the template refused these messages" (see raised_message()).
   return make_error(ErrorCode::InvalidArgument, std::move(message));

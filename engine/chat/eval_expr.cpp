@@ -103,6 +103,7 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
       }
       Value list = expr.kind == ExprKind::Tuple ? Value::tuple(std::move(items)) : Value::array(std::move(items));
       HEARTH_CHECK(check_collection(list.as_array().size(), list.depth()));
+      HEARTH_CHECK(charge(build_units(list)));
       return list;
     }
     case ExprKind::Dict: {
@@ -110,10 +111,11 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
       for (size_t i = 0; i + 1 < expr.args.size(); i += 2) {
         HEARTH_TRY(Value k, eval(*expr.args[i], frame));
         HEARTH_TRY(Value v, eval(*expr.args[i + 1], frame));
-        HEARTH_TRY(std::string key, to_str(k));
+        HEARTH_TRY(std::string key, str(k));
         obj.set(std::move(key), std::move(v));
       }
       HEARTH_CHECK(check_collection(obj.size(), obj.depth));
+      HEARTH_CHECK(charge(obj.size() * kItemUnits));
       return Value::object(std::move(obj));
     }
     case ExprKind::Attr: {
@@ -133,9 +135,11 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
           HEARTH_TRY(parts[i], eval(*expr.args[static_cast<size_t>(i) + 1], frame));
         }
       }
+      HEARTH_CHECK(charge(scan_units(obj)));
       if (obj.is_array()) {
         const auto& items = obj.as_array();
         HEARTH_TRY(auto idx, slice_indices(static_cast<int64_t>(items.size()), parts[0], parts[1], parts[2]));
+        HEARTH_CHECK(charge(idx.size() * kItemUnits));
         std::vector<Value> out;
         out.reserve(idx.size());
         for (size_t i : idx) out.push_back(items[i]);
@@ -198,13 +202,14 @@ Result<Value> Interpreter::eval_node(const Expr& expr, const std::shared_ptr<Fra
         HEARTH_TRY(Value right, eval(*expr.args[i + 1], frame));
         const std::string& op = expr.ops[i];
         bool r = false;
-        if (op == "==") r = values_equal(left, right);
-        else if (op == "!=") r = !values_equal(left, right);
-        else if (op == "in" || op == "notin") {
+        if (op == "==" || op == "!=") {
+          HEARTH_TRY(bool same, equal(left, right));
+          r = same == (op == "==");
+        } else if (op == "in" || op == "notin") {
           HEARTH_TRY(bool c, contains(right, left));
           r = (op == "in") == c;
         } else {
-          HEARTH_TRY(int c, compare_values(left, right));
+          HEARTH_TRY(int c, compare(left, right));
           r = op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0;
         }
         if (!r) return Value::boolean(false);
@@ -321,6 +326,7 @@ Result<Value> Interpreter::get_item(const Value& obj, const Value& key) {
     case ValueKind::String: {
       if (!key.is_int()) break;
       const std::string& s = obj.as_string();
+      HEARTH_CHECK(charge(s.size()));
       auto cps = decode_utf8(s);
       int64_t i = key.as_int();
       if (i < 0) i += static_cast<int64_t>(cps.size());
@@ -333,7 +339,7 @@ Result<Value> Interpreter::get_item(const Value& obj, const Value& key) {
       if (key.is_string()) {
         if (const Value* v = obj.as_object().find(key.as_string())) return *v;
       } else {
-        HEARTH_TRY(std::string k, to_str(key));
+        HEARTH_TRY(std::string k, str(key));
         if (const Value* v = obj.as_object().find(k)) return *v;
       }
       break;
@@ -356,6 +362,7 @@ Result<Value> Interpreter::get_item(const Value& obj, const Value& key) {
 }
 
 Result<bool> Interpreter::contains(const Value& container, const Value& item) {
+  HEARTH_CHECK(charge(scan_units(container)));
   switch (container.kind()) {
     case ValueKind::String:
       if (!item.is_string()) {
@@ -363,7 +370,10 @@ Result<bool> Interpreter::contains(const Value& container, const Value& item) {
       }
       return container.as_string().find(item.as_string()) != std::string::npos;
     case ValueKind::Array:
-      for (const auto& v : container.as_array()) if (values_equal(v, item)) return true;
+      for (const auto& v : container.as_array()) {
+        HEARTH_TRY(bool same, equal(v, item));
+        if (same) return true;
+      }
       return false;
     case ValueKind::Object:
       if (!item.is_string()) return false;
@@ -378,17 +388,29 @@ Result<bool> Interpreter::contains(const Value& container, const Value& item) {
 }
 
 Result<std::vector<Value>> Interpreter::iterate(const Value& v) {
+  // Listing copies every item: the size is checked and charged before the
+  // copy is made (an 8 MiB string would otherwise become 8M one-character
+  // strings, about 800 MiB).
   switch (v.kind()) {
     case ValueKind::Undefined: return std::vector<Value>{};
-    case ValueKind::Array: return v.as_array();
+    case ValueKind::Array:
+      HEARTH_CHECK(check_collection(v.as_array().size(), 0));
+      HEARTH_CHECK(charge(v.as_array().size() * kItemUnits));
+      return v.as_array();
     case ValueKind::Object: {
+      HEARTH_CHECK(check_collection(v.as_object().size(), 0));
+      HEARTH_CHECK(charge(v.as_object().size() * kItemUnits));
       std::vector<Value> keys;
       keys.reserve(v.as_object().size());
       for (const auto& [key, item] : v.as_object().items()) keys.push_back(Value::string(key));
       return keys;
     }
     case ValueKind::String: {
+      const size_t n = count_code_points(v.as_string());
+      HEARTH_CHECK(check_collection(n, 0));
+      HEARTH_CHECK(charge(n * kItemUnits + v.as_string().size()));
       std::vector<Value> chars;
+      chars.reserve(n);
       for (uint32_t cp : decode_utf8(v.as_string())) {
         std::string s;
         append_utf8(s, cp);
@@ -402,9 +424,10 @@ Result<std::vector<Value>> Interpreter::iterate(const Value& v) {
 
 Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") {
-    HEARTH_TRY(std::string left, to_str(a));
-    HEARTH_TRY(std::string right, to_str(b));
+    HEARTH_TRY(std::string left, str(a));
+    HEARTH_TRY(std::string right, str(b));
     HEARTH_CHECK(check_string(left.size() + right.size()));
+    HEARTH_CHECK(charge(left.size() + right.size()));
     return Value::string(left + right);
   }
   if (a.is_undefined()) return undefined_error(a);
@@ -464,12 +487,17 @@ Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, cons
         std::string left = a.is_safe() ? a.as_string() : html_escape(a.as_string());
         std::string right = b.is_safe() ? b.as_string() : html_escape(b.as_string());
         HEARTH_CHECK(check_string(left.size() + right.size()));
+        HEARTH_CHECK(charge(left.size() + right.size()));
         return Value::safe_string(left + right);
       }
       HEARTH_CHECK(check_string(a.as_string().size() + b.as_string().size()));
+      HEARTH_CHECK(charge(a.as_string().size() + b.as_string().size()));
       return Value::string(a.as_string() + b.as_string());
     }
     if (a.is_array() && b.is_array()) {
+      const size_t total = a.as_array().size() + b.as_array().size();
+      HEARTH_CHECK(check_collection(total, 0));
+      HEARTH_CHECK(charge(total * kItemUnits));
       std::vector<Value> items = a.as_array();
       items.insert(items.end(), b.as_array().begin(), b.as_array().end());
       Value list = Value::array(std::move(items));
@@ -477,20 +505,41 @@ Result<Value> Interpreter::binary_op(const std::string& op, const Value& a, cons
       return list;
     }
   }
-  if (op == "*" && (a.is_int() || b.is_int()) && (a.is_string() || b.is_string() || a.is_array() || b.is_array())) {
-    const Value& seq = a.is_int() ? b : a;
-    const int64_t count = std::max<int64_t>(0, a.is_int() ? a.as_int() : b.as_int());
+  const bool a_seq = a.is_string() || a.is_array();
+  const bool b_seq = b.is_string() || b.is_array();
+  if (op == "*" && a_seq != b_seq && (a_num || b_num)) {
+    const Value& seq = a_seq ? a : b;
+    const Value& times = a_seq ? b : a;
+    // The size is checked before anything is built, and before the type check,
+    // so "x" * 1e9 reports the size it asks for rather than building it.
+    const long double count = std::max<long double>(0, static_cast<long double>(times.to_double()));
+    const size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_array().size();
+    const long double total = count * static_cast<long double>(unit);
+    if (seq.is_string() && total > static_cast<long double>(config_.limits.max_string_bytes)) {
+      return make_error(ErrorCode::LimitExceeded, fmt::format("a string of {:.0f} bytes exceeds the limit of {}",
+                                                              static_cast<double>(total), config_.limits.max_string_bytes));
+    }
+    if (seq.is_array() && total > static_cast<long double>(config_.limits.max_collection_items)) {
+      return make_error(ErrorCode::LimitExceeded, fmt::format("a collection of {:.0f} items exceeds the limit of {}",
+                                                              static_cast<double>(total), config_.limits.max_collection_items));
+    }
+    if (times.is_float()) {
+      return template_error(fmt::format("can't multiply sequence by non-int of type '{}'", type_name(times)));
+    }
+    const auto n = static_cast<size_t>(count);
     if (seq.is_string()) {
-      const size_t unit = seq.as_string().size();
-      if (unit != 0) HEARTH_CHECK(check_string(static_cast<size_t>(std::min<int64_t>(count, INT64_MAX / static_cast<int64_t>(unit))) * unit));
+      HEARTH_CHECK(charge(n * unit + 1));
       std::string out;
-      for (int64_t i = 0; i < count && unit != 0; ++i) out += seq.as_string();
+      out.reserve(n * unit);
+      if (unit == 1) out.append(n, seq.as_string()[0]);
+      else for (size_t i = 0; i < n && unit != 0; ++i) out += seq.as_string();
       return Value::string(std::move(out));
     }
-    const size_t unit = seq.as_array().size();
-    if (unit != 0) HEARTH_CHECK(check_collection(static_cast<size_t>(std::min<int64_t>(count, INT64_MAX / static_cast<int64_t>(unit))) * unit, seq.depth()));
+    HEARTH_CHECK(check_collection(0, seq.depth()));
+    HEARTH_CHECK(charge(n * unit * kItemUnits + 1));
     std::vector<Value> out;
-    for (int64_t i = 0; i < count && unit != 0; ++i) out.insert(out.end(), seq.as_array().begin(), seq.as_array().end());
+    out.reserve(n * unit);
+    for (size_t i = 0; i < n && unit != 0; ++i) out.insert(out.end(), seq.as_array().begin(), seq.as_array().end());
     return Value::array(std::move(out));
   }
   return template_error(fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", op, type_name(a), type_name(b)));

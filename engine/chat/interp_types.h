@@ -13,6 +13,7 @@
 #include "hearth/engine/chat/template.h"
 #include "hearth/engine/chat/value.h"
 #include "hearth/engine/core/result.h"
+#include "value_ops.h"
 
 namespace hearth::chat {
 
@@ -90,6 +91,26 @@ class Interpreter {
   Status check_time();
   Status check_string(size_t bytes) const;
   Status check_collection(size_t items, uint32_t depth) const;
+
+  // The work budget (Limits::max_work_units). Costly steps charge what they
+  // touch, before or as they do it; the clock is read every kClockUnits so a
+  // single long operation (a sort, a join, a comparison of long strings)
+  // cannot run past the time limit between two evaluation steps.
+  static constexpr uint64_t kItemUnits = 96;   // a value made or copied: about its bytes of memory
+  static constexpr uint64_t kVisitUnits = 4;   // a value looked at or compared
+  static constexpr uint64_t kClockUnits = uint64_t{1} << 16;
+  Status charge(uint64_t units);
+  // Scanning `v` once: its string bytes, or kVisitUnits per container item.
+  static uint64_t scan_units(const Value& v);
+  // Having built `v`: its string bytes, or kItemUnits per container item.
+  static uint64_t build_units(const Value& v);
+  // str(v), bounded by max_string_bytes and charged.
+  Result<std::string> str(const Value& v);
+  // ==, and the ordering of <, sort, min, max, charged by what they visit.
+  Result<bool> equal(const Value& a, const Value& b);
+  Result<int> compare(const Value& a, const Value& b);
+  WalkMeter walk_meter() const;
+  Status settle(const WalkMeter& meter);  // charges a finished walk; fails if it was aborted
   Value new_namespace(ObjectData attrs);
   const RenderConfig& config() const { return config_; }
   const Limits& limits() const { return config_.limits; }
@@ -105,6 +126,8 @@ class Interpreter {
   const RenderConfig& config_;
   std::chrono::steady_clock::time_point deadline_;
   int64_t iterations_ = 0;
+  uint64_t work_ = 0;
+  uint64_t next_clock_check_ = kClockUnits;
   int64_t time_checks_ = 0;
   int call_depth_ = 0;
   int eval_depth_ = 0;

@@ -64,6 +64,72 @@ Status Interpreter::check_collection(size_t items, uint32_t depth) const {
   return {};
 }
 
+Status Interpreter::charge(uint64_t units) {
+  work_ += units;
+  if (work_ > config_.limits.max_work_units) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("the template did more than {} units of work (the work budget)",
+                                  config_.limits.max_work_units));
+  }
+  if (work_ >= next_clock_check_) {
+    next_clock_check_ = work_ + kClockUnits;
+    return check_time();
+  }
+  return {};
+}
+
+uint64_t Interpreter::scan_units(const Value& v) {
+  switch (v.kind()) {
+    case ValueKind::String: return v.as_string().size();
+    case ValueKind::Array: return v.as_array().size() * kVisitUnits;
+    case ValueKind::Object: return v.as_object().size() * kVisitUnits;
+    default: return 1;
+  }
+}
+
+uint64_t Interpreter::build_units(const Value& v) {
+  switch (v.kind()) {
+    case ValueKind::String: return v.as_string().size();
+    case ValueKind::Array: return v.as_array().size() * kItemUnits;
+    case ValueKind::Object: return v.as_object().size() * kItemUnits;
+    default: return 1;
+  }
+}
+
+Result<std::string> Interpreter::str(const Value& v) {
+  HEARTH_TRY(std::string s, to_str(v, config_.limits.max_string_bytes));
+  HEARTH_CHECK(charge(s.size() + 1));
+  return s;
+}
+
+WalkMeter Interpreter::walk_meter() const {
+  WalkMeter meter;
+  const uint64_t left = config_.limits.max_work_units - std::min(work_, config_.limits.max_work_units);
+  meter.cap = left / kVisitUnits + 1;
+  meter.deadline = deadline_;
+  return meter;
+}
+
+Status Interpreter::settle(const WalkMeter& meter) {
+  HEARTH_CHECK(charge(meter.visited * kVisitUnits));
+  if (meter.aborted) return check_time();  // under the budget, so the clock stopped it
+  return {};
+}
+
+Result<bool> Interpreter::equal(const Value& a, const Value& b) {
+  WalkMeter meter = walk_meter();
+  const bool same = values_equal(a, b, &meter);
+  HEARTH_CHECK(settle(meter));
+  return same;
+}
+
+Result<int> Interpreter::compare(const Value& a, const Value& b) {
+  WalkMeter meter = walk_meter();
+  auto order = compare_values(a, b, &meter);
+  HEARTH_CHECK(settle(meter));
+  return order;
+}
+
 Value Interpreter::new_namespace(ObjectData attrs) {
   auto ns = std::make_shared<NamespaceData>();
   ns->attrs = std::move(attrs);
@@ -129,7 +195,14 @@ Result<Flow> Interpreter::exec(const Stmt& stmt, const std::shared_ptr<Frame>& f
         HEARTH_CHECK(append(v.as_string()));
       } else {
         std::string text;
-        auto st = append_str(text, v);
+        const size_t room = config_.limits.max_output_bytes - std::min(out.size(), config_.limits.max_output_bytes);
+        auto st = append_str(text, v, room);
+        if (!st.ok() && st.error().message == text_too_long(room).message) {
+          return at_line(make_error(ErrorCode::LimitExceeded,
+                                    fmt::format("output exceeds {} bytes", config_.limits.max_output_bytes)),
+                         stmt.line);
+        }
+        if (st.ok()) st = charge(text.size());
         if (!st.ok()) return at_line(st.take_error(), stmt.line);
         HEARTH_CHECK(append(text));
       }
@@ -203,7 +276,7 @@ Result<Flow> Interpreter::exec(const Stmt& stmt, const std::shared_ptr<Frame>& f
       const Value subject = Value::string(std::move(text));
       auto result = eval_filter(*stmt.expr, frame, &subject);
       if (!result.ok()) return at_line(result.take_error(), stmt.line);
-      HEARTH_TRY(std::string s, to_str(*result));
+      HEARTH_TRY(std::string s, str(*result));
       HEARTH_CHECK(append(s));
       return Flow::Normal;
     }
@@ -322,7 +395,16 @@ Result<Value> Interpreter::call(const Value& fn, Args args, KwArgs kwargs) {
     return template_error(fmt::format("'{}' object is not callable", type_name(fn)));
   }
   const CallableData& data = fn.as_callable();
-  if (data.type == CallableData::Type::Native) return data.native(*this, data.self, args, kwargs);
+  if (data.type == CallableData::Type::Native) {
+    // A method or global scans its receiver and arguments and builds its
+    // result; charging both covers split, join, strip, replace, range, ...
+    uint64_t scanned = scan_units(data.self);
+    for (const auto& a : args) scanned += scan_units(a);
+    HEARTH_CHECK(charge(scanned));
+    HEARTH_TRY(Value result, data.native(*this, data.self, args, kwargs));
+    HEARTH_CHECK(charge(build_units(result)));
+    return result;
+  }
   return call_macro(data, std::move(args), std::move(kwargs));
 }
 
@@ -396,10 +478,12 @@ Result<Template> Template::parse(std::string_view source, const Limits& limits) 
     return make_error(ErrorCode::LimitExceeded, fmt::format("template of {} bytes exceeds the limit of {}",
                                                             source.size(), limits.max_template_bytes));
   }
-  HEARTH_TRY(std::vector<Token> tokens, tokenize_template(source));
+  // Parsing shares the render's time budget; real templates parse in a few ms.
+  const ParseClock clock{std::chrono::steady_clock::now() + limits.max_render_time, limits.max_render_time};
+  HEARTH_TRY(std::vector<Token> tokens, tokenize_template(source, clock));
   auto impl = std::make_shared<Impl>();
   impl->source = std::string(source);
-  HEARTH_TRY(impl->ast, parse_template(std::move(tokens), limits.max_nesting_depth));
+  HEARTH_TRY(impl->ast, parse_template(std::move(tokens), limits.max_nesting_depth, clock));
   return Template(std::move(impl));
 }
 

@@ -97,12 +97,13 @@ Result<std::string> unescape(std::string_view body, int line) {
 
 class Lexer {
  public:
-  explicit Lexer(std::string src) : src_(std::move(src)) {}
+  Lexer(std::string src, const ParseClock& clock) : src_(std::move(src)), clock_(clock) {}
 
   Result<std::vector<Token>> run() {
     size_t pos = 0;
     bool line_starting = true;  // did the previous match end with a newline?
     while (pos < src_.size()) {
+      HEARTH_CHECK(check_clock());
       size_t tag = find_tag(pos);
       std::string text = src_.substr(pos, tag - pos);
       if (tag == src_.size()) {
@@ -169,6 +170,13 @@ class Lexer {
     t.line = line_at(pos);
     t.text = std::move(text);
     tokens_.push_back(std::move(t));
+  }
+
+  // Every 1024 steps, fails once the parse deadline has passed.
+  Status check_clock() {
+    if ((++steps_ & 1023) != 0 || std::chrono::steady_clock::now() <= clock_.deadline) return {};
+    return make_error(ErrorCode::LimitExceeded, fmt::format("template line {}: parsing took longer than {} ms",
+                                                            line_, clock_.limit.count()));
   }
 
   void push(TokenType type, size_t pos, std::string text = {}) {
@@ -258,6 +266,7 @@ class Lexer {
         }
       }
       HEARTH_TRY(pos, read_expr_token(pos, balance));
+      HEARTH_CHECK(check_clock());
     }
   }
 
@@ -333,6 +342,8 @@ class Lexer {
   }
 
   std::string src_;
+  ParseClock clock_;
+  uint32_t steps_ = 0;
   std::vector<Token> tokens_;
   int line_ = 1;
   size_t line_pos_ = 0;
@@ -341,8 +352,8 @@ class Lexer {
 
 }  // namespace
 
-Result<std::vector<Token>> tokenize_template(std::string_view source) {
-  Lexer lexer(normalize_source(source));
+Result<std::vector<Token>> tokenize_template(std::string_view source, const ParseClock& clock) {
+  Lexer lexer(normalize_source(source), clock);
   return lexer.run();
 }
 

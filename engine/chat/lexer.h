@@ -4,6 +4,7 @@
 // of lstrip, comments removed, "{% raw %}" kept verbatim.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,7 +36,15 @@ struct Token {
   int line = 1;
 };
 
-// Errors name the template line: "template line 3: unterminated string".
-Result<std::vector<Token>> tokenize_template(std::string_view source);
+// The time budget of one parse (lexing and parsing together): linear as both
+// are, they still answer to the clock so no input can make them hang.
+struct ParseClock {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::milliseconds limit{0};  // for the message
+};
+
+// Errors name the template line: "template line 3: unterminated string";
+// LimitExceeded once clock.deadline passes.
+Result<std::vector<Token>> tokenize_template(std::string_view source, const ParseClock& clock = {});
 
 }  // namespace hearth::chat

@@ -25,7 +25,14 @@ Error Parser::too_deep() const {
                     fmt::format("template line {}: nesting deeper than {} levels", peek().line, max_depth_));
 }
 
-Status Parser::seal(Expr& e) const {
+Status Parser::check_deadline() {
+  if ((++steps_ & 255) != 0 || std::chrono::steady_clock::now() <= clock_.deadline) return {};
+  return make_error(ErrorCode::LimitExceeded, fmt::format("template line {}: parsing took longer than {} ms",
+                                                          peek().line, clock_.limit.count()));
+}
+
+Status Parser::seal(Expr& e) {
+  HEARTH_CHECK(check_deadline());
   int d = 0;
   for (const auto& a : e.args) if (a) d = std::max(d, a->depth);
   for (const auto& kv : e.kwargs) if (kv.second) d = std::max(d, kv.second->depth);
@@ -66,6 +73,7 @@ Status Parser::parse_body(Body& body, std::initializer_list<std::string_view> te
   DepthGuard guard(*this);
   if (guard.exceeded()) return too_deep();
   while (true) {
+    HEARTH_CHECK(check_deadline());
     const Token& t = peek();
     switch (t.type) {
       case TokenType::End:
@@ -294,8 +302,8 @@ Result<StmtPtr> Parser::parse_filter_block(int line) {
   return s;
 }
 
-Result<TemplateAst> parse_template(std::vector<Token> tokens, int max_nesting_depth) {
-  Parser parser(std::move(tokens), max_nesting_depth);
+Result<TemplateAst> parse_template(std::vector<Token> tokens, int max_nesting_depth, const ParseClock& clock) {
+  Parser parser(std::move(tokens), max_nesting_depth, clock);
   return parser.run();
 }
 

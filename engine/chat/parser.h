@@ -3,6 +3,7 @@
 // exhaust the stack while being parsed.
 #pragma once
 
+#include <chrono>
 #include <string_view>
 #include <vector>
 
@@ -12,12 +13,14 @@
 
 namespace hearth::chat {
 
-Result<TemplateAst> parse_template(std::vector<Token> tokens, int max_nesting_depth);
+// Parsing stops with LimitExceeded once clock.deadline passes.
+Result<TemplateAst> parse_template(std::vector<Token> tokens, int max_nesting_depth, const ParseClock& clock = {});
 
 // Internal to the parser's two source files.
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, int max_depth) : tokens_(std::move(tokens)), max_depth_(max_depth) {}
+  Parser(std::vector<Token> tokens, int max_depth, const ParseClock& clock)
+      : tokens_(std::move(tokens)), max_depth_(max_depth), clock_(clock) {}
   Result<TemplateAst> run();
 
   // Expressions (parser_expr.cpp).
@@ -90,7 +93,10 @@ class Parser {
   Error too_deep() const;
   // Records a composite node's height and fails when it passes the limit, so
   // left-leaning chains (a+a+a..., x.a.a...) cannot grow a tree too deep to walk.
-  Status seal(Expr& e) const;
+  Status seal(Expr& e);
+  // Every few hundred steps, fails once the parse deadline has passed.
+  Status check_deadline();
+  int max_depth() const { return max_depth_; }
 
  private:
   std::vector<Token> tokens_;
@@ -98,6 +104,8 @@ class Parser {
   int depth_ = 0;
   int max_depth_;
   int loop_name_refs_ = 0;  // how many times the name `loop` was parsed so far
+  ParseClock clock_;
+  uint32_t steps_ = 0;
 };
 
 ExprPtr make_expr(ExprKind kind, int line);

@@ -4,6 +4,8 @@
 // tighter than every binary operator ("a + b | trim" trims b only).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "parser.h"
 
 namespace hearth::chat {
@@ -121,12 +123,22 @@ Result<ExprPtr> Parser::parse_compare() {
     }
     if (!cmp) {
       cmp = make_expr(ExprKind::Compare, line);
+      cmp->depth = first->depth + 1;
       cmp->args.push_back(std::move(first));
     }
     HEARTH_TRY(ExprPtr operand, parse_math1());
+    // The height grows with each operand, not by re-walking all of them (a
+    // chain of 200k comparisons would otherwise parse in quadratic time).
+    cmp->depth = std::max(cmp->depth, operand->depth + 1);
     cmp->ops.push_back(op);
     cmp->args.push_back(std::move(operand));
-    HEARTH_SEAL(cmp);
+    if (cmp->depth > max_depth()) return too_deep();
+    // Real templates chain two or three comparisons; a long chain is an attack.
+    if (cmp->ops.size() > static_cast<size_t>(max_depth())) {
+      return make_error(ErrorCode::LimitExceeded, fmt::format("template line {}: a chain of more than {} comparisons",
+                                                              line, max_depth()));
+    }
+    HEARTH_CHECK(check_deadline());
   }
   return cmp ? std::move(cmp) : std::move(first);
 }

@@ -121,10 +121,42 @@ std::string format_float(double d) {
   return out;
 }
 
-Status append_repr(std::string& out, const Value& v, int depth) {
-  if (depth > kMaxWalkDepth) return too_deep();
+Error text_too_long(size_t max_bytes) {
+  return make_error(ErrorCode::LimitExceeded,
+                    fmt::format("a string of more than {} bytes exceeds the string limit", max_bytes));
+}
+
+namespace {
+
+Status repr_walk(std::string& out, const Value& v, int depth, size_t max_bytes);
+
+Status str_walk(std::string& out, const Value& v, int depth, size_t max_bytes) {
   switch (v.kind()) {
-    case ValueKind::String: append_str_repr(out, v.as_string()); return {};
+    case ValueKind::Undefined: return {};
+    case ValueKind::None: out += "None"; break;
+    case ValueKind::Bool: out += v.as_bool() ? "True" : "False"; break;
+    case ValueKind::Int: out += std::to_string(v.as_int()); break;
+    case ValueKind::Float: out += format_float(v.as_float()); break;
+    case ValueKind::String:
+      if (v.as_string().size() > max_bytes - std::min(max_bytes, out.size())) return text_too_long(max_bytes);
+      out += v.as_string();
+      break;
+    case ValueKind::Callable: out += "<function " + v.as_callable().name + ">"; break;
+    default: return repr_walk(out, v, depth, max_bytes);
+  }
+  if (out.size() > max_bytes) return text_too_long(max_bytes);
+  return {};
+}
+
+Status repr_walk(std::string& out, const Value& v, int depth, size_t max_bytes) {
+  if (depth > kMaxWalkDepth) return too_deep();
+  if (out.size() > max_bytes) return text_too_long(max_bytes);
+  switch (v.kind()) {
+    case ValueKind::String:
+      if (v.as_string().size() > max_bytes - std::min(max_bytes, out.size())) return text_too_long(max_bytes);
+      append_str_repr(out, v.as_string());
+      if (out.size() > max_bytes) return text_too_long(max_bytes);
+      return {};
     case ValueKind::Array: {
       const bool tuple = v.is_tuple();
       out.push_back(tuple ? '(' : '[');
@@ -132,7 +164,7 @@ Status append_repr(std::string& out, const Value& v, int depth) {
       for (const auto& item : v.as_array()) {
         if (!first) out += ", ";
         first = false;
-        HEARTH_CHECK(append_repr(out, item, depth + 1));
+        HEARTH_CHECK(repr_walk(out, item, depth + 1, max_bytes));
       }
       if (tuple && v.as_array().size() == 1) out.push_back(',');
       out.push_back(tuple ? ')' : ']');
@@ -146,7 +178,7 @@ Status append_repr(std::string& out, const Value& v, int depth) {
         first = false;
         append_str_repr(out, key);
         out += ": ";
-        HEARTH_CHECK(append_repr(out, item, depth + 1));
+        HEARTH_CHECK(repr_walk(out, item, depth + 1, max_bytes));
       }
       out.push_back('}');
       return {};
@@ -159,38 +191,37 @@ Status append_repr(std::string& out, const Value& v, int depth) {
         first = false;
         append_str_repr(out, key);
         out += ": ";
-        HEARTH_CHECK(append_repr(out, item, depth + 1));
+        HEARTH_CHECK(repr_walk(out, item, depth + 1, max_bytes));
       }
       out += "}>";
       return {};
     }
     case ValueKind::Undefined: out += "Undefined"; return {};
-    default: return append_str(out, v, depth);
+    default: return str_walk(out, v, depth, max_bytes);
   }
 }
 
-Status append_str(std::string& out, const Value& v, int depth) {
-  switch (v.kind()) {
-    case ValueKind::Undefined: return {};
-    case ValueKind::None: out += "None"; return {};
-    case ValueKind::Bool: out += v.as_bool() ? "True" : "False"; return {};
-    case ValueKind::Int: out += std::to_string(v.as_int()); return {};
-    case ValueKind::Float: out += format_float(v.as_float()); return {};
-    case ValueKind::String: out += v.as_string(); return {};
-    case ValueKind::Callable: out += "<function " + v.as_callable().name + ">"; return {};
-    default: return append_repr(out, v, depth);
-  }
-}
+}  // namespace
 
-Result<std::string> to_str(const Value& v) {
-  if (v.is_string()) return v.as_string();
+Status append_repr(std::string& out, const Value& v, size_t max_bytes) { return repr_walk(out, v, 0, max_bytes); }
+
+Status append_str(std::string& out, const Value& v, size_t max_bytes) { return str_walk(out, v, 0, max_bytes); }
+
+Result<std::string> to_str(const Value& v, size_t max_bytes) {
+  if (v.is_string()) {
+    if (v.as_string().size() > max_bytes) return text_too_long(max_bytes);
+    return v.as_string();
+  }
   std::string out;
-  HEARTH_CHECK(append_str(out, v));
+  HEARTH_CHECK(append_str(out, v, max_bytes));
   return out;
 }
 
-bool values_equal(const Value& a, const Value& b, int depth) {
+namespace {
+
+bool eq_walk(const Value& a, const Value& b, int depth, WalkMeter* work) {
   if (depth > kMaxWalkDepth) return false;
+  if (work && !work->tick(1)) return false;
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -203,12 +234,14 @@ bool values_equal(const Value& a, const Value& b, int depth) {
   switch (a.kind()) {
     case ValueKind::Undefined:
     case ValueKind::None: return true;
-    case ValueKind::String: return a.as_string() == b.as_string();
+    case ValueKind::String:
+      if (work && !work->tick(std::min(a.as_string().size(), b.as_string().size()))) return false;
+      return a.as_string() == b.as_string();
     case ValueKind::Array: {
       const auto& x = a.as_array();
       const auto& y = b.as_array();
       if (x.size() != y.size() || a.is_tuple() != b.is_tuple()) return false;
-      for (size_t i = 0; i < x.size(); ++i) if (!values_equal(x[i], y[i], depth + 1)) return false;
+      for (size_t i = 0; i < x.size(); ++i) if (!eq_walk(x[i], y[i], depth + 1, work)) return false;
       return true;
     }
     case ValueKind::Object: {
@@ -217,7 +250,7 @@ bool values_equal(const Value& a, const Value& b, int depth) {
       if (x.size() != y.size()) return false;
       for (const auto& [key, item] : x.items()) {
         const Value* other = y.find(key);
-        if (!other || !values_equal(item, *other, depth + 1)) return false;
+        if (!other || !eq_walk(item, *other, depth + 1, work)) return false;
       }
       return true;
     }
@@ -227,8 +260,9 @@ bool values_equal(const Value& a, const Value& b, int depth) {
   }
 }
 
-Result<int> compare_values(const Value& a, const Value& b, int depth) {
+Result<int> cmp_walk(const Value& a, const Value& b, int depth, WalkMeter* work) {
   if (depth > kMaxWalkDepth) return too_deep();
+  if (work && !work->tick(1)) return 0;
   const bool a_num = a.is_number() || a.is_bool();
   const bool b_num = b.is_number() || b.is_bool();
   if (a_num && b_num) {
@@ -238,6 +272,7 @@ Result<int> compare_values(const Value& a, const Value& b, int depth) {
     return x < y ? -1 : (x > y ? 1 : 0);
   }
   if (a.is_string() && b.is_string()) {
+    if (work && !work->tick(std::min(a.as_string().size(), b.as_string().size()))) return 0;
     const int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
@@ -245,8 +280,9 @@ Result<int> compare_values(const Value& a, const Value& b, int depth) {
     const auto& x = a.as_array();
     const auto& y = b.as_array();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      if (values_equal(x[i], y[i], depth + 1)) continue;
-      return compare_values(x[i], y[i], depth + 1);
+      if (eq_walk(x[i], y[i], depth + 1, work)) continue;
+      if (work && work->aborted) return 0;
+      return cmp_walk(x[i], y[i], depth + 1, work);
     }
     return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
   }
@@ -254,8 +290,26 @@ Result<int> compare_values(const Value& a, const Value& b, int depth) {
                     fmt::format("'<' not supported between instances of '{}' and '{}'", type_name(a), type_name(b)));
 }
 
-Status append_json(std::string& out, const Value& v, const JsonStyle& style, int depth) {
+}  // namespace
+
+bool WalkMeter::tick(uint64_t units) {
+  if (aborted) return false;
+  const uint64_t before = visited;
+  visited += units;
+  if (visited > cap) aborted = true;
+  else if ((visited >> 12) != (before >> 12) && std::chrono::steady_clock::now() > deadline) aborted = true;
+  return !aborted;
+}
+
+bool values_equal(const Value& a, const Value& b, WalkMeter* meter) { return eq_walk(a, b, 0, meter); }
+
+Result<int> compare_values(const Value& a, const Value& b, WalkMeter* meter) { return cmp_walk(a, b, 0, meter); }
+
+namespace {
+
+Status json_walk(std::string& out, const Value& v, const JsonStyle& style, int depth, size_t max_bytes) {
   if (depth > kMaxWalkDepth) return too_deep();
+  if (out.size() > max_bytes) return text_too_long(max_bytes);
   auto newline = [&](int level) {
     out.push_back('\n');
     out.append(static_cast<size_t>(style.indent * level), ' ');
@@ -272,7 +326,11 @@ Status append_json(std::string& out, const Value& v, const JsonStyle& style, int
       else out += format_float(d);
       return {};
     }
-    case ValueKind::String: append_json_string(out, v.as_string(), style.ensure_ascii); return {};
+    case ValueKind::String:
+      if (v.as_string().size() > max_bytes - std::min(max_bytes, out.size())) return text_too_long(max_bytes);
+      append_json_string(out, v.as_string(), style.ensure_ascii);
+      if (out.size() > max_bytes) return text_too_long(max_bytes);
+      return {};
     case ValueKind::Array: {
       const auto& items = v.as_array();
       if (items.empty()) { out += "[]"; return {}; }
@@ -280,7 +338,7 @@ Status append_json(std::string& out, const Value& v, const JsonStyle& style, int
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += item_sep;
         if (style.indent >= 0) newline(depth + 1);
-        HEARTH_CHECK(append_json(out, items[i], style, depth + 1));
+        HEARTH_CHECK(json_walk(out, items[i], style, depth + 1, max_bytes));
       }
       if (style.indent >= 0) newline(depth);
       out.push_back(']');
@@ -304,7 +362,7 @@ Status append_json(std::string& out, const Value& v, const JsonStyle& style, int
         if (style.indent >= 0) newline(depth + 1);
         append_json_string(out, entries[i]->first, style.ensure_ascii);
         out += ": ";
-        HEARTH_CHECK(append_json(out, entries[i]->second, style, depth + 1));
+        HEARTH_CHECK(json_walk(out, entries[i]->second, style, depth + 1, max_bytes));
       }
       if (style.indent >= 0) newline(depth);
       out.push_back('}');
@@ -316,6 +374,12 @@ Status append_json(std::string& out, const Value& v, const JsonStyle& style, int
       return make_error(ErrorCode::InvalidFormat, "Object of type function is not JSON serializable");
   }
   return {};
+}
+
+}  // namespace
+
+Status append_json(std::string& out, const Value& v, const JsonStyle& style, size_t max_bytes) {
+  return json_walk(out, v, style, 0, max_bytes);
 }
 
 }  // namespace hearth::chat

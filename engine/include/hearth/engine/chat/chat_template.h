@@ -62,8 +62,29 @@ class ChatTemplate {
 Value messages_to_value(const std::vector<ChatMessage>& messages);
 
 // Context: messages, add_generation_prompt, bos_token, eos_token, then the
-// extra context. Errors as Template::render.
+// extra context. Errors as Template::render, and LimitExceeded when the
+// conversation has more than options.config.limits.max_messages messages or
+// its strings (messages and extra context) pass max_context_bytes.
 Result<std::string> render_chat(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages,
                                 const RenderOptions& options);
+
+// The template a model is run with.
+struct ModelTemplateChoice {
+  ChatTemplate chat_template;
+  std::string warning;  // empty when the model's own template is used; else why not, for the user
+};
+
+// Picks the chat template for a model: its own (`source`, the GGUF's
+// tokenizer.chat_template; nullopt when it has none) when that parses and
+// renders a small probe conversation (system, user, assistant, user, with the
+// generation prompt) within `limits`; otherwise the built-in template that
+// choose_builtin_template(vocab_tokens) picks, with a warning naming the
+// cause ("the model's chat template cannot be used (template line 3: ...);
+// using the built-in ChatML template"). A template that refuses the probe
+// with raise_exception (many reject a system message or a role order) is
+// tried again without the system message, then with one user message, before
+// it is judged unusable. Never fails: a model always gets a template.
+ModelTemplateChoice choose_model_template(std::optional<std::string_view> source,
+                                          const std::vector<std::string>& vocab_tokens, const Limits& limits = {});
 
 }  // namespace hearth::chat

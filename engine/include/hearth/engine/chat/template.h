@@ -28,13 +28,23 @@ struct Limits {
   int64_t max_loop_iterations = 1'000'000;   // all loops of one render together
   int max_call_depth = 100;                  // nested macro calls (recursion)
   size_t max_template_bytes = 4u << 20;      // template source (real ones are < 100 KiB)
-  int max_nesting_depth = 256;               // blocks and expressions while parsing
+  int max_nesting_depth = 256;               // blocks and expressions while parsing; comparison chain length
   int max_eval_depth = 600;                  // nested evaluation steps at run time (stack guard)
   uint32_t max_data_depth = 256;             // nesting of lists and dicts
   size_t max_string_bytes = 8u << 20;        // any single string the template builds
   size_t max_collection_items = 1'000'000;   // any single list or dict the template builds
   size_t max_output_bytes = 16u << 20;       // the rendered text
-  std::chrono::milliseconds max_render_time{500};
+  std::chrono::milliseconds max_render_time{500};  // one render; also one parse
+  // Work of one render in units of bytes and items touched (sorting, mapping,
+  // joining, converting, comparing, copying). It bounds what a single costly
+  // operation may do between two clock checks, and -- since values are only
+  // made by work -- the memory a render can build up. Real templates use well
+  // under 1% of it.
+  uint64_t max_work_units = uint64_t{1} << 30;
+  // The conversation handed to render_chat: number of messages, and bytes of
+  // all its strings (messages and extra context) together.
+  size_t max_messages = 20'000;
+  size_t max_context_bytes = 32u << 20;
 };
 
 // Supplies "now" as broken-down local time for strftime_now().
@@ -49,8 +59,8 @@ struct RenderConfig {
 
 class Template {
  public:
-  // Errors: InvalidFormat (syntax, naming the line), LimitExceeded (nesting),
-  // Unsupported (include/import/extends).
+  // Errors: InvalidFormat (syntax, naming the line), LimitExceeded (size,
+  // nesting, parse time), Unsupported (include/import/extends).
   static Result<Template> parse(std::string_view source, const Limits& limits = {});
 
   // `context` must be an object; its keys become the template's variables.
