@@ -119,10 +119,12 @@ Result<ModelTemplate> template_from_model(const std::string& path) {
   if (auto source = file.chat_template()) {
     out.source = std::move(*source);
   } else {
-    const chat::BuiltinTemplate kind = chat::choose_builtin_template(tokens);
-    std::fprintf(stderr, "hearth-cli template: %s has no chat template; using the built-in %s template\n",
-                 path.c_str(), chat::to_string(kind));
-    out.source = std::string(chat::builtin_template_source(kind));
+    // The engine's rule (runtime::ChatFormat): the built-in format the
+    // vocabulary's chat markers point to, else plain text.
+    HEARTH_TRY(const auto tok, tokenizer::Tokenizer::from_gguf(file));
+    const runtime::ChatFormat format = runtime::ChatFormat::choose(tok, std::nullopt);
+    std::fprintf(stderr, "hearth-cli template: %s: %s\n", path.c_str(), format.note().c_str());
+    out.source = format.chat_template().compiled().source();
   }
   return out;
 }

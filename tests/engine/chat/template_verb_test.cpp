@@ -93,9 +93,12 @@ TEST_F(TemplateVerb, ModelTemplatesMatchReference) {
   }
 }
 
-// A model without a template gets the built-in format its vocabulary points
-// to: the Llama 2 SentencePiece vocabulary, Meta's [INST] format.
-TEST_F(TemplateVerb, ModelWithoutTemplateUsesBuiltin) {
+// A model without a template gets the engine's rule: the built-in format its
+// vocabulary's chat markers point to, else plain text (a completion model:
+// no system role, each reply continuing its message, messages on new lines).
+// The Llama 2 SentencePiece vocabulary has no chat marker tokens ([INST] is
+// plain text there), so alone it says nothing about a chat format.
+TEST_F(TemplateVerb, ModelWithoutTemplateOrChatMarkersIsPlainText) {
   write_file(dir_ / "m.json", R"([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi"},
                                   {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}])");
   std::string out;
@@ -103,7 +106,7 @@ TEST_F(TemplateVerb, ModelWithoutTemplateUsesBuiltin) {
                  (dir_ / "m.json").string()},
                 out),
             kExitOk);
-  EXPECT_EQ(out, "<s>[INST] <<SYS>>\nBe kind.\n<</SYS>>\n\nHi [/INST] Hello! </s><s>[INST] Bye [/INST]");
+  EXPECT_EQ(out, "Hi Hello!\nBye");
 }
 
 TEST_F(TemplateVerb, BadInputAndUsageExitCodes) {
