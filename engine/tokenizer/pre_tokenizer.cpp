@@ -73,9 +73,10 @@ constexpr const char* kDeepseekCjk =
 //  3. digit runs are cut away from what precedes them (so " 42" -> " ", "42");
 //  4. ASCII digit runs are cut into groups of three from the left.
 // The reference matches \p{P} and \p{N} by Unicode general category for
-// non-ASCII characters (its category tables, which PCRE2's \p{P} and \p{N}
-// follow) and by their ASCII members otherwise, and matches [0-9] on ASCII
-// digits only; PCRE2 in UTF mode reads these patterns the same way.
+// non-ASCII characters and by their ASCII members otherwise (the same sets as
+// PCRE2's \p{P} and \p{N}, up to the Unicode version of each side's tables),
+// and [0-9] on ASCII digits only; PCRE2 in UTF mode reads these patterns the
+// same way.
 constexpr const char* kDefaultPunct = "[\\p{P}$+<=>^~|]+";
 
 struct CompiledPattern {

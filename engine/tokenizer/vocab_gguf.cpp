@@ -141,8 +141,8 @@ Result<Vocabulary> Vocabulary::from_gguf(const gguf::GgufFile& file, const Logge
     // gets the same rules here rather than an error, so older or unusual
     // files still load, but never without saying so.
     if (v.pre_name.empty()) {
-      logger.warn("{}: no tokenizer.ggml.pre key; using the default pre-tokenizer (tokenization may differ "
-                  "from the model's training)",
+      logger.warn("{}: no (or an empty) tokenizer.ggml.pre; using the default pre-tokenizer (tokenization "
+                  "may differ from the model's training)",
                   file.path().string());
       v.pre = PreTokenizerKind::Default;
     } else if (!pre_tokenizer_from_name(v.pre_name, v.pre)) {
