@@ -65,6 +65,20 @@ constexpr const char* kDeepseekCjk =
     "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}"
     "\\x{2030}-\\x{205E}\\x{2060}-\\x{2FFF}\\x{3001}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+";
 
+// The reference engine's default split, for BPE files that name no (known)
+// pre-tokenizer. Four passes, each over the pieces of the one before:
+//  1. runs of punctuation and of the ASCII symbols $ + < = > ^ ~ | (not the
+//     backtick, and no non-ASCII symbol) become pieces of their own;
+//  2. the GPT-2 split inside every piece;
+//  3. digit runs are cut away from what precedes them (so " 42" -> " ", "42");
+//  4. ASCII digit runs are cut into groups of three from the left.
+// The reference matches \p{P} and \p{N} by Unicode general category for
+// non-ASCII characters and by their ASCII members otherwise (the same sets as
+// PCRE2's \p{P} and \p{N}, up to the Unicode version of each side's tables),
+// and [0-9] on ASCII digits only; PCRE2 in UTF mode reads these patterns the
+// same way.
+constexpr const char* kDefaultPunct = "[\\p{P}$+<=>^~|]+";
+
 struct CompiledPattern {
   pcre2_code* code = nullptr;
 };
@@ -73,6 +87,8 @@ struct CompiledPattern {
 
 std::vector<std::string> pre_tokenizer_patterns(PreTokenizerKind kind) {
   switch (kind) {
+    case PreTokenizerKind::Default:
+      return {kDefaultPunct, kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"};
     case PreTokenizerKind::Gpt2:
       return {kGpt2};
     case PreTokenizerKind::Llama3:
@@ -123,7 +139,7 @@ bool pre_tokenizer_from_name(std::string_view name, PreTokenizerKind& kind) {
     PreTokenizerKind kind;
   };
   static constexpr Entry kTable[] = {
-      {"default", PreTokenizerKind::Gpt2},          {"gpt-2", PreTokenizerKind::Gpt2},
+      {"default", PreTokenizerKind::Default},       {"gpt-2", PreTokenizerKind::Gpt2},
       {"gpt2", PreTokenizerKind::Gpt2},             {"mpt", PreTokenizerKind::Gpt2},
       {"gpt-neox", PreTokenizerKind::Gpt2},         {"olmo", PreTokenizerKind::Gpt2},
       {"jais", PreTokenizerKind::Gpt2},             {"phi-2", PreTokenizerKind::Gpt2},

@@ -22,6 +22,7 @@ TokenAttr attr_from_gguf_type(int64_t type) {
 
 const char* to_string(PreTokenizerKind kind) {
   switch (kind) {
+    case PreTokenizerKind::Default: return "default";
     case PreTokenizerKind::Gpt2: return "gpt2";
     case PreTokenizerKind::Llama3: return "llama3";
     case PreTokenizerKind::Qwen2: return "qwen2";

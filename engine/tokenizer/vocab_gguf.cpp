@@ -136,10 +136,19 @@ Result<Vocabulary> Vocabulary::from_gguf(const gguf::GgufFile& file, const Logge
       }
     }
     apply_pre_defaults(v.pre_name, v);
-    if (!pre_tokenizer_from_name(v.pre_name, v.pre)) {
-      logger.warn("{}: unknown pre-tokenizer '{}' in tokenizer.ggml.pre; using the GPT-2 split",
+    // The reference engine splits a BPE vocabulary that names no
+    // pre-tokenizer with its default rules (not GPT-2's); an unknown name
+    // gets the same rules here rather than an error, so older or unusual
+    // files still load, but never without saying so.
+    if (v.pre_name.empty()) {
+      logger.warn("{}: no (or an empty) tokenizer.ggml.pre; using the default pre-tokenizer (tokenization "
+                  "may differ from the model's training)",
+                  file.path().string());
+      v.pre = PreTokenizerKind::Default;
+    } else if (!pre_tokenizer_from_name(v.pre_name, v.pre)) {
+      logger.warn("{}: unknown pre-tokenizer '{}' in tokenizer.ggml.pre; using the default pre-tokenizer",
                   file.path().string(), v.pre_name);
-      v.pre = PreTokenizerKind::Gpt2;
+      v.pre = PreTokenizerKind::Default;
     }
   } else {
     return make_error(ErrorCode::Unsupported,

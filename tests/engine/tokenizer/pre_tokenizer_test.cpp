@@ -18,7 +18,7 @@ Pieces split(PreTokenizerKind kind, std::string_view text) {
 }
 
 TEST(PreTokenizer, EveryKindCompiles) {
-  for (const auto kind : {PreTokenizerKind::Gpt2, PreTokenizerKind::Llama3, PreTokenizerKind::Qwen2,
+  for (const auto kind : {PreTokenizerKind::Default, PreTokenizerKind::Gpt2, PreTokenizerKind::Llama3, PreTokenizerKind::Qwen2,
                           PreTokenizerKind::DeepseekCoder, PreTokenizerKind::DeepseekLlm, PreTokenizerKind::Falcon,
                           PreTokenizerKind::Starcoder}) {
     auto pre = PreTokenizer::create(kind);
@@ -26,9 +26,29 @@ TEST(PreTokenizer, EveryKindCompiles) {
   }
 }
 
+// The reference's default: punctuation (and $+<=>^~|) runs first, then
+// GPT-2's split, then digit runs cut loose and into groups of three.
+TEST(PreTokenizer, DefaultSplit) {
+  const auto kind = PreTokenizerKind::Default;
+  EXPECT_EQ(split(kind, "Hello, world!"), (Pieces{"Hello", ",", " world", "!"}));
+  EXPECT_EQ(split(kind, "x 12345!!"), (Pieces{"x", " ", "123", "45", "!!"}));
+  EXPECT_EQ(split(kind, "ab1234567"), (Pieces{"ab", "123", "456", "7"}));
+  // The apostrophe is punctuation, so contractions come apart.
+  EXPECT_EQ(split(kind, "I'm"), (Pieces{"I", "'", "m"}));
+  EXPECT_EQ(split(kind, "a+b=c|d"), (Pieces{"a", "+", "b", "=", "c", "|", "d"}));
+  // The backtick and non-ASCII symbols are not in the first pass.
+  EXPECT_EQ(split(kind, "`x`"), (Pieces{"`", "x", "`"}));
+  EXPECT_EQ(split(kind, "a \xE2\x82\xAC" "5"), (Pieces{"a", " \xE2\x82\xAC", "5"}));
+  // Non-ASCII punctuation is (guillemets, U+00AB/U+00BB).
+  EXPECT_EQ(split(kind, "\xC2\xABhi\xC2\xBB"), (Pieces{"\xC2\xAB", "hi", "\xC2\xBB"}));
+  // Non-ASCII digits are split off but not grouped by three (Arabic-Indic).
+  EXPECT_EQ(split(kind, "x\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4"), (Pieces{"x", "\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4"}));
+  EXPECT_EQ(split(kind, "a   b"), (Pieces{"a", "  ", " b"}));
+}
+
 TEST(PreTokenizer, NamesMapToKinds) {
   const std::pair<const char*, PreTokenizerKind> cases[] = {
-      {"default", PreTokenizerKind::Gpt2},         {"gpt-2", PreTokenizerKind::Gpt2},
+      {"default", PreTokenizerKind::Default},      {"gpt-2", PreTokenizerKind::Gpt2},
       {"mpt", PreTokenizerKind::Gpt2},             {"gpt-neox", PreTokenizerKind::Gpt2},
       {"llama-bpe", PreTokenizerKind::Llama3},     {"qwen2", PreTokenizerKind::Qwen2},
       {"deepseek-coder", PreTokenizerKind::DeepseekCoder}, {"deepseek-llm", PreTokenizerKind::DeepseekLlm},
@@ -107,7 +127,7 @@ TEST(PreTokenizer, BadPatternIsAnError) {
 
 TEST(PreTokenizer, PiecesCoverTheText) {
   const std::string text = "Mixed 文本 with ١٢٣ digits, émoji 🦙 and\ttabs\r\n  ";
-  for (const auto kind : {PreTokenizerKind::Gpt2, PreTokenizerKind::Llama3, PreTokenizerKind::Qwen2,
+  for (const auto kind : {PreTokenizerKind::Default, PreTokenizerKind::Gpt2, PreTokenizerKind::Llama3, PreTokenizerKind::Qwen2,
                           PreTokenizerKind::DeepseekCoder, PreTokenizerKind::DeepseekLlm, PreTokenizerKind::Falcon,
                           PreTokenizerKind::Starcoder}) {
     std::string joined;

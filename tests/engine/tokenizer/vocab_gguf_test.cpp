@@ -1,5 +1,6 @@
 // Reading `tokenizer.ggml.*` from GGUF files written for the test: defaults,
-// validation errors that name the key, and the unknown pre-tokenizer fallback.
+// validation errors that name the key, and the default pre-tokenizer for a
+// missing or unknown tokenizer.ggml.pre.
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
@@ -69,16 +70,36 @@ TEST_F(VocabGguf, LlamaBpeAddsBosAndIgnoresMergesByDefault) {
   EXPECT_EQ(tok->vocab().pre, PreTokenizerKind::Llama3);
 }
 
-TEST_F(VocabGguf, UnknownPreTokenizerFallsBackWithAWarning) {
+TEST_F(VocabGguf, UnknownPreTokenizerFallsBackToDefaultWithAWarning) {
   std::vector<std::string> warnings;
   const Logger logger([&](LogLevel level, std::string_view m) {
     if (level == LogLevel::Warn) warnings.emplace_back(m);
   });
   auto tok = load(bpe_metadata("made-up-pre"), logger);
   ASSERT_TRUE(tok.ok()) << tok.error().message;
-  EXPECT_EQ(tok->vocab().pre, PreTokenizerKind::Gpt2);
+  EXPECT_EQ(tok->vocab().pre, PreTokenizerKind::Default);
+  EXPECT_EQ(tok->vocab().pre_name, "made-up-pre");
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("made-up-pre"), std::string::npos);
+  EXPECT_NE(warnings[0].find("made-up-pre"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find(path_.filename().string()), std::string::npos) << warnings[0];
+}
+
+TEST_F(VocabGguf, MissingPreTokenizerUsesDefaultWithAWarning) {
+  std::vector<std::string> warnings;
+  const Logger logger([&](LogLevel level, std::string_view m) {
+    if (level == LogLevel::Warn) warnings.emplace_back(m);
+  });
+  auto md = bpe_metadata("");
+  std::erase_if(md, [](const KeyValue& kv) { return kv.key == "tokenizer.ggml.pre"; });
+  auto tok = load(md, logger);
+  ASSERT_TRUE(tok.ok()) << tok.error().message;
+  EXPECT_EQ(tok->vocab().pre, PreTokenizerKind::Default);
+  EXPECT_TRUE(tok->vocab().clean_spaces);
+  EXPECT_FALSE(tok->vocab().ignore_merges);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("tokenizer.ggml.pre"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find(path_.filename().string()), std::string::npos) << warnings[0];
+  EXPECT_EQ(tok->tokenize("ab"), (std::vector<TokenId>{2}));
 }
 
 TEST_F(VocabGguf, SpecialIdOutsideVocabularyNamesTheKey) {

@@ -69,7 +69,8 @@ enum class VocabKind {
 
 // The regex split applied before BPE merges, named by `tokenizer.ggml.pre`.
 enum class PreTokenizerKind {
-  Gpt2,           // "default", "gpt-2", "mpt", "gpt-neox", "phi-2", "olmo", ...
+  Default,        // "default", and a BPE file without (or with an unknown) `tokenizer.ggml.pre`
+  Gpt2,           // "gpt-2", "mpt", "gpt-neox", "phi-2", "olmo", ...
   Llama3,         // "llama-bpe", "llama3", "llama-v3", "falcon3", ...
   Qwen2,          // "qwen2", "deepseek-r1-qwen", "stablelm2", "megrez"
   DeepseekCoder,  // "deepseek-coder"
@@ -106,7 +107,7 @@ struct SpecialTokens {
 
 struct Vocabulary {
   VocabKind kind = VocabKind::SentencePiece;
-  PreTokenizerKind pre = PreTokenizerKind::Gpt2;
+  PreTokenizerKind pre = PreTokenizerKind::Default;
   std::string pre_name;  // `tokenizer.ggml.pre` as written in the file
 
   std::vector<TokenData> tokens;  // indexed by TokenId
