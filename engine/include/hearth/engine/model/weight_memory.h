@@ -53,10 +53,19 @@ class HugePageBuffer {
   // `size` zeroed bytes; OutOfMemory when the memory cannot be had.
   static Result<HugePageBuffer> allocate(uint64_t size);
   using ProgressFn = std::function<void(uint64_t done_bytes)>;
-  // Bytes [offset, offset + size) of a file. Errors: Io naming the file and
-  // the offset that failed (including a file that ends early), OutOfMemory.
+  struct ReadOptions {
+    uint64_t chunk_bytes = uint64_t{64} << 20;  // progress is reported per chunk
+    // When non-zero, the path must still name this file (the one whose
+    // header was parsed); a file replaced in between is an error.
+    uint64_t expect_device = 0;
+    uint64_t expect_inode = 0;
+  };
+  // Bytes [offset, offset + size) of a regular file. Never reads past the
+  // size fstat() showed. Errors: Io naming the file and the offset that
+  // failed (including a file shorter than offset + size, or one truncated
+  // during the copy), OutOfMemory.
   static Result<HugePageBuffer> read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                          const ProgressFn& progress = {});
+                                          const ProgressFn& progress = {}, const ReadOptions& options = {});
 
   HugePageBuffer() = default;
   HugePageBuffer(HugePageBuffer&& other) noexcept;
