@@ -9,6 +9,7 @@
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/model/weight_memory.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
