@@ -82,6 +82,11 @@ int run_generate(const std::vector<std::string>& argv) {
     prompt_text = args->has("raw") ? *args->get("prompt") : std::string();
   }
 
+  if (static_cast<int64_t>(prompt.size()) > *ctx) {
+    std::fprintf(stderr, "generate: the prompt has %zu tokens but the context holds %lld; raise --ctx\n", prompt.size(),
+                 static_cast<long long>(*ctx));
+    return kExitBadInput;
+  }
   auto session = runtime::Session::create(*setup->model, *setup->backend,
                                           runtime::SessionConfig{*ctx, setup->kv_type, 256});
   if (!session.ok()) {

@@ -18,8 +18,10 @@ Error os_error(const std::string& path, std::string_view what) {
   return make_error(ErrorCode::Io, fmt::format("{}: {}: {}", path, what, std::strerror(errno)));
 }
 
+// Unsupported rather than InvalidArgument: the path names something real that
+// Hearth does not read (callers map InvalidArgument to a usage error).
 Error not_regular(const std::string& path, mode_t mode) {
-  return make_error(ErrorCode::InvalidArgument, fmt::format("{}: is {}, not a regular file", path, file_kind(mode)));
+  return make_error(ErrorCode::Unsupported, fmt::format("{}: is {}, not a regular file", path, file_kind(mode)));
 }
 
 int64_t mtime_of(const struct stat& st) {

@@ -55,6 +55,7 @@ TEST(ReadRegularFile, RefusesAFifoWithoutOpeningIt) {
   // Without a writer, a plain open() would never return.
   auto r = read_regular_file(p, 1024, "test files");
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::Unsupported);
   EXPECT_EQ(r.error().message, p + ": is a FIFO, not a regular file");
 }
 
