@@ -266,6 +266,16 @@ TEST(CliHostileFiles, ArgumentAndContextMessagesSayWhatIsWrong) {
             std::string::npos)
       << big.err;
   EXPECT_EQ(big.err.find("generate: generate:"), std::string::npos) << big.err;
+  // A model that adds no BOS and an empty prompt: nothing to start from, said once.
+  const std::string no_bos = rewritten_model(s, "no-bos.gguf", [](auto& m) {
+    set_key(m, "tokenizer.ggml.add_bos_token", gguf::make_bool(false));
+  });
+  CliRun empty = s.run("generate --model " + no_bos + " --prompt '' --raw -n 1");
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_NE(empty.err.find("generate: the prompt has no tokens (an empty --prompt and a model that adds no BOS)\n"),
+            std::string::npos)
+      << empty.err;
+  EXPECT_EQ(empty.err.find("generate: generate:"), std::string::npos) << empty.err;
 }
 
 }  // namespace
