@@ -119,8 +119,17 @@ Result<ParsedArgs> parse_args(const VerbSpec& spec, const std::vector<std::strin
   }
   if (out.positionals_.size() < spec.min_positionals ||
       out.positionals_.size() > spec.max_positionals) {
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("{}: usage: hearth-cli {} {}", spec.verb, spec.verb, spec.usage));
+    const size_t got = out.positionals_.size();
+    const auto count = [&](size_t n) {
+      static const char* const kWords[] = {"no", "one", "two", "three"};
+      const std::string number = n < 4 ? kWords[n] : std::to_string(n);
+      return n == 1 ? number + " " + spec.positional_name : number + " " + spec.positional_name + "s";
+    };
+    std::string wanted = spec.min_positionals == spec.max_positionals
+                             ? count(spec.min_positionals)
+                             : fmt::format("{} to {}", spec.min_positionals, count(spec.max_positionals));
+    return make_error(ErrorCode::InvalidArgument, fmt::format("{} takes {}, got {}\nusage: hearth-cli {} {}", spec.verb,
+                                                              wanted, got, spec.verb, spec.usage));
   }
   return out;
 }

@@ -30,6 +30,9 @@ struct VerbSpec {
   std::vector<FlagSpec> flags;
   size_t min_positionals = 0;
   size_t max_positionals = 0;
+  // What the positional arguments are, singular, for the message when their
+  // count is wrong ("model file": "info takes one model file, got 2").
+  std::string positional_name = "argument";
 };
 
 class ParsedArgs {

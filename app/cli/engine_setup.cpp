@@ -127,6 +127,12 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
                kv::estimate_memory(summary.dims, summary.file_bytes, n_ctx, s.kv_type, kv::kScratchBatchTokens,
                                    kv::WindowedLayers::Ring));
     request.model = runtime::ModelFootprint{summary.dims.n_layer, estimate};
+    // Said in terms of the context, which is what the user can change; the
+    // load's own check (weights + extra_bytes) would only name the file.
+    if (opts.memory_check == model::MemoryCheck::Enforce) {
+      HEARTH_CHECK(tools::check_context_memory(n_ctx, estimate.kv_bytes, summary.file_bytes + estimate.scratch_bytes,
+                                               model::available_memory_bytes()));
+    }
   }
   auto choice = runtime::choose_backend(request);
   s.backend = std::move(choice.backend);

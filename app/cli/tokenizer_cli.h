@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <hearth/engine/core/file_io.h>
 #include <hearth/engine/core/log.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
@@ -29,21 +30,16 @@ inline Result<tokenizer::Tokenizer> load_cli_tokenizer(const std::string& path) 
   return tokenizer::Tokenizer::from_gguf(file, logger);
 }
 
-inline Result<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("cannot open {}", path));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::Io, fmt::format("cannot read {}", path));
-  return s.str();
+// Corpora and id files are user input: regular files of at most this size.
+inline constexpr uint64_t kCorpusFileLimit = uint64_t{256} << 20;
+
+inline Result<std::string> read_whole_file(const std::string& path, std::string_view what) {
+  return read_regular_file(path, kCorpusFileLimit, what);
 }
 
+// The output replaces an existing file only once complete (it may be an input).
 inline Status write_whole_file(const std::string& path, std::string_view data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  out.close();
-  if (!out) return make_error(ErrorCode::Io, fmt::format("cannot write {}", path));
-  return {};
+  return write_file_atomically(path, data);
 }
 
 // Splits a corpus: every case is the text before a line that is exactly

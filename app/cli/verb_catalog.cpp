@@ -38,11 +38,7 @@ const VerbSpec& spec() {
 
 Result<models::Catalog> load_catalog(const ParsedArgs& args) {
   if (auto file = args.get("catalog")) {
-    std::ifstream in(*file);
-    if (!in) return make_error(ErrorCode::NotFound, fmt::format("cannot open catalog '{}'", *file));
-    std::stringstream text;
-    text << in.rdbuf();
-    return models::parse_catalog(text.str(), *file);
+    return models::load_catalog_file(*file);
   }
   return models::load_builtin_catalog();
 }

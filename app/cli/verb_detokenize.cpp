@@ -64,7 +64,7 @@ int run_detokenize(const std::vector<std::string>& argv) {
     lists.push_back(std::move(ids).value());
   } else {
     source = *args->get("corpus");
-    auto content = read_whole_file(source);
+    auto content = read_whole_file(source, "token id files");
     if (!content.ok()) {
       std::fprintf(stderr, "detokenize: %s\n", content.error().message.c_str());
       return kExitBadInput;

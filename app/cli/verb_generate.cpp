@@ -82,6 +82,17 @@ int run_generate(const std::vector<std::string>& argv) {
     prompt_text = args->has("raw") ? *args->get("prompt") : std::string();
   }
 
+  if (prompt.empty()) {
+    // The session would refuse it too, in its own words ("generate: empty
+    // context and empty prompt", printed after this verb's prefix).
+    std::fprintf(stderr, "generate: the prompt has no tokens (an empty --prompt and a model that adds no BOS)\n");
+    return kExitBadInput;
+  }
+  if (static_cast<int64_t>(prompt.size()) > *ctx) {
+    std::fprintf(stderr, "generate: the prompt has %zu tokens but the context holds %lld; raise --ctx\n", prompt.size(),
+                 static_cast<long long>(*ctx));
+    return kExitBadInput;
+  }
   auto session = runtime::Session::create(*setup->model, *setup->backend,
                                           runtime::SessionConfig{*ctx, setup->kv_type, 256});
   if (!session.ok()) {

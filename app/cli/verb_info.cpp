@@ -93,7 +93,8 @@ int run_info(const std::vector<std::string>& argv) {
        {"kv-type", FlagKind::Value, "KV cache precision: f16 (default) or q8_0", "", "T"},
        {"json", FlagKind::Switch, "print one JSON object", "", ""}},
       1,
-      1};
+      1,
+      "model file"};
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;

@@ -123,10 +123,7 @@ int run_pull(const std::vector<std::string>& argv) {
   if (auto ref = models::parse_model_ref(target)) {
     models::Catalog catalog;
     if (auto file = args.get("catalog")) {
-      std::ifstream in(*file);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto parsed_catalog = models::parse_catalog(text.str(), *file);
+      auto parsed_catalog = models::load_catalog_file(*file);
       if (!parsed_catalog.ok()) {
         std::fprintf(stderr, "pull: %s\n", parsed_catalog.error().message.c_str());
         return kExitBadInput;

@@ -12,6 +12,7 @@
 
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/chat/json.h>
+#include <hearth/engine/core/file_io.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/runtime/chat_format.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
@@ -46,13 +47,19 @@ VerbSpec template_spec() {
   return spec;
 }
 
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return !in.bad();
+// Templates, message and tool files are user input: bounded, regular files only.
+constexpr uint64_t kTemplateFileLimit = uint64_t{1} << 20;
+constexpr uint64_t kJsonFileLimit = uint64_t{64} << 20;
+
+bool read_file(const std::string& path, std::string& out, uint64_t limit, std::string_view what,
+               std::string& error) {
+  auto text = read_regular_file(path, limit, what);
+  if (!text.ok()) {
+    error = text.error().message;
+    return false;
+  }
+  out = std::move(text).value();
+  return true;
 }
 
 int bad_input(const std::string& message) {
@@ -174,7 +181,9 @@ int run_template(const std::vector<std::string>& argv) {
   std::string eos;
   const std::string& template_origin = template_file ? *template_file : *model;
   if (template_file) {
-    if (!read_file(*template_file, source)) return bad_input(*template_file + ": cannot read the file");
+    if (std::string error; !read_file(*template_file, source, kTemplateFileLimit, "template files", error)) {
+      return bad_input(error);
+    }
   }
   if (model && !template_file) {
     auto from_model = template_from_model(*model);
@@ -186,8 +195,10 @@ int run_template(const std::vector<std::string>& argv) {
   auto chat_template = chat::ChatTemplate::from_source(source);
   if (!chat_template.ok()) return bad_input(template_origin + ": " + chat_template.error().message);
 
-  std::string messages_text;
-  if (!read_file(*messages_file, messages_text)) return bad_input(*messages_file + ": cannot read the file");
+  std::string messages_text, read_error;
+  if (!read_file(*messages_file, messages_text, kJsonFileLimit, "message files", read_error)) {
+    return bad_input(read_error);
+  }
   auto messages_json = chat::parse_json(messages_text, *messages_file);
   if (!messages_json.ok()) return bad_input(messages_json.error().message);
   auto messages = to_messages(*messages_json, *messages_file);
@@ -200,7 +211,7 @@ int run_template(const std::vector<std::string>& argv) {
   options.eos_token = parsed->get_or("eos", eos);
   if (const auto tools_file = parsed->get("tools")) {
     std::string tools_text;
-    if (!read_file(*tools_file, tools_text)) return bad_input(*tools_file + ": cannot read the file");
+    if (!read_file(*tools_file, tools_text, kJsonFileLimit, "tool files", read_error)) return bad_input(read_error);
     auto tools = chat::parse_json(tools_text, *tools_file);
     if (!tools.ok()) return bad_input(tools.error().message);
     options.extra_context = chat::make_object({{"tools", *tools}});

@@ -45,7 +45,7 @@ int run_tokenize(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const std::string in = *args->get("corpus");
-  auto content = read_whole_file(in);
+  auto content = read_whole_file(in, "corpus files");
   if (!content.ok()) {
     std::fprintf(stderr, "tokenize: %s\n", content.error().message.c_str());
     return kExitBadInput;

@@ -5,6 +5,8 @@
 
 #include <QFile>
 
+#include <hearth/engine/core/file_io.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -208,6 +210,11 @@ std::string builtin_catalog_text() {
   QFile file(QStringLiteral(":/hearth/catalog.json"));
   if (!file.open(QIODevice::ReadOnly)) return {};
   return file.readAll().toStdString();
+}
+
+Result<Catalog> load_catalog_file(const std::string& path) {
+  HEARTH_TRY(std::string text, read_regular_file(path, kCatalogFileLimit, "catalog files"));
+  return parse_catalog(text, path);
 }
 
 Result<Catalog> load_builtin_catalog() {

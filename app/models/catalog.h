@@ -78,6 +78,11 @@ Result<Catalog> parse_catalog(std::string_view json_text, std::string_view sourc
 
 // The catalog compiled into the binary (resources/catalog.json).
 Result<Catalog> load_builtin_catalog();
+
+// Reads and parses a catalog file given by the user (at most kCatalogFileLimit
+// bytes, a regular file).
+inline constexpr uint64_t kCatalogFileLimit = uint64_t{16} << 20;
+Result<Catalog> load_catalog_file(const std::string& path);
 // Raw text of the built-in catalog (for schema validation and --json output).
 std::string builtin_catalog_text();
 

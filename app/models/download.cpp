@@ -13,6 +13,8 @@
 #include <QNetworkRequest>
 #include <QTimer>
 
+#include <hearth/engine/core/file_io.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -477,9 +479,12 @@ void Download::cancel() {
 }
 
 void Download::load_meta() {
-  QFile file(meta_path(request_.destination));
-  if (!file.open(QIODevice::ReadOnly)) return;
-  const QJsonObject meta = QJsonDocument::fromJson(file.readAll()).object();
+  // A missing, oversized or odd (FIFO, device) meta file means "no resume
+  // information", the same as a corrupt one.
+  constexpr uint64_t kMetaLimit = uint64_t{1} << 20;
+  auto text = read_regular_file(meta_path(request_.destination).toStdString(), kMetaLimit, "download meta files");
+  if (!text.ok()) return;
+  const QJsonObject meta = QJsonDocument::fromJson(QByteArray::fromStdString(*text)).object();
   meta_url_ = meta.value(QStringLiteral("url")).toString();
   etag_ = meta.value(QStringLiteral("etag")).toString();
   const double total = meta.value(QStringLiteral("total")).toDouble(-1);
@@ -491,8 +496,9 @@ void Download::save_meta() {
   meta[QStringLiteral("url")] = request_.url.toString();
   meta[QStringLiteral("etag")] = etag_;
   if (total_) meta[QStringLiteral("total")] = static_cast<double>(*total_);
-  QFile file(meta_path(request_.destination));
-  if (file.open(QIODevice::WriteOnly | QIODevice::Truncate)) file.write(QJsonDocument(meta).toJson());
+  // Best effort, as before: without it a resume restarts from scratch.
+  (void)write_file_atomically(meta_path(request_.destination).toStdString(),
+                              QJsonDocument(meta).toJson().toStdString());
 }
 
 void Download::remove_part_files() {

@@ -6,11 +6,15 @@
 #include <QCryptographicHash>
 #include <QFile>
 
+#include <hearth/engine/core/file_io.h>
+
 #include <fstream>
 #include <sstream>
 
 namespace hearth::models {
 namespace {
+
+constexpr uint64_t kSidecarLimit = uint64_t{1} << 20;
 
 std::filesystem::path sidecar(const std::filesystem::path& model) {
   return model.string() + ".hearth.json";
@@ -40,11 +44,11 @@ std::vector<InstalledModel> ModelRegistry::scan() const {
     InstalledModel m;
     m.path = entry.path();
     m.size_bytes = entry.file_size(ec);
-    std::ifstream in(sidecar(m.path));
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      auto meta = nlohmann::json::parse(text.str(), nullptr, false);
+    // A sidecar that is missing, oversized or not a regular file is ignored
+    // like one that is not valid JSON: the model is listed without its origin.
+    auto text = read_regular_file(sidecar(m.path).string(), kSidecarLimit, "model sidecar files");
+    if (text.ok()) {
+      auto meta = nlohmann::json::parse(*text, nullptr, false);
       if (meta.is_object()) {
         m.catalog_id = meta.value("catalog_id", "");
         m.quant = meta.value("quant", "");
@@ -70,10 +74,7 @@ Status ModelRegistry::record(const InstalledModel& model) const {
                          {"quant", model.quant},
                          {"source_url", model.source_url},
                          {"sha256", model.sha256}};
-  std::ofstream out(sidecar(model.path), std::ios::trunc);
-  out << meta.dump(2) << "\n";
-  if (!out) return make_error(ErrorCode::Io, fmt::format("cannot write '{}'", sidecar(model.path).string()));
-  return {};
+  return write_file_atomically(sidecar(model.path).string(), meta.dump(2) + "\n");
 }
 
 Result<VerifyResult> ModelRegistry::verify(const std::filesystem::path& path) const {

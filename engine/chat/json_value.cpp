@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/engine/chat/json.h"
+#include "hearth/engine/core/text_position.h"
 #include "value_ops.h"
 
 namespace hearth::chat {
@@ -49,9 +50,14 @@ Result<Value> convert(const nlohmann::ordered_json& j, uint32_t depth, uint32_t 
 }  // namespace
 
 Result<Value> parse_json(std::string_view text, std::string_view source_name, uint32_t max_depth) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: not valid JSON", source_name));
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte counts from 1 and points at the character that did not fit.
+    const uint64_t offset = e.byte > 0 ? static_cast<uint64_t>(e.byte) - 1 : 0;
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: not valid JSON at {}: {}", source_name,
+                                                            text_position(text, offset), json_error_reason(e.what())));
   }
   return convert(j, 1, max_depth, source_name);
 }

@@ -25,6 +25,15 @@ class FileBytes {
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
 
+  // For a mapping: an error when the file was truncated or rewritten since it
+  // was mapped (touching a page past the new end would raise SIGBUS). A file
+  // replaced by rename keeps the old inode alive and is not a change.
+  Status check_unchanged(const std::filesystem::path& path) const;
+  // The mapped file's identity, so a second open of the path can tell
+  // whether it still names the same file.
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
+
  private:
   void release();
 
@@ -32,6 +41,10 @@ class FileBytes {
   uint64_t size_ = 0;
   void* mapping_ = nullptr;        // non-null when mmap'ed
   std::vector<uint8_t> buffer_;    // used when read into memory
+  int fd_ = -1;                    // kept open while mapped, for check_unchanged
+  uint64_t device_ = 0;
+  uint64_t inode_ = 0;
+  int64_t mtime_ns_ = 0;
 };
 
 }  // namespace hearth::gguf

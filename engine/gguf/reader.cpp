@@ -112,6 +112,9 @@ Result<GgufFile> GgufFile::from_bytes(std::span<const uint8_t> bytes, std::strin
 }
 
 const std::filesystem::path& GgufFile::path() const { return impl_->path; }
+Status GgufFile::check_unchanged() const { return impl_->bytes.check_unchanged(impl_->path); }
+uint64_t GgufFile::file_device() const { return impl_->bytes.device(); }
+uint64_t GgufFile::file_inode() const { return impl_->bytes.inode(); }
 uint32_t GgufFile::version() const { return impl_->header.version; }
 uint64_t GgufFile::file_size() const { return impl_->bytes.size(); }
 uint64_t GgufFile::alignment() const { return impl_->header.alignment; }

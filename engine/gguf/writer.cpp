@@ -147,7 +147,10 @@ Status GgufWriter::begin(const std::filesystem::path& path) {
   }
   while (e.bytes.size() % alignment_ != 0) e.bytes.push_back(0);
 
-  file_ = std::fopen(path.c_str(), "wb");
+  auto target = AtomicFile::create(path.string());
+  if (!target.ok()) return target.take_error();
+  target_.emplace(std::move(target).value());
+  file_ = std::fopen(target_->temp_path().c_str(), "wb");
   if (!file_) {
     return make_error(ErrorCode::Io, fmt::format("{}: cannot create: {}", path.string(), std::strerror(errno)));
   }
@@ -190,7 +193,9 @@ Status GgufWriter::finish() {
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;
   if (!flushed || !closed) return write_error(path_);
-  return {};
+  Status committed = target_->commit();
+  target_.reset();
+  return committed;
 }
 
 Status GgufWriter::write_file(const std::filesystem::path& path, std::vector<KeyValue> metadata,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <hearth/engine/core/file_io.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -52,18 +53,6 @@ bool read_exact(std::ifstream& in, void* dst, uint64_t bytes) {
   return static_cast<uint64_t>(in.gcount()) == bytes;
 }
 
-Status write_all(int fd, const void* data, size_t bytes, const std::filesystem::path& path) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::write(fd, p, bytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return io_error(path, "cannot write");
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return {};
-}
-
 struct Entry {
   std::filesystem::path path;
   uint64_t bytes;
@@ -85,14 +74,14 @@ std::vector<Entry> list_entries(const std::filesystem::path& folder) {
 std::string ModelIdentity::to_hex() const { return fmt::format("{:016x}", content_hash); }
 
 Result<ModelIdentity> identify_model_file(const std::filesystem::path& model_path) {
-  struct stat st {};
-  if (::stat(model_path.c_str(), &st) != 0) return io_error(model_path, "cannot stat model");
+  // A FIFO or device named as the model is refused before open().
+  HEARTH_TRY(const RegularFile file, RegularFile::open(model_path.string()));
   std::ifstream in(model_path, std::ios::binary);
   if (!in) return io_error(model_path, "cannot open model");
-  const auto size = static_cast<uint64_t>(st.st_size);
+  const uint64_t size = file.size();
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
-  const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const int64_t mtime_ns = file.mtime_ns();
   XXH3_64bits_update(state, &size, sizeof(size));
   XXH3_64bits_update(state, &mtime_ns, sizeof(mtime_ns));
   std::vector<char> buffer(static_cast<size_t>(std::min(size, kSampleBytes)));
@@ -146,23 +135,15 @@ Status PrefixDiskCache::save(const ModelIdentity& model, const KvLayout& layout,
 
   const auto name = fmt::format("{}-{:016x}-{}{}", model.to_hex(), h.tokens_hash, tokens.size(), kExtension);
   const auto final_path = folder_ / name;
-  const auto temp_path = folder_ / (name + ".tmp");
-  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error(temp_path, "cannot create");
-  Status written = write_all(fd, &h, sizeof(h), temp_path);
-  if (written.ok()) written = write_all(fd, tokens.data(), tokens.size_bytes(), temp_path);
-  if (written.ok()) written = write_all(fd, payload.data(), payload.size(), temp_path);
-  if (written.ok() && ::fsync(fd) != 0) written = io_error(temp_path, "cannot sync");
-  ::close(fd);
-  if (!written.ok()) {
-    std::filesystem::remove(temp_path, ec);  // never leave a half-written entry
-    return written;
-  }
-  std::filesystem::rename(temp_path, final_path, ec);
-  if (ec) {
-    std::filesystem::remove(temp_path, ec);
-    return make_error(ErrorCode::Io, fmt::format("{}: cannot rename into place", final_path.string()));
-  }
+  // Written under a unique temporary name and renamed into place after
+  // fsync: a reader never sees a half-written entry, and one dropped on an
+  // error leaves nothing behind.
+  HEARTH_TRY(AtomicFile out, AtomicFile::create(final_path.string()));
+  const auto as_bytes = [](const void* p, size_t n) { return std::string_view(static_cast<const char*>(p), n); };
+  HEARTH_CHECK(out.write(as_bytes(&h, sizeof(h))));
+  HEARTH_CHECK(out.write(as_bytes(tokens.data(), tokens.size_bytes())));
+  HEARTH_CHECK(out.write(as_bytes(payload.data(), payload.size())));
+  HEARTH_CHECK(out.commit());
   logger_.debug("prefix cache: saved {} tokens ({} bytes) to {}", tokens.size(), total, final_path.string());
   return enforce_budget();
 }

@@ -14,10 +14,10 @@ Status read(const gguf::GgufFile& file, HParams& hp) {
   HEARTH_CHECK(read_common_hparams(file, hp));
   hp.rope.mode = backend::RopeMode::NeoX;
   hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
-  HEARTH_TRY(auto attn_cap, file.find_float("gemma2.attn_logit_softcapping"));
-  HEARTH_TRY(auto final_cap, file.find_float("gemma2.final_logit_softcapping"));
-  hp.attn_softcap = static_cast<float>(attn_cap.value_or(50.0));
-  hp.final_softcap = static_cast<float>(final_cap.value_or(30.0));
+  HEARTH_TRY(const double attn_cap, float_key(file, "gemma2.attn_logit_softcapping", 50.0, FloatRange::NonNegative));
+  HEARTH_TRY(const double final_cap, float_key(file, "gemma2.final_logit_softcapping", 30.0, FloatRange::NonNegative));
+  hp.attn_softcap = static_cast<float>(attn_cap);
+  hp.final_softcap = static_cast<float>(final_cap);
   HEARTH_TRY(auto window, file.find_uint("gemma2.attention.sliding_window"));
   hp.sliding_window = static_cast<int32_t>(window.value_or(4096));
   hp.window_layers = SlidingWindowLayers::EvenLayers;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <limits>
 
 namespace hearth::model {
 
@@ -28,6 +29,21 @@ Result<int64_t> positive(const gguf::GgufFile& file, const std::string& k, std::
 
 }  // namespace
 
+Result<double> float_key(const gguf::GgufFile& file, const std::string& k, double fallback, FloatRange range) {
+  HEARTH_TRY(auto v, file.find_float(k));
+  if (!v) return fallback;
+  // The engine computes in float: a value beyond its range becomes inf.
+  const double value = *v;
+  const bool finite = std::isfinite(value) && std::fabs(value) <= static_cast<double>(std::numeric_limits<float>::max());
+  const bool ok = finite && (range == FloatRange::Positive ? value > 0.0 : value >= 0.0);
+  if (!ok) {
+    return make_error(ErrorCode::InvalidFormat,
+                      fmt::format("{}: key '{}' = {} must be a finite number {}", file.path().string(), k, value,
+                                  range == FloatRange::Positive ? "greater than 0" : "of at least 0"));
+  }
+  return value;
+}
+
 std::string layer_tensor(int64_t layer, const char* name) { return fmt::format("blk.{}.{}", layer, name); }
 
 Status read_common_hparams(const gguf::GgufFile& file, HParams& hp) {
@@ -39,8 +55,10 @@ Status read_common_hparams(const gguf::GgufFile& file, HParams& hp) {
   HEARTH_TRY(hp.n_ctx_train, positive(file, key(hp, "context_length"), 4096));
   HEARTH_TRY(hp.head_dim, positive(file, key(hp, "attention.key_length"), static_cast<uint64_t>(hp.n_embd / hp.n_head)));
   HEARTH_TRY(hp.head_dim_v, positive(file, key(hp, "attention.value_length"), static_cast<uint64_t>(hp.head_dim)));
-  HEARTH_TRY(auto eps, file.find_float(key(hp, "attention.layer_norm_rms_epsilon")));
-  hp.rms_eps = static_cast<float>(eps.value_or(1e-5));
+  // Zero, negative or non-finite values would turn every norm or rotation
+  // into NaN or garbage silently: refused here with the key and file.
+  HEARTH_TRY(const double eps, float_key(file, key(hp, "attention.layer_norm_rms_epsilon"), 1e-5, FloatRange::Positive));
+  hp.rms_eps = static_cast<float>(eps);
 
   const std::string where = file.path().string();
   if (hp.n_head % hp.n_head_kv != 0) {
@@ -60,8 +78,8 @@ Status read_common_hparams(const gguf::GgufFile& file, HParams& hp) {
                                                             where, n_rot, hp.head_dim));
   }
   r.n_dims = static_cast<int32_t>(n_rot);
-  HEARTH_TRY(auto base, file.find_float(key(hp, "rope.freq_base")));
-  r.freq_base = static_cast<float>(base.value_or(10000.0));
+  HEARTH_TRY(const double base, float_key(file, key(hp, "rope.freq_base"), 10000.0, FloatRange::Positive));
+  r.freq_base = static_cast<float>(base);
 
   // rope.scaling.*: linear divides positions by the factor; YaRN blends
   // interpolation and extrapolation per frequency.
@@ -69,11 +87,15 @@ Status read_common_hparams(const gguf::GgufFile& file, HParams& hp) {
   HEARTH_TRY(auto factor, file.find_float(key(hp, "rope.scaling.factor")));
   HEARTH_TRY(auto legacy_linear, file.find_float(key(hp, "rope.scale_linear")));
   HEARTH_TRY(auto orig_ctx, file.find_uint(key(hp, "rope.scaling.original_context_length")));
-  HEARTH_TRY(auto attn_factor, file.find_float(key(hp, "rope.scaling.attn_factor")));
+  HEARTH_TRY(const double attn_factor,
+             float_key(file, key(hp, "rope.scaling.attn_factor"), 1.0, FloatRange::Positive));
+  // Validated only when present, so a file without them keeps the defaults.
+  if (factor) HEARTH_CHECK(float_key(file, key(hp, "rope.scaling.factor"), 1.0, FloatRange::Positive));
+  if (legacy_linear) HEARTH_CHECK(float_key(file, key(hp, "rope.scale_linear"), 1.0, FloatRange::Positive));
   const std::string type = scaling_type.value_or(legacy_linear ? "linear" : "none");
   const double f = factor ? *factor : legacy_linear.value_or(1.0);
   r.n_ctx_orig = static_cast<int32_t>(orig_ctx.value_or(static_cast<uint64_t>(hp.n_ctx_train)));
-  r.attn_factor = static_cast<float>(attn_factor.value_or(1.0));
+  r.attn_factor = static_cast<float>(attn_factor);
   if (type == "linear" || type == "yarn") {
     if (f > 0.0) r.freq_scale = static_cast<float>(1.0 / f);
     if (type == "yarn") r.ext_factor = 1.0f;

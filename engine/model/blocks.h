@@ -9,6 +9,11 @@ namespace hearth::model {
 // Reads the keys every family shares ({arch}.embedding_length, ...).
 Status read_common_hparams(const gguf::GgufFile& file, HParams& hp);
 
+// A float key, `fallback` when absent; a NaN, an infinity, a value beyond
+// float range or one outside `range` is InvalidFormat naming the key and file.
+enum class FloatRange { Positive, NonNegative };
+Result<double> float_key(const gguf::GgufFile& file, const std::string& key, double fallback, FloatRange range);
+
 // Token embedding, output norm and output (tied to the embedding when absent),
 // and rope_freqs.
 Status bind_globals(WeightBinder& b, const HParams& hp, ModelWeights& w);

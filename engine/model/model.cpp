@@ -4,6 +4,7 @@
 #include "hearth/engine/model/model.h"
 
 #include <fmt/format.h>
+#include <hearth/engine/core/file_io.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -35,10 +36,11 @@ Status check_memory(uint64_t needed, uint64_t available, const std::string& what
 Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, const LoadOptions& options) {
   // Refuse before mapping anything: a model that does not fit would push the
   // machine into swap or get the process killed half-way through.
-  std::error_code ec;
-  const uint64_t file_bytes = std::filesystem::file_size(path, ec);
-  if (ec) {
-    return make_error(ErrorCode::Io, fmt::format("{}: cannot read file size: {}", path.string(), ec.message()));
+  // RegularFile refuses a FIFO, a device or a directory before open().
+  uint64_t file_bytes = 0;
+  {
+    HEARTH_TRY(const RegularFile probe, RegularFile::open(path.string()));
+    file_bytes = probe.size();
   }
   if (options.memory_check == MemoryCheck::Enforce) {
     HEARTH_CHECK(check_memory(file_bytes + options.extra_bytes, available_memory_bytes(), path.string()));
@@ -52,6 +54,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, co
   if (copy) {
     HEARTH_CHECK(m->copy_weights(path, options.progress, options.cancelled));
   } else {
+    HEARTH_CHECK(m->file_.check_unchanged());
     HEARTH_CHECK(m->fault_in(options.progress, options.cancelled));
   }
   return m;
@@ -129,14 +132,21 @@ Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& 
   const auto offset = static_cast<uint64_t>(lo - mapping);
   const auto size = static_cast<uint64_t>(hi - lo);
   const uint64_t total = weight_bytes_;
-  HEARTH_TRY(weight_copy_, HugePageBuffer::read_file(path, offset, size, [&](uint64_t done) {
-               // Progress in the units the mapped load reports (weight bytes, a
-               // tied matrix counted twice), scaled from the bytes read.
-               if (!progress_fn) return;
-               const double fraction = static_cast<double>(done) / static_cast<double>(size);
-               const auto scaled = static_cast<uint64_t>(fraction * static_cast<double>(total));
-               progress_fn(LoadProgress{done == size ? total : scaled, total});
-             }, cancelled));
+  HugePageBuffer::ReadOptions read_options;
+  read_options.expect_device = file_.file_device();
+  read_options.expect_inode = file_.file_inode();
+  read_options.stop = cancelled;
+  HEARTH_TRY(weight_copy_, HugePageBuffer::read_file(
+                               path, offset, size,
+                               [&](uint64_t done) {
+                                 // Progress in the units the mapped load reports (weight bytes, a
+                                 // tied matrix counted twice), scaled from the bytes read.
+                                 if (!progress_fn) return;
+                                 const double fraction = static_cast<double>(done) / static_cast<double>(size);
+                                 const auto scaled = static_cast<uint64_t>(fraction * static_cast<double>(total));
+                                 progress_fn(LoadProgress{done == size ? total : scaled, total});
+                               },
+                               read_options));
   for (Tensor& t : tensors_) {
     t.data = weight_copy_.data() + (static_cast<const uint8_t*>(t.data) - lo);
   }
@@ -214,6 +224,11 @@ backend::Tensor* Model::build_forward(backend::Graph& g, const Batch& batch, con
 
 Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch& batch, LogitsRows rows,
                       std::vector<float>& logits) const {
+  // Mapped weights: a file truncated or rewritten since the load would raise
+  // SIGBUS (or give wrong numbers) on the next page read. One fstat per
+  // forward pass finds it first. A truncation during the pass itself is not
+  // caught: see "Weights that change on disk" in docs/architecture.md.
+  if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
   if (batch.tokens.empty() || batch.tokens.size() != batch.positions.size()) {
     return make_error(ErrorCode::InvalidArgument, "forward: empty batch or positions of the wrong length");
   }

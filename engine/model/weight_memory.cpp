@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <hearth/engine/core/file_io.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,15 +17,6 @@ namespace hearth::model {
 namespace {
 
 constexpr uint64_t kHugePage = uint64_t{2} << 20;
-// Read in pieces so a caller can show progress on a multi-GB model.
-constexpr uint64_t kReadChunk = uint64_t{64} << 20;
-
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 
@@ -85,32 +77,44 @@ Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
 }
 
 Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                                 const ProgressFn& progress, const std::function<bool()>& stop) {
-  FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (guard.fd < 0) {
-    return make_error(ErrorCode::Io, fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+                                                 const ProgressFn& progress, const ReadOptions& options) {
+  HEARTH_TRY(RegularFile file, RegularFile::open(path.string()));
+  if (options.expect_inode != 0 &&
+      (static_cast<uint64_t>(file.device()) != options.expect_device ||
+       static_cast<uint64_t>(file.inode()) != options.expect_inode)) {
+    return make_error(ErrorCode::Io, fmt::format("{}: the file was replaced while the model was loading; load it again",
+                                                 path.string()));
+  }
+  // Read only what fstat() showed: a range past the end is refused here, and
+  // a file truncated during the copy stops at the end it reached.
+  if (offset > file.size() || size > file.size() - offset) {
+    return make_error(ErrorCode::Io, fmt::format("{}: the file ends at byte {}, the weights reach byte {}",
+                                                 path.string(), file.size(), offset + size));
   }
   auto buffer = allocate(size);
   if (!buffer.ok()) {
     return make_error(ErrorCode::OutOfMemory, fmt::format("{}: weights: {}", path.string(), buffer.error().message));
   }
   HugePageBuffer out = std::move(buffer).value();
+  const uint64_t chunk = std::max<uint64_t>(1, options.chunk_bytes);
   uint64_t done = 0;
   while (done < size) {
-    if (stop && stop()) {
+    if (options.stop && options.stop()) {
       return make_error(ErrorCode::Cancelled, fmt::format("{}: loading cancelled after {} of {} bytes", path.string(),
                                                           done, size));
     }
-    const uint64_t want = std::min(kReadChunk, size - done);
-    const ssize_t n = ::pread(guard.fd, out.data_ + done, want, static_cast<off_t>(offset + done));
+    const uint64_t want = std::min(chunk, size - done);
+    const ssize_t n = ::pread(file.fd(), out.data_ + done, want, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return make_error(ErrorCode::Io, fmt::format("{}: cannot read at byte {}: {}", path.string(), offset + done,
                                                    std::strerror(errno)));
     }
     if (n == 0) {
-      return make_error(ErrorCode::Io, fmt::format("{}: the file ends at byte {}, the weights reach byte {}",
-                                                   path.string(), offset + done, offset + size));
+      return make_error(ErrorCode::Io,
+                        fmt::format("{}: the file was truncated at byte {} while it was read (it had {} bytes), the "
+                                    "weights reach byte {}",
+                                    path.string(), offset + done, file.size(), offset + size));
     }
     done += static_cast<uint64_t>(n);
     if (progress) progress(done);

@@ -19,6 +19,8 @@ std::string where(const gguf::GgufFile& file, std::string_view key) {
 }
 
 Error with_context(const gguf::GgufFile& file, std::string_view key, const Error& e) {
+  // The reader's own errors already name the file and the key.
+  if (e.message.rfind(file.path().string() + ": ", 0) == 0) return e;
   return make_error(e.code, fmt::format("{}: {}", where(file, key), e.message));
 }
 

@@ -1,6 +1,7 @@
 #include "hearth/engine/tools/model_info.h"
 
 #include <fmt/format.h>
+#include <hearth/engine/core/file_io.h>
 
 #include <string>
 #include <vector>
@@ -8,9 +9,19 @@
 namespace hearth::tools {
 namespace {
 
+// The reader's errors already name the file and the key: passed on as they are.
 Result<int64_t> required_count(const gguf::GgufFile& file, const std::string& key) {
-  auto v = file.get_uint(key);
-  if (!v.ok()) return make_error(v.error().code, fmt::format("{}: {}", file.path().string(), v.error().message));
+  HEARTH_TRY(const uint64_t v, file.get_uint(key));
+  if (v == 0 || v > (1ull << 32)) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has an unusable value {}",
+                                                            file.path().string(), key, v));
+  }
+  return static_cast<int64_t>(v);
+}
+
+Result<int64_t> optional_count(const gguf::GgufFile& file, const std::string& key, int64_t fallback) {
+  HEARTH_TRY(const std::optional<uint64_t> v, file.find_uint(key));
+  if (!v) return fallback;
   if (*v == 0 || *v > (1ull << 32)) {
     return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has an unusable value {}",
                                                             file.path().string(), key, *v));
@@ -18,22 +29,10 @@ Result<int64_t> required_count(const gguf::GgufFile& file, const std::string& ke
   return static_cast<int64_t>(*v);
 }
 
-Result<int64_t> optional_count(const gguf::GgufFile& file, const std::string& key, int64_t fallback) {
-  auto v = file.find_uint(key);
-  if (!v.ok()) return make_error(v.error().code, fmt::format("{}: {}", file.path().string(), v.error().message));
-  if (!*v) return fallback;
-  if (**v == 0 || **v > (1ull << 32)) {
-    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has an unusable value {}",
-                                                            file.path().string(), key, **v));
-  }
-  return static_cast<int64_t>(**v);
-}
-
 // The sliding windows the model loader applies, from the file's metadata.
 Result<std::vector<int32_t>> layer_windows(const gguf::GgufFile& file, const std::string& arch, int64_t n_layer) {
-  auto key = file.find_uint(arch + ".attention.sliding_window");
-  if (!key.ok()) return make_error(key.error().code, fmt::format("{}: {}", file.path().string(), key.error().message));
-  return kv::family_layer_windows(arch, *key, n_layer);
+  HEARTH_TRY(const std::optional<uint64_t> window, file.find_uint(arch + ".attention.sliding_window"));
+  return kv::family_layer_windows(arch, window, n_layer);
 }
 
 }  // namespace
@@ -54,6 +53,13 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
   HEARTH_TRY(s.dims.n_embd, required_count(file, a + ".embedding_length"));
   HEARTH_TRY(s.dims.n_head, required_count(file, a + ".attention.head_count"));
   HEARTH_TRY(s.dims.n_head_kv, optional_count(file, a + ".attention.head_count_kv", s.dims.n_head));
+  if (!file.find(a + ".attention.key_length") && s.dims.n_embd < s.dims.n_head) {
+    // The head size defaults to n_embd / n_head, which would be 0.
+    return make_error(ErrorCode::InvalidFormat,
+                      fmt::format("{}: key '{}.embedding_length' = {} is smaller than key '{}.attention.head_count' = "
+                                  "{}, so the head size would be 0",
+                                  file.path().string(), a, s.dims.n_embd, a, s.dims.n_head));
+  }
   HEARTH_TRY(s.dims.head_dim, optional_count(file, a + ".attention.key_length", s.dims.n_embd / s.dims.n_head));
   HEARTH_TRY(s.context_length, optional_count(file, a + ".context_length", 0));
   HEARTH_TRY(s.dims.n_ff, optional_count(file, a + ".feed_forward_length", 0));
@@ -67,6 +73,14 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
   HEARTH_TRY(s.dims.layer_windows, layer_windows(file, a, s.dims.n_layer));
   s.chat_template = file.chat_template().has_value();
   return s;
+}
+
+Status check_context_memory(int64_t n_ctx, uint64_t kv_bytes, uint64_t other_bytes, uint64_t available) {
+  if (available == 0 || other_bytes + kv_bytes <= available) return {};  // 0: the machine did not say
+  const uint64_t left = available > other_bytes ? available - other_bytes : 0;
+  return make_error(ErrorCode::OutOfMemory,
+                    fmt::format("context of {} tokens needs {} of KV cache; {} available", n_ctx, format_size(kv_bytes),
+                                format_size(left)));
 }
 
 Result<uint64_t> memory_beyond_weights(const gguf::GgufFile& file, int64_t n_ctx, DType kv_type) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/core/file_io.h>
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
@@ -146,6 +147,13 @@ Result<ErrorStats> tensor_error(DType type, const uint8_t* data, const float* re
 
 Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const std::filesystem::path& output,
                                       const QuantizeOptions& options) {
+  // Writing over the input would truncate the file that is mapped for
+  // reading (SIGBUS) and destroy it; hard links and symlinks count too.
+  if (same_file(input.string(), output.string())) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("{} and {} are the same file; write the output to a new file", input.string(),
+                                  output.string()));
+  }
   HEARTH_TRY(gguf::GgufFile file, gguf::GgufFile::open(input, gguf::LoadMode::Mmap));
   const std::string where = input.string();
 
@@ -184,12 +192,9 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
     }
   }
   HEARTH_CHECK(writer.begin(output));
-  // From here on a failure leaves a partial file: remove it.
-  auto fail = [&output](Error error) {
-    std::error_code ignored;
-    std::filesystem::remove(output, ignored);
-    return error;
-  };
+  // The writer fills a temporary file renamed over `output` only by finish(),
+  // so a failure leaves any existing output untouched and nothing partial.
+  auto fail = [](Error error) { return error; };
 
   const quant::KernelTable kernels = quant::select_kernels(quant::detect_cpu_features());
   QuantizeReport report;

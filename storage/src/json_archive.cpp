@@ -1,4 +1,5 @@
 // JSON export/import; the format is documented in docs/storage-json-format.md.
+#include <hearth/engine/core/text_position.h>
 #include <nlohmann/json.hpp>
 
 #include <unordered_map>
@@ -268,8 +269,14 @@ Result<std::string> export_json(Database& db, const ExportSelection& selection) 
 }
 
 Result<ImportReport> import_json(Database& db, std::string_view text) {
-  const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return make_error(ErrorCode::InvalidFormat, "import: the document is not valid JSON");
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const uint64_t offset = e.byte > 0 ? static_cast<uint64_t>(e.byte) - 1 : 0;
+    return make_error(ErrorCode::InvalidFormat, fmt::format("import: the document is not valid JSON at {}: {}",
+                                                            text_position(text, offset), json_error_reason(e.what())));
+  }
   if (!root.is_object()) return make_error(ErrorCode::InvalidFormat, "import: the document is not a JSON object");
   const Fields top(root, "$");
   HEARTH_TRY(std::string format, top.string("format"));

@@ -250,7 +250,8 @@ TEST_P(ArchiveTest, BadDocumentsAreRejectedWholeWithThePathAtFault) {
     EXPECT_NE(at, std::string::npos) << from;
     return doc.replace(at, from.size(), to);
   };
-  expect_error("{not json", ErrorCode::InvalidFormat, "not valid JSON");
+  expect_error("{not json", ErrorCode::InvalidFormat,
+               "not valid JSON at byte 2 (line 1, column 3): syntax error while parsing object key - invalid literal");
   expect_error("[]", ErrorCode::InvalidFormat, "not a JSON object");
   expect_error(replaced("\"hearth-conversations\"", "\"other\""), ErrorCode::InvalidFormat, "$.format");
   expect_error(replaced("\"version\": 1", "\"version\": 7"), ErrorCode::Unsupported, "version 7");

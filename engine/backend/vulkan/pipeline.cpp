@@ -3,9 +3,11 @@
 #include "vk_struct.h"
 
 #include <fmt/format.h>
+#include <hearth/engine/core/file_io.h>
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -35,13 +37,17 @@ std::string PipelineCache::validate_header(std::span<const std::byte> blob,
 Result<std::unique_ptr<PipelineCache>> PipelineCache::open(const VulkanContext& ctx, std::string path) {
   std::unique_ptr<PipelineCache> c(new PipelineCache(ctx, std::move(path)));
   std::vector<std::byte> blob;
-  if (!c->path_.empty()) {
-    std::ifstream in(c->path_, std::ios::binary);
-    if (in) {
-      std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      blob.resize(bytes.size());
-      if (!bytes.empty()) std::memcpy(blob.data(), bytes.data(), bytes.size());
-      const std::string why = validate_header(blob, ctx.properties());
+  std::error_code missing;
+  if (!c->path_.empty() && std::filesystem::exists(c->path_, missing)) {
+    // Bounded, and never a FIFO or a device: the path comes from settings.
+    constexpr uint64_t kCacheFileLimit = uint64_t{256} << 20;
+    auto bytes = read_regular_file(c->path_, kCacheFileLimit, "pipeline cache files");
+    if (bytes.ok()) {
+      blob.resize(bytes->size());
+      if (!bytes->empty()) std::memcpy(blob.data(), bytes->data(), bytes->size());
+    }
+    {
+      const std::string why = bytes.ok() ? validate_header(blob, ctx.properties()) : bytes.error().message;
       if (why.empty()) {
         c->load_ = CacheLoad::Loaded;
       } else {
@@ -80,16 +86,7 @@ Status PipelineCache::save() const {
   std::vector<char> data(size);
   r = vkGetPipelineCacheData(ctx_.device(), cache_, &size, data.data());
   if (r != VK_SUCCESS) return vk_error(r, "vkGetPipelineCacheData");
-  const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(size));
-    if (!out) return make_error(ErrorCode::Io, fmt::format("cannot write pipeline cache '{}'", tmp));
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    return make_error(ErrorCode::Io, fmt::format("cannot rename '{}' to '{}'", tmp, path_));
-  }
-  return {};
+  return write_file_atomically(path_, std::string_view(data.data(), size));
 }
 
 PipelineSet::~PipelineSet() {

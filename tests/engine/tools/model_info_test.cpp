@@ -111,3 +111,26 @@ TEST(ModelInfo, MissingShapeKeyNamesFileAndKey) {
 
 }  // namespace
 }  // namespace hearth::tools
+
+namespace hearth::tools {
+namespace {
+
+TEST(CheckContextMemory, RefusesAContextWhoseKvCacheDoesNotFitWithTheNumbers) {
+  // stories260K at 4194304 tokens: 5 layers x 4 KV heads x 8 dims x 2 (K, V)
+  // x 2 bytes (f16) x 4194304 positions = 2.5 GiB, by hand.
+  const uint64_t kv = 5ull * 4 * 8 * 2 * 2 * 4194304;
+  const uint64_t other = 2ull << 20;  // weights and scratch
+  auto refused = check_context_memory(4194304, kv, other, (1ull << 30) + other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::OutOfMemory);
+  EXPECT_EQ(refused.error().message, "context of 4194304 tokens needs 2.5 GiB of KV cache; 1.0 GiB available");
+  // Less memory than the weights alone: nothing is left for the cache.
+  auto nothing = check_context_memory(4096, 1 << 20, 8ull << 30, 4ull << 30);
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_EQ(nothing.error().message, "context of 4096 tokens needs 1 MiB of KV cache; 0 bytes available");
+  EXPECT_TRUE(check_context_memory(4194304, kv, other, kv + other).ok());
+  EXPECT_TRUE(check_context_memory(4194304, kv, other, 0).ok());  // unknown: the load's own check decides
+}
+
+}  // namespace
+}  // namespace hearth::tools

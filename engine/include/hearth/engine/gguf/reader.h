@@ -71,6 +71,13 @@ class GgufFile {
                                      const ReaderLimits& limits = {});
 
   const std::filesystem::path& path() const;
+  // An error naming the file when a mapped file was truncated or rewritten
+  // since it was opened: its pages can no longer be read safely (SIGBUS).
+  // Always fine for a file read into memory.
+  Status check_unchanged() const;
+  // Device and inode of the opened file (0 for from_bytes).
+  uint64_t file_device() const;
+  uint64_t file_inode() const;
   uint32_t version() const;
   uint64_t file_size() const;
   uint64_t alignment() const;

@@ -3,6 +3,7 @@
 // in the declared order, so a quantizer never holds the whole model twice.
 #pragma once
 
+#include <hearth/engine/core/file_io.h>
 #include <hearth/engine/core/result.h>
 #include <hearth/engine/gguf/value.h>
 #include <hearth/engine/quant/types.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,12 +46,16 @@ class GgufWriter {
   // declaration order.
   Status add_tensor(TensorSpec spec);
 
-  // Writes the header to `path` (truncating it). After this, metadata and
-  // tensor declarations are frozen.
+  // Writes the header to a temporary file next to `path`; finish() renames it
+  // over `path`, so an existing file (perhaps the input being converted) is
+  // untouched until the new one is complete, and a writer dropped before
+  // finish() leaves nothing behind. After this, metadata and tensor
+  // declarations are frozen.
   Status begin(const std::filesystem::path& path);
   // Writes the next declared tensor's data; its size must match the spec.
   Status write_tensor_data(std::span<const uint8_t> bytes);
-  // Checks that every tensor was written, flushes and closes the file.
+  // Checks that every tensor was written, flushes, syncs and renames the file
+  // into place.
   Status finish();
 
   // Convenience: whole file in one call (tests).
@@ -65,6 +71,7 @@ class GgufWriter {
   size_t next_tensor_ = 0;
   uint64_t written_data_ = 0;
   std::FILE* file_ = nullptr;
+  std::optional<AtomicFile> target_;
   std::filesystem::path path_;
 };
 

@@ -45,6 +45,17 @@ enum class CpuComputes { No, Yes };
 // that would hold the model's size in RAM. Other requests are kept.
 WeightMemory weights_for(WeightMemory requested, CpuComputes cpu);
 
+// How HugePageBuffer::read_file reads.
+struct WeightReadOptions {
+  uint64_t chunk_bytes = uint64_t{64} << 20;  // progress is reported per chunk
+  // When non-zero, the path must still name this file (the one whose header
+  // was parsed); a file replaced in between is an error.
+  uint64_t expect_device = 0;
+  uint64_t expect_inode = 0;
+  // Asked between chunks: true ends the read with ErrorCode::Cancelled.
+  std::function<bool()> stop;
+};
+
 // Anonymous memory that starts on a 2 MiB boundary and is advised for
 // transparent huge pages (advice a kernel without them ignores). Unmapped
 // when destroyed.
@@ -53,12 +64,13 @@ class HugePageBuffer {
   // `size` zeroed bytes; OutOfMemory when the memory cannot be had.
   static Result<HugePageBuffer> allocate(uint64_t size);
   using ProgressFn = std::function<void(uint64_t done_bytes)>;
-  // Bytes [offset, offset + size) of a file. Errors: Io naming the file and
-  // the offset that failed (including a file that ends early), OutOfMemory;
-  // Cancelled when `stop` (asked between pieces) says so.
+  using ReadOptions = WeightReadOptions;
+  // Bytes [offset, offset + size) of a regular file. Never reads past the
+  // size fstat() showed. Errors: Io naming the file and the offset that
+  // failed (including a file shorter than offset + size, or one truncated
+  // during the copy), OutOfMemory.
   static Result<HugePageBuffer> read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                          const ProgressFn& progress = {},
-                                          const std::function<bool()>& stop = {});
+                                          const ProgressFn& progress = {}, const ReadOptions& options = {});
 
   HugePageBuffer() = default;
   HugePageBuffer(HugePageBuffer&& other) noexcept;

@@ -35,4 +35,10 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file);
 // size when it checks the machine's free memory before touching the weights.
 Result<uint64_t> memory_beyond_weights(const gguf::GgufFile& file, int64_t n_ctx, DType kv_type);
 
+// Refuses a context whose KV cache does not fit in `available` bytes next to
+// `other_bytes` (weights and scratch), before anything is allocated:
+// "context of 4194304 tokens needs 2.5 GiB of KV cache; 1.2 GiB available".
+// `available` 0 means unknown: no check.
+Status check_context_memory(int64_t n_ctx, uint64_t kv_bytes, uint64_t other_bytes, uint64_t available);
+
 }  // namespace hearth::tools
