@@ -78,6 +78,14 @@ constexpr std::string_view kGemma = R"({{- bos_token -}}
 {{- '<start_of_turn>model\n' -}}
 {%- endif -%})";
 
+constexpr std::string_view kCompletion = R"({%- set ns = namespace(started=false) -%}
+{%- for message in messages -%}
+{%- if message['role'] == 'assistant' -%}
+{%- if message['content'] -%}{{- ' ' + message['content'] -}}{%- set ns.started = true -%}{%- endif -%}
+{%- elif message['role'] != 'system' -%}
+{%- if ns.started -%}{{- '\n' -}}{%- endif -%}{{- message['content'] -}}{%- set ns.started = true -%}
+{%- endif -%}
+{%- endfor -%})";
 constexpr std::string_view kPhi3 = R"({%- for message in messages -%}
 {%- if message['role'] == 'system' and message['content'] -%}
 {{- '<|system|>\n' + message['content'] + '<|end|>\n' -}}
@@ -103,6 +111,7 @@ const char* to_string(BuiltinTemplate kind) {
     case BuiltinTemplate::Mistral: return "mistral";
     case BuiltinTemplate::Gemma: return "gemma";
     case BuiltinTemplate::Phi3: return "phi3";
+    case BuiltinTemplate::Completion: return "completion (plain text)";
   }
   return "chatml";
 }
@@ -115,6 +124,7 @@ std::string_view builtin_template_source(BuiltinTemplate kind) {
     case BuiltinTemplate::Mistral: return kMistral;
     case BuiltinTemplate::Gemma: return kGemma;
     case BuiltinTemplate::Phi3: return kPhi3;
+    case BuiltinTemplate::Completion: return kCompletion;
   }
   return kChatML;
 }
@@ -130,8 +140,7 @@ BuiltinTemplate choose_builtin_template(const std::vector<std::string>& vocab_to
   if (has("<start_of_turn>")) return BuiltinTemplate::Gemma;
   if (has("<|user|>") && has("<|assistant|>")) return BuiltinTemplate::Phi3;
   if (has("[INST]")) return BuiltinTemplate::Mistral;
-  if (has("<s>") && has("</s>")) return BuiltinTemplate::Llama2;
-  return BuiltinTemplate::ChatML;
+  return BuiltinTemplate::Completion;
 }
 
 }  // namespace hearth::chat

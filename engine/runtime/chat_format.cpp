@@ -7,17 +7,6 @@
 namespace hearth::runtime {
 namespace {
 
-// What a completion model (no template, no chat markers) is given: the user's
-// messages as lines, each reply continuing its message's text.
-constexpr std::string_view kCompletionTemplate = R"({%- set ns = namespace(started=false) -%}
-{%- for message in messages -%}
-{%- if message['role'] == 'assistant' -%}
-{%- if message['content'] -%}{{- ' ' + message['content'] -}}{%- set ns.started = true -%}{%- endif -%}
-{%- elif message['role'] != 'system' -%}
-{%- if ns.started -%}{{- '\n' -}}{%- endif -%}{{- message['content'] -}}{%- set ns.started = true -%}
-{%- endif -%}
-{%- endfor -%})";
-
 // Private-use code points around a message number: no template writes them.
 constexpr std::string_view kOpen = "\xEE\x80\x80\xEE\x80\x81";   // U+E000 U+E001
 constexpr std::string_view kClose = "\xEE\x80\x82";              // U+E002
@@ -88,45 +77,28 @@ bool defuse(std::string& text, const std::vector<std::string_view>& controls) {
   return changed;
 }
 
-bool has_token(const tokenizer::Vocabulary& vocab, std::string_view text) {
-  return std::any_of(vocab.tokens.begin(), vocab.tokens.end(), [&](const auto& t) { return t.text == text; });
-}
-
-// The built-in format the vocabulary's chat markers reveal; none for a
-// completion model. <s> and </s> alone say nothing (every SentencePiece
-// vocabulary has them), so they do not pick Llama 2's format.
-std::optional<chat::BuiltinTemplate> builtin_for(const tokenizer::Vocabulary& vocab) {
-  if (has_token(vocab, "<|im_start|>")) return chat::BuiltinTemplate::ChatML;
-  if (has_token(vocab, "<|start_header_id|>")) return chat::BuiltinTemplate::Llama3;
-  if (has_token(vocab, "<start_of_turn>")) return chat::BuiltinTemplate::Gemma;
-  if (has_token(vocab, "<|user|>") && has_token(vocab, "<|assistant|>")) return chat::BuiltinTemplate::Phi3;
-  if (has_token(vocab, "[INST]")) return chat::BuiltinTemplate::Mistral;
-  return std::nullopt;
-}
-
 }  // namespace
 
 ChatFormat ChatFormat::choose(const tokenizer::Tokenizer& tokenizer, std::optional<std::string_view> source,
                               const Logger& logger) {
-  std::string why = "the model has none";
-  if (source) {
-    auto parsed = chat::ChatTemplate::from_source(*source);
-    if (parsed.ok()) return ChatFormat(tokenizer, std::move(parsed).value(), TemplateOrigin::Model, "the model's chat template");
-    why = fmt::format("the model's template cannot be used ({})", parsed.error().message);
+  // The chat library's one rule (chat::choose_model_template): the model's
+  // template when it parses and renders a probe conversation within the
+  // sandbox limits, else the built-in format of the vocabulary's markers,
+  // else plain text.
+  std::vector<std::string> texts;
+  texts.reserve(tokenizer.vocab().tokens.size());
+  for (const auto& t : tokenizer.vocab().tokens) texts.push_back(t.text);
+  chat::ModelTemplateChoice choice = chat::choose_model_template(source, texts);
+  if (choice.warning.empty()) {
+    return ChatFormat(tokenizer, std::move(choice.chat_template), TemplateOrigin::Model, "the model's chat template");
   }
-  if (const auto kind = builtin_for(tokenizer.vocab())) {
-    auto builtin = chat::ChatTemplate::builtin(*kind);
-    if (builtin.ok()) {
-      std::string note = fmt::format("built-in {} template: {}", chat::to_string(*kind), why);
-      if (source) logger.warn("chat template: {}", note);
-      return ChatFormat(tokenizer, std::move(builtin).value(), TemplateOrigin::Builtin, std::move(note));
-    }
-  }
-  auto plain = chat::ChatTemplate::from_source(kCompletionTemplate);
-  std::string note = fmt::format("plain text (a completion model): {}, and its vocabulary has no chat markers", why);
-  if (source) logger.warn("chat template: {}", note);
-  // The completion template is Hearth's own and always parses.
-  return ChatFormat(tokenizer, std::move(plain).value(), TemplateOrigin::Completion, std::move(note));
+  const auto kind = choice.chat_template.builtin_kind();
+  const TemplateOrigin origin =
+      kind == chat::BuiltinTemplate::Completion ? TemplateOrigin::Completion : TemplateOrigin::Builtin;
+  // A template that is there but cannot be used is worth a warning in the
+  // log; a model without one is said in the status line only.
+  if (source && !source->empty()) logger.warn("chat template: {}", choice.warning);
+  return ChatFormat(tokenizer, std::move(choice.chat_template), origin, std::move(choice.warning));
 }
 
 ChatFormat ChatFormat::from_model(const gguf::GgufFile& file, const tokenizer::Tokenizer& tokenizer,

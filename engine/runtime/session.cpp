@@ -100,8 +100,12 @@ Status Session::truncate(size_t n) {
 
 Status Session::prefill(std::span<const int32_t> tokens, const Cancellation& cancel) {
   if (static_cast<int64_t>(context_.size() + tokens.size()) > config_.n_ctx) {
+    if (context_.empty()) {
+      return make_error(ErrorCode::LimitExceeded, fmt::format("the prompt has {} tokens but the context holds {}",
+                                                              tokens.size(), config_.n_ctx));
+    }
     return make_error(ErrorCode::LimitExceeded,
-                      fmt::format("prompt of {} tokens does not fit: {} of {} context positions are used",
+                      fmt::format("{} more tokens do not fit: {} of the context's {} positions are already used",
                                   tokens.size(), context_.size(), config_.n_ctx));
   }
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(config_.n_batch)) {

@@ -52,6 +52,9 @@ TEST_F(TokenizeVerbs, CorpusModeMatchesReferenceIdsForEveryVocabulary) {
     const std::string file = entry.path().filename().string();
     if (file.size() < 12 || file.substr(file.size() - 12) != ".tokens.json") continue;
     const auto json = nlohmann::json::parse(slurp(entry.path()));
+    // Goldens of a vocabulary variant (a key removed at run time) are the
+    // engine conformance test's; the verb reads the files as they are.
+    if (json.contains("without_keys")) continue;
     const fs::path model = vocab_dir() / json.at("vocab").get<std::string>();
     ASSERT_TRUE(json.at("add_special").get<bool>());
     ASSERT_FALSE(json.at("parse_special").get<bool>());

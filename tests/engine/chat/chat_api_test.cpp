@@ -149,9 +149,10 @@ TEST(BuiltinTemplates, ChosenFromVocabularyTokens) {
   EXPECT_EQ(choose_builtin_template({"<bos>", "<start_of_turn>", "<end_of_turn>"}), T::Gemma);
   EXPECT_EQ(choose_builtin_template({"<s>", "</s>", "<|user|>", "<|assistant|>", "<|end|>"}), T::Phi3);
   EXPECT_EQ(choose_builtin_template({"<s>", "</s>", "[INST]", "[/INST]"}), T::Mistral);
-  EXPECT_EQ(choose_builtin_template({"<unk>", "<s>", "</s>", "▁the"}), T::Llama2);
-  EXPECT_EQ(choose_builtin_template({"a", "b"}), T::ChatML);
-  EXPECT_EQ(choose_builtin_template({}), T::ChatML);
+  // No chat marker: a completion model (<s> and </s> alone say nothing).
+  EXPECT_EQ(choose_builtin_template({"<unk>", "<s>", "</s>", "▁the"}), T::Completion);
+  EXPECT_EQ(choose_builtin_template({"a", "b"}), T::Completion);
+  EXPECT_EQ(choose_builtin_template({}), T::Completion);
 }
 
 TEST(Errors, NameTheTemplateLine) {

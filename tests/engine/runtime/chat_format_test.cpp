@@ -212,7 +212,7 @@ TEST(ChatFormat, AVocabularyWithoutChatMarkersIsACompletionModel) {
   auto tok = load_tokenizer("ggml-vocab-llama-spm.gguf");
   const ChatFormat f = ChatFormat::choose(*tok, std::nullopt);
   EXPECT_EQ(f.origin(), TemplateOrigin::Completion);
-  EXPECT_NE(f.note().find("no chat markers"), std::string::npos) << f.note();
+  EXPECT_NE(f.note().find("completion"), std::string::npos) << f.note();
   auto rendered = f.render({{"system", "ignored", {}}, {"user", "Once upon a time", {}}, {"assistant", "there", {}},
                             {"user", "The end", {}}},
                            GenerationPrompt::Add);
@@ -229,6 +229,7 @@ TEST(ChatFormat, ABrokenTemplateFallsBackToTheVocabularysFormatAndSaysSo) {
   EXPECT_NE(f.note().find("chatml"), std::string::npos) << f.note();
   EXPECT_NE(f.note().find("cannot be used"), std::string::npos) << f.note();
   ASSERT_EQ(logged.size(), 1u);
+  EXPECT_NE(logged[0].find("template line 1"), std::string::npos) << logged[0];
   auto rendered = f.render({{"user", "Hello!", {}}}, GenerationPrompt::Add);
   ASSERT_TRUE(rendered.ok());
   EXPECT_EQ(rendered->text, "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");

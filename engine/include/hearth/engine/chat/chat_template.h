@@ -33,15 +33,22 @@ struct RenderOptions {
   RenderConfig config;  // sandbox limits and the clock for strftime_now
 };
 
-enum class BuiltinTemplate { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3 };
+// Completion: plain text for a model that is not a chat model (the bundled
+// demo): the user's messages as lines, each reply continuing its message, no
+// system role.
+enum class BuiltinTemplate { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3, Completion };
 
 const char* to_string(BuiltinTemplate kind);
 std::string_view builtin_template_source(BuiltinTemplate kind);
 
-// Picks the fallback format from the vocabulary's token strings: the special
+// Picks the fallback format from the vocabulary's token strings: the marker
 // tokens each format needs (<|im_start|>, <|start_header_id|>,
-// <start_of_turn>, <|user|>, [INST], <s>) reveal what the model was tuned on.
-// ChatML when nothing matches.
+// <start_of_turn>, <|user|> with <|assistant|>, [INST]) reveal what the model
+// was tuned on. Completion when there is none: <s> and </s> alone say
+// nothing (every SentencePiece vocabulary has them; Llama 2's [INST] is plain
+// text), and a model converted without a template and without chat markers
+// is most likely a completion model. The Llama 2 format stays available by
+// name.
 BuiltinTemplate choose_builtin_template(const std::vector<std::string>& vocab_tokens);
 
 class ChatTemplate {

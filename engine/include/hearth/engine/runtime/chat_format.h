@@ -1,12 +1,11 @@
 // How a conversation becomes a model's prompt tokens: the one rule that the
 // app, hearth-cli and the local server share.
 //
-// Which template: the model's own (`tokenizer.chat_template`); when it has
-// none, or one Hearth cannot use, the built-in format its vocabulary's marker
-// tokens reveal (<|im_start|>, <|start_header_id|>, <start_of_turn>,
-// <|user|>, [INST]); a vocabulary with no such marker is a completion model
-// (the bundled demo), whose "template" writes the messages as plain text.
-// A fallback is never silent: `note()` says what was chosen and why.
+// Which template: chat::choose_model_template's rule (the model's own when it
+// parses and renders a probe conversation within the sandbox limits; else
+// the built-in format its vocabulary's marker tokens reveal; else plain text
+// for a completion model such as the bundled demo). A fallback is never
+// silent: `note()` says what is used and why.
 //
 // Safety: the template's own text is parsed for special tokens; message text
 // never is. The messages are rendered once with a unique placeholder in
