@@ -7,6 +7,7 @@
 #include "common/load_marker.h"
 #include "common/settings_store.h"
 #include "common/version.h"
+#include "controllers/archive_controller.h"
 #include "controllers/chat_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
@@ -49,12 +50,17 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
       engine_, settings_, LoadMarker(dir.filePath(QStringLiteral("model-load.marker")).toStdString()),
       options_.demo_model_path, this);
   chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
+  archive_ = new ui::ArchiveController(storage_, this);
+  // Imported conversations appear in the sidebar.
+  connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
 
 AppContext::~AppContext() {
   if (gpu_probe_.joinable()) gpu_probe_.join();
   // Order matters: the controller flushes its last writes into the storage
   // queue before the storage thread is drained and joined.
+  delete archive_;
+  archive_ = nullptr;
   delete chat_;
   chat_ = nullptr;
   delete model_;
@@ -72,6 +78,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
   qml.setInitialProperties({
       {QStringLiteral("gpuFreeBytes"), 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
+      {QStringLiteral("archive"), QVariant::fromValue(archive_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},
