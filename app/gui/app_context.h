@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 #include <QQmlApplicationEngine>
 #include <QSettings>
 #include <QString>
@@ -74,6 +75,7 @@ class AppContext : public QObject {
   ui::ModelController* model_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
+  QPointer<QObject> window_;  // the loaded window, for the storage notice
   std::thread gpu_probe_;  // joined before anything it could post to goes
 };
 

@@ -41,6 +41,14 @@ const std::vector<std::string> kTexts = {
     "",
 };
 
+// At most `bytes` bytes of `text`, cut at a character boundary (a cut inside a
+// character would be invalid UTF-8, which an export replaces by U+FFFD).
+std::string utf8_prefix(const std::string& text, std::size_t bytes) {
+  if (text.size() <= bytes) return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+  return text.substr(0, bytes);
+}
+
 // Fills a database through the storage library with a seeded mix of everything a
 // conversation can hold.
 class Filler {
@@ -61,7 +69,7 @@ class Filler {
   void conversation() {
     clock_ += 1 + static_cast<st::UnixMs>(pick(5000));
     st::NewConversation c;
-    c.title = pick(10) == 0 ? "" : text().substr(0, 60);
+    c.title = pick(10) == 0 ? "" : utf8_prefix(text(), 60);
     c.model_file = pick(3) == 0 ? "" : "model-" + std::to_string(pick(5)) + ".gguf";
     c.model_quant = pick(2) ? "Q4_K_M" : "Q8_0";
     c.system_prompt = pick(2) ? text() : "";
@@ -103,9 +111,15 @@ class Filler {
         parent = *edited;
       }
     }
-    if (pick(3) == 0) ASSERT_TRUE(messages.switch_to(all[pick(all.size())]).ok());
-    if (pick(4) == 0) ASSERT_TRUE(st::Conversations(db_).set_pinned(*id, st::Pinned::Yes).ok());
-    if (pick(5) == 0) ASSERT_TRUE(st::Conversations(db_).set_archived(*id, st::Archived::Yes).ok());
+    if (pick(3) == 0) {
+      ASSERT_TRUE(messages.switch_to(all[pick(all.size())]).ok());
+    }
+    if (pick(4) == 0) {
+      ASSERT_TRUE(st::Conversations(db_).set_pinned(*id, st::Pinned::Yes).ok());
+    }
+    if (pick(5) == 0) {
+      ASSERT_TRUE(st::Conversations(db_).set_archived(*id, st::Archived::Yes).ok());
+    }
     if (all.size() >= 2 && pick(2)) {
       st::NewContextEvent e;
       e.kind = pick(2) ? st::ContextEventKind::Summarized : st::ContextEventKind::Dropped;

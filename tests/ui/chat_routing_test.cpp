@@ -73,6 +73,15 @@ class ChatRoutingTest : public ::testing::Test {
     return out.value_or(MessageTree{});
   }
 
+  // Opens a conversation and waits until the view shows it (first row `first`).
+  void open_and_wait(qint64 id, const QString& first) {
+    chat->openConversation(id);
+    ASSERT_TRUE(QTest::qWaitFor([&] {
+      return chat->messages()->rowCount() > 0 &&
+             chat->messages()->data(chat->messages()->index(0), MessageListModel::TextRole).toString() == first;
+    }, 10000));
+  }
+
   QString reply() const { return engine->pieces.join(QString()); }
 
   QTemporaryDir dir;
@@ -105,8 +114,7 @@ TEST_F(ChatRoutingTest, SwitchingBeforeTheSaveReturnsKeepsTheReplyInItsConversat
   const qint64 a = conversation_with(QStringLiteral("About foxes"));
   const qint64 b = conversation_with(QStringLiteral("About owls"));
   ASSERT_NE(a, b);
-  chat->openConversation(a);
-  ASSERT_TRUE(QTest::qWaitFor([&] { return chat->messages()->rowCount() == 2; }, 10000));
+  open_and_wait(a, QStringLiteral("About foxes"));
 
   hold_storage();
   QSignalSpy done(chat.get(), &ChatController::replyFinished);
@@ -114,7 +122,7 @@ TEST_F(ChatRoutingTest, SwitchingBeforeTheSaveReturnsKeepsTheReplyInItsConversat
   chat->openConversation(b);  // before the storage job that saves the message has run
   EXPECT_EQ(engine->requests.size(), 2);  // nothing sent yet
   release_storage();
-  ASSERT_TRUE(done.wait(10000));
+  ASSERT_TRUE(done.wait(10000)) << chat->lastError().toStdString();
 
   // The request carried a's history, not b's.
   ASSERT_EQ(engine->requests.size(), 3);
@@ -148,15 +156,14 @@ TEST_F(ChatRoutingTest, SwitchingBeforeTheSaveReturnsKeepsTheReplyInItsConversat
 TEST_F(ChatRoutingTest, StartingANewConversationBeforeTheSaveReturnsKeepsTheReplyInItsConversation) {
   const qint64 a = conversation_with(QStringLiteral("About foxes"));
   const qint64 b = conversation_with(QStringLiteral("About owls"));
-  chat->openConversation(a);
-  ASSERT_TRUE(QTest::qWaitFor([&] { return chat->messages()->rowCount() == 2; }, 10000));
+  open_and_wait(a, QStringLiteral("About foxes"));
 
   hold_storage();
   QSignalSpy done(chat.get(), &ChatController::replyFinished);
   chat->send(QStringLiteral("And their dens?"));
   chat->newConversation();
   release_storage();
-  ASSERT_TRUE(done.wait(10000));
+  ASSERT_TRUE(done.wait(10000)) << chat->lastError().toStdString();
 
   ASSERT_EQ(engine->requests.size(), 3);
   ASSERT_EQ(engine->requests[2].turns.size(), 4);
@@ -179,7 +186,7 @@ TEST_F(ChatRoutingTest, SwitchingAwayFromAConversationBeingCreatedKeepsItsFirstR
   chat->send(QStringLiteral("About badgers"));
   chat->openConversation(a);
   release_storage();
-  ASSERT_TRUE(done.wait(10000));
+  ASSERT_TRUE(done.wait(10000)) << chat->lastError().toStdString();
 
   ASSERT_EQ(engine->requests.size(), 2);
   const qint64 created = engine->requests[1].conversation_id;

@@ -348,7 +348,7 @@ void PickerViewModel::verify(const QString& id, const QString& quant) {
   // Results and progress come back as queued calls; the destructor joins this
   // thread first, and Qt drops calls queued for an object that is gone.
   verify_thread_ = std::thread([this, id, quant, path, dir = models_dir_.toStdString()] {
-    int reported = -1;  // percent, so at most 101 updates however large the file
+    int reported = 0;  // percent (0 is shown already), so at most 100 updates however large the file
     auto progress = [this, &reported](std::uint64_t done, std::uint64_t total) {
       const int percent = total == 0 ? 100 : static_cast<int>(done * 100 / total);
       if (percent != reported) {
