@@ -36,6 +36,16 @@ ModelController::ModelController(EngineClient* engine, SettingsController* setti
   connect(engine_, &EngineClient::modelLoaded, this, &ModelController::on_loaded);
   connect(engine_, &EngineClient::loadFailed, this, &ModelController::on_failed);
   connect(settings_, &SettingsController::reloadRequested, this, &ModelController::reload);
+  marker_io_.setMaxThreadCount(1);
+}
+
+// Marker jobs post back to `this`; they finish before it goes (each is one small
+// file operation), and Qt drops calls still queued for a destroyed object.
+ModelController::~ModelController() { marker_io_.waitForDone(); }
+
+void ModelController::end_marker() {
+  if (!marker_) return;
+  marker_io_.start([marker = *marker_] { marker.end(); });
 }
 
 bool ModelController::demoAvailable() const {
@@ -68,11 +78,22 @@ void ModelController::load(const QString& path) {
   progress_ = 0;
   error_.clear();
   requested_with_ = settings_->settings().load;
-  // The marker must be on disk before the engine touches the file.
-  if (marker_) marker_->begin(path.toStdString());
   set_state(State::Loading);
   emit progressChanged();
-  engine_->loadModel(make_request(path, *requested_with_));
+  const LoadRequest request = make_request(path, *requested_with_);
+  const quint64 attempt = ++load_attempt_;
+  if (!marker_) {
+    engine_->loadModel(request);
+    return;
+  }
+  // The marker must be on disk before the engine touches the file, so the engine
+  // is asked only once the marker thread has written and synced it.
+  marker_io_.start([this, marker = *marker_, request, attempt] {
+    marker.begin(request.model_path.toStdString());
+    QMetaObject::invokeMethod(this, [this, request, attempt] {
+      if (attempt == load_attempt_) engine_->loadModel(request);
+    }, Qt::QueuedConnection);
+  });
 }
 
 void ModelController::loadDemo() { load(demo_path_); }
@@ -88,7 +109,7 @@ void ModelController::dismissNotice() {
 }
 
 void ModelController::on_loaded(const ModelInfo& info) {
-  if (marker_) marker_->end();
+  end_marker();
   info_ = info;
   progress_ = 1;
   settings_->set_last_model_path(info.path);
@@ -109,7 +130,7 @@ void ModelController::on_loaded(const ModelInfo& info) {
 }
 
 void ModelController::on_failed(const QString& path, const QString& message) {
-  if (marker_) marker_->end();
+  end_marker();
   error_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
   info_ = ModelInfo{};
   settings_->set_loaded_model(std::nullopt, 0, std::nullopt);

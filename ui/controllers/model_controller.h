@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 #include <QtQml/qqmlregistration.h>
 
 #include <optional>
@@ -41,6 +42,7 @@ class ModelController : public QObject {
   ModelController(EngineClient* engine, SettingsController* settings,
                   std::optional<app::LoadMarker> marker, QString demo_model_path,
                   QObject* parent = nullptr);
+  ~ModelController() override;
 
   // At start: loads `cli_model` if given, else the last model unless loading
   // it crashed the previous run (then says why in `notice`).
@@ -74,6 +76,7 @@ class ModelController : public QObject {
   void on_loaded(const ModelInfo& info);
   void on_failed(const QString& path, const QString& message);
   void set_state(State s);
+  void end_marker();
 
   EngineClient* engine_;
   SettingsController* settings_;
@@ -86,6 +89,10 @@ class ModelController : public QObject {
   QString error_;
   QString notice_;
   std::optional<app::LoadSettings> requested_with_;
+  // Writes and removes the load marker off the GUI thread (an fsync can stall on a
+  // busy disk). One thread, so a marker's removal never overtakes its writing.
+  QThreadPool marker_io_;
+  quint64 load_attempt_ = 0;  // a marker write finishing for an older load is ignored
 };
 
 }  // namespace hearth::ui
