@@ -7,12 +7,14 @@
 #include "common/load_marker.h"
 #include "common/settings_store.h"
 #include "common/version.h"
+#include "controllers/archive_controller.h"
 #include "controllers/chat_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
 #include "engine/memory_sizer.h"
 #include "engine_service/engine_service_client.h"
 #include "engine_service/gpu_probe.h"
+#include "gui/deferred_store.h"
 #include "gui/store_factory.h"
 #include "store/storage_executor.h"
 #include "ui_module.h"
@@ -33,10 +35,20 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   if (store) {
     persistent_ = true;
   } else {
-    OpenedStore opened = open_conversation_store(options_.data_dir);
-    store = std::move(opened.store);
-    persistent_ = opened.persistent;
-    storage_problem_ = opened.problem;
+    // Opened by the storage thread's first job: checking, migrating and recovering
+    // the database can take a while and the window should not wait for it.
+    store = std::make_unique<DeferredStore>(
+        [data_dir = options_.data_dir] { return open_conversation_store(data_dir); },
+        [this](const OpenedStore& opened) {
+          QMetaObject::invokeMethod(
+              this,
+              [this, persistent = opened.persistent, problem = opened.problem] {
+                persistent_ = persistent;
+                storage_problem_ = problem;
+                if (window_) window_->setProperty("storageNotice", problem);
+              },
+              Qt::QueuedConnection);
+        });
   }
   storage_ = new ui::StorageExecutor(std::move(store), this);
   engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache"))),
@@ -49,12 +61,17 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
       engine_, settings_, LoadMarker(dir.filePath(QStringLiteral("model-load.marker")).toStdString()),
       options_.demo_model_path, this);
   chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
+  archive_ = new ui::ArchiveController(storage_, this);
+  // Imported conversations appear in the sidebar.
+  connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
 
 AppContext::~AppContext() {
   if (gpu_probe_.joinable()) gpu_probe_.join();
   // Order matters: the controller flushes its last writes into the storage
   // queue before the storage thread is drained and joined.
+  delete archive_;
+  archive_ = nullptr;
   delete chat_;
   chat_ = nullptr;
   delete model_;
@@ -72,6 +89,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
   qml.setInitialProperties({
       {QStringLiteral("gpuFreeBytes"), 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
+      {QStringLiteral("archive"), QVariant::fromValue(archive_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},
@@ -79,6 +97,9 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
   });
   qml.load(QUrl(QString::fromUtf8(ui::kMainQmlUrl)));
   if (qml.rootObjects().isEmpty()) return false;
+  window_ = qml.rootObjects().first();
+  // The database may have reported while QML loaded.
+  window_->setProperty("storageNotice", storage_problem_);
   start_gpu_probe(qml.rootObjects().first());
   model_->start(options_.model_path);
   chat_->refreshConversations();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 #include <QQmlApplicationEngine>
 #include <QSettings>
 #include <QString>
@@ -15,6 +16,7 @@
 #include "store/conversation_store.h"
 
 namespace hearth::ui {
+class ArchiveController;
 class ChatController;
 class EngineClient;
 class ModelController;
@@ -46,6 +48,7 @@ class AppContext : public QObject {
   bool show(QQmlApplicationEngine& qml);
 
   ui::ChatController* chat() const { return chat_; }
+  ui::ArchiveController* archive() const { return archive_; }
   ui::ModelController* model() const { return model_; }
   ui::SettingsController* settings() const { return settings_; }
   const QString& data_dir() const { return options_.data_dir; }
@@ -71,6 +74,8 @@ class AppContext : public QObject {
   ui::SettingsController* settings_ = nullptr;
   ui::ModelController* model_ = nullptr;
   ui::ChatController* chat_ = nullptr;
+  ui::ArchiveController* archive_ = nullptr;
+  QPointer<QObject> window_;  // the loaded window, for the storage notice
   std::thread gpu_probe_;  // joined before anything it could post to goes
 };
 

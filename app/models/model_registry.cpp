@@ -22,14 +22,25 @@ std::filesystem::path sidecar(const std::filesystem::path& model) {
 
 }  // namespace
 
-Result<std::string> sha256_of_file(const std::filesystem::path& path) {
+Result<std::string> sha256_of_file(const std::filesystem::path& path, const HashProgress& progress) {
+  // Read in pieces so a multi-gigabyte model can report progress and be stopped.
+  constexpr qint64 kChunk = qint64{4} << 20;
   QFile file(QString::fromStdString(path.string()));
   if (!file.open(QIODevice::ReadOnly)) {
     return make_error(ErrorCode::Io, fmt::format("cannot open '{}' to hash it", path.string()));
   }
+  const auto total = static_cast<std::uint64_t>(file.size());
   QCryptographicHash hash(QCryptographicHash::Sha256);
-  if (!hash.addData(&file)) {
-    return make_error(ErrorCode::Io, fmt::format("cannot read '{}' to hash it", path.string()));
+  QByteArray buffer(kChunk, Qt::Uninitialized);
+  std::uint64_t done = 0;
+  if (progress && !progress(0, total)) return make_error(ErrorCode::Cancelled, "hashing stopped");
+  while (true) {
+    const qint64 n = file.read(buffer.data(), kChunk);
+    if (n < 0) return make_error(ErrorCode::Io, fmt::format("cannot read '{}' to hash it", path.string()));
+    if (n == 0) break;
+    hash.addData(QByteArrayView(buffer.constData(), n));
+    done += static_cast<std::uint64_t>(n);
+    if (progress && !progress(done, total)) return make_error(ErrorCode::Cancelled, "hashing stopped");
   }
   return hash.result().toHex().toStdString();
 }
@@ -77,8 +88,8 @@ Status ModelRegistry::record(const InstalledModel& model) const {
   return write_file_atomically(sidecar(model.path).string(), meta.dump(2) + "\n");
 }
 
-Result<VerifyResult> ModelRegistry::verify(const std::filesystem::path& path) const {
-  HEARTH_TRY(std::string actual, sha256_of_file(path));
+Result<VerifyResult> ModelRegistry::verify(const std::filesystem::path& path, const HashProgress& progress) const {
+  HEARTH_TRY(std::string actual, sha256_of_file(path, progress));
   VerifyResult result;
   result.actual_sha256 = actual;
   std::string recorded;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +31,12 @@ struct VerifyResult {
   std::string actual_sha256;
 };
 
+// Called as hashing proceeds with the bytes hashed so far and the file's size;
+// returning false stops the hash (the result is then ErrorCode::Cancelled).
+using HashProgress = std::function<bool(std::uint64_t done, std::uint64_t total)>;
+
 // SHA-256 of a file's contents, lowercase hex.
-Result<std::string> sha256_of_file(const std::filesystem::path& path);
+Result<std::string> sha256_of_file(const std::filesystem::path& path, const HashProgress& progress = {});
 
 class ModelRegistry {
  public:
@@ -44,7 +49,7 @@ class ModelRegistry {
   // Writes the sidecar of `model.path`.
   Status record(const InstalledModel& model) const;
   // Re-hashes the file and compares with the recorded SHA-256.
-  Result<VerifyResult> verify(const std::filesystem::path& path) const;
+  Result<VerifyResult> verify(const std::filesystem::path& path, const HashProgress& progress = {}) const;
   // Deletes the file and its sidecar.
   Status remove(const std::filesystem::path& path) const;
 

@@ -137,7 +137,50 @@ Result<T> at_path(Result<T> parsed, const Fields& fields, const char* key) {
   return fields.fail(key, "is invalid: " + parsed.error().message);
 }
 
-Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string& path, ImportReport& report) {
+// Whether the database already holds this conversation (see `Duplicates`). Messages
+// the comparison cannot read make it "not a duplicate"; the import then reports them.
+Result<bool> already_exists(DatabaseImpl& impl, const std::string& title, std::int64_t created,
+                            const Json& messages) {
+  HEARTH_TRY(auto candidates, impl.prepare("SELECT id FROM conversations WHERE title = ?1 AND created_ms = ?2"));
+  candidates.bind(1, title).bind(2, created);
+  while (true) {
+    HEARTH_TRY(bool row, candidates.step());
+    if (!row) return false;
+    HEARTH_TRY(auto stored, impl.prepare("SELECT role, content, created_ms FROM messages "
+                                         "WHERE conversation_id = ?1 ORDER BY id"));
+    stored.bind(1, candidates.int64(0));
+    bool same = true;
+    std::size_t i = 0;
+    while (same) {
+      HEARTH_TRY(bool message, stored.step());
+      if (!message) break;
+      if (i >= messages.size()) {
+        same = false;
+        break;
+      }
+      const Json& jm = messages[i++];
+      const auto role = jm.is_object() ? jm.find("role") : jm.end();
+      const auto content = jm.is_object() ? jm.find("content") : jm.end();
+      const auto m_created = jm.is_object() ? jm.find("created_ms") : jm.end();
+      same = role != jm.end() && role->is_string() && role->get<std::string>() == stored.text(0) &&
+             content != jm.end() && content->is_string() && content->get<std::string>() == stored.text(1) &&
+             m_created != jm.end() && m_created->is_number_integer() &&
+             m_created->get<std::int64_t>() == stored.int64(2);
+    }
+    if (same && i == messages.size()) return true;
+  }
+}
+
+// What one pass over a document found and did.
+struct ImportTally {
+  ImportReport report;
+  std::int64_t document_messages = 0;
+  std::int64_t existing = 0;
+};
+
+Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string& path, Duplicates duplicates,
+                           ImportTally& tally) {
+  ImportReport& report = tally.report;
   if (!jc.is_object()) return make_error(ErrorCode::InvalidFormat, path + " is not an object");
   const Fields f(jc, path);
   HEARTH_TRY(const Json* settings_json, f.get("settings", Json::value_t::object));
@@ -153,6 +196,16 @@ Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string
   HEARTH_TRY(auto active_leaf, f.optional_integer("active_leaf"));
   HEARTH_TRY(const Json* messages, f.get("messages", Json::value_t::array));
   HEARTH_TRY(const Json* events, f.get("context_events", Json::value_t::array));
+
+  tally.document_messages += static_cast<std::int64_t>(messages->size());
+  HEARTH_TRY(bool exists, already_exists(impl, title, created, *messages));
+  if (exists) {
+    ++tally.existing;
+    if (duplicates == Duplicates::Skip) {
+      ++report.skipped;
+      return {};
+    }
+  }
 
   HEARTH_TRY(auto insert, impl.prepare("INSERT INTO conversations (title, created_ms, updated_ms, model_file, "
                                        "model_quant, system_prompt, settings_json, pinned, archived) "
@@ -268,7 +321,10 @@ Result<std::string> export_json(Database& db, const ExportSelection& selection) 
   return root.dump(1, '\t', false, Json::error_handler_t::replace);
 }
 
-Result<ImportReport> import_json(Database& db, std::string_view text) {
+namespace {
+
+// Validates the document's envelope and returns its conversation list.
+Result<Json> parse_document(std::string_view text) {
   Json root;
   try {
     root = Json::parse(text);
@@ -288,14 +344,41 @@ Result<ImportReport> import_json(Database& db, std::string_view text) {
                                                   std::to_string(kFormatVersion) + ")");
   }
   HEARTH_TRY(const Json* conversations, top.get("conversations", Json::value_t::array));
+  // Moved out rather than copied: an export can be large. It points into `root`,
+  // which is not const.
+  return std::move(const_cast<Json&>(*conversations));
+}
 
+Status import_all(Database& db, const Json& conversations, Duplicates duplicates, ImportTally& tally) {
+  for (std::size_t i = 0; i < conversations.size(); ++i) {
+    HEARTH_CHECK(import_conversation(db.impl(), conversations[i], "$.conversations[" + std::to_string(i) + "]",
+                                     duplicates, tally));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ImportPreview> preview_import(Database& db, std::string_view text) {
+  HEARTH_TRY(const Json conversations, parse_document(text));
+  // The real import, rolled back: every check the import makes, the preview makes,
+  // and "existing" counts exactly what Duplicates::Skip would leave out.
+  HEARTH_TRY(auto tx, Transaction::begin(db, Durability::Normal));
+  ImportTally tally;
+  HEARTH_CHECK(import_all(db, conversations, Duplicates::ImportAsCopies, tally));
+  ImportPreview preview;
+  preview.conversations = static_cast<std::int64_t>(conversations.size());
+  preview.messages = tally.document_messages;
+  preview.existing = tally.existing;
+  return preview;  // `tx` rolls back
+}
+
+Result<ImportReport> import_json(Database& db, std::string_view text, Duplicates duplicates) {
+  HEARTH_TRY(const Json conversations, parse_document(text));
   return in_transaction(db, Durability::Full, [&]() -> Result<ImportReport> {
-    ImportReport report;
-    for (std::size_t i = 0; i < conversations->size(); ++i) {
-      HEARTH_CHECK(import_conversation(db.impl(), (*conversations)[i], "$.conversations[" + std::to_string(i) + "]",
-                                       report));
-    }
-    return report;
+    ImportTally tally;
+    HEARTH_CHECK(import_all(db, conversations, duplicates, tally));
+    return std::move(tally.report);
   });
 }
 

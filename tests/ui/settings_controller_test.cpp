@@ -91,11 +91,20 @@ TEST(ModelController, MarkerExistsOnlyWhileLoading) {
   EngineMemorySizer sizer;
   SettingsController settings(app::Settings{}, nullptr, &sizer);
   testing::ScriptedEngineClient engine;
+  // What the marker file held when the engine was asked to load.
+  std::optional<std::string> marker_at_load;
+  engine.on_load = [&](const LoadRequest&) {
+    marker_at_load = app::LoadMarker(marker_file).interrupted_model().value_or("(none)");
+  };
   ModelController model(&engine, &settings, app::LoadMarker(marker_file), QString());
   model.load(QStringLiteral("/m/a.gguf"));
-  EXPECT_EQ(app::LoadMarker(marker_file).interrupted_model().value_or(""), "/m/a.gguf");
-  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 2000));
-  EXPECT_FALSE(app::LoadMarker(marker_file).interrupted_model().has_value());
+  // The marker is written by the marker thread; the engine is not asked until then.
+  EXPECT_TRUE(engine.loads.isEmpty());
+  EXPECT_TRUE(model.loading());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 10000));
+  EXPECT_EQ(marker_at_load, std::optional<std::string>("/m/a.gguf"));
+  // Removed by the marker thread after the load finished.
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !app::LoadMarker(marker_file).interrupted_model().has_value(); }, 10000));
   EXPECT_EQ(settings.settings().last_model_path, "/m/a.gguf");
   EXPECT_FALSE(settings.needsReload());
 }

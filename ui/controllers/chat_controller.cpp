@@ -7,6 +7,7 @@
 
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
+#include "models/message_tree_index.h"
 
 namespace hearth::ui {
 namespace {
@@ -60,6 +61,10 @@ struct NewTurn {
   bool created = false;
   std::optional<MessageRecord> user;
   MessageRecord assistant;
+  // The saved messages from the root down to the assistant's parent: what the
+  // request sends, read from the store so it does not depend on what is open
+  // when the job returns.
+  std::vector<MessageRecord> history;
 };
 
 }  // namespace
@@ -396,6 +401,12 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
         HEARTH_TRY(turn.assistant, s.append_message(turn.conversation.id, reply_parent,
                                                     StoredRole::Assistant, std::string(),
                                                     MessageState::Streaming));
+        HEARTH_TRY(MessageTree saved, s.load_messages(turn.conversation.id));
+        const MessageTreeIndex index(std::move(saved.messages));
+        for (MessageKey key : index.path_to(turn.assistant.id)) {
+          if (key == turn.assistant.id) break;
+          if (const MessageRecord* m = index.find(key)) turn.history.push_back(*m);
+        }
         return turn;
       },
       this,
@@ -431,12 +442,14 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
           if (turn.user) messages_.add_and_show(*turn.user);
           messages_.add_and_show(turn.assistant);
         }
-        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation.overflow);
+        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation.overflow,
+                         turn.history);
       });
 }
 
 void ChatController::start_generation(ConversationKey conversation, MessageKey assistant,
-                                      std::optional<StoredOverflow> overflow) {
+                                      std::optional<StoredOverflow> overflow,
+                                      const std::vector<MessageRecord>& history) {
   GenerationRequest request;
   SentTurns sent;
   sent.conversation = conversation;
@@ -445,13 +458,9 @@ void ChatController::start_generation(ConversationKey conversation, MessageKey a
     request.turns.append({ChatRole::System, QString::fromStdString(s.system_prompt)});
     sent.messages.push_back(std::nullopt);
   }
-  for (MessageKey key : messages_.tree().path_to(assistant)) {
-    if (key == assistant) break;
-    const MessageRecord* m = messages_.tree().find(key);
-    if (m) {
-      request.turns.append({to_chat_role(m->role), QString::fromStdString(m->content)});
-      sent.messages.push_back(key);
-    }
+  for (const MessageRecord& m : history) {
+    request.turns.append({to_chat_role(m.role), QString::fromStdString(m.content)});
+    sent.messages.push_back(m.id);
   }
   request.sampling = to_sampling(s.sampling);
   // The conversation's own policy when it has one, else the typed global setting.
@@ -476,7 +485,8 @@ void ChatController::on_chunk(RequestId id, const QString& text) {
   if (!active_ || active_->request != id) return;  // a stale request
   active_->text += text.toStdString();
   active_->dirty = true;
-  messages_.append_text(active_->message, text);
+  // The reply belongs to the conversation it was sent in; another one may be open now.
+  if (shows(active_->conversation)) messages_.append_text(active_->message, text);
 }
 
 void ChatController::persist_stream() {
@@ -502,7 +512,7 @@ void ChatController::on_finished(RequestId id, const GenerationStats& stats) {
   storage_->write([message, text, figures](ConversationStore& s) {
     return s.update_message(message, text, MessageState::Complete, figures);
   });
-  messages_.set_state(message, MessageState::Complete, &figures);
+  if (shows(active_->conversation)) messages_.set_state(message, MessageState::Complete, &figures);
   last_stats_ = stats;
   active_.reset();
   emit statsChanged();
@@ -519,7 +529,7 @@ void ChatController::on_failed(RequestId id, const QString& message) {
   storage_->write([key, text](ConversationStore& s) {
     return s.update_message(key, text, MessageState::Error, ReplyFigures{});
   });
-  messages_.set_state(key, MessageState::Error);
+  if (shows(active_->conversation)) messages_.set_state(key, MessageState::Error);
   active_.reset();
   set_error(tr("The reply failed: %1").arg(message));
   emit generatingChanged();
@@ -591,6 +601,8 @@ void ChatController::set_error(const QString& message) {
   last_error_ = message;
   emit lastErrorChanged();
 }
+
+bool ChatController::shows(ConversationKey id) const { return current_ && *current_ == id; }
 
 void ChatController::touch_conversation(ConversationKey id) {
   if (auto rec = conversations_.get(id)) {

@@ -134,7 +134,8 @@ class ChatController : public QObject {
 
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text);
   void start_generation(ConversationKey conversation, MessageKey assistant,
-                        std::optional<StoredOverflow> overflow);
+                        std::optional<StoredOverflow> overflow,
+                        const std::vector<MessageRecord>& history);
   void set_current_overflow(std::optional<StoredOverflow> overflow);
   void on_chunk(RequestId id, const QString& text);
   void on_finished(RequestId id, const GenerationStats& stats);
@@ -144,6 +145,7 @@ class ChatController : public QObject {
   void run_search();
   void set_error(const QString& message);
   void touch_conversation(ConversationKey id);
+  bool shows(ConversationKey id) const;  // is `id` the open conversation?
 
   StorageExecutor* storage_;
   EngineClient* engine_;

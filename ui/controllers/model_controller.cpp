@@ -36,6 +36,16 @@ ModelController::ModelController(EngineClient* engine, SettingsController* setti
   connect(engine_, &EngineClient::modelLoaded, this, &ModelController::on_loaded);
   connect(engine_, &EngineClient::loadFailed, this, &ModelController::on_failed);
   connect(settings_, &SettingsController::reloadRequested, this, &ModelController::reload);
+  marker_io_.setMaxThreadCount(1);
+}
+
+// Marker jobs post back to `this`; they finish before it goes (each is one small
+// file operation), and Qt drops calls still queued for a destroyed object.
+ModelController::~ModelController() { marker_io_.waitForDone(); }
+
+void ModelController::end_marker() {
+  if (!marker_) return;
+  marker_io_.start([marker = *marker_] { marker.end(); });
 }
 
 bool ModelController::demoAvailable() const {
@@ -68,13 +78,23 @@ void ModelController::load(const QString& path) {
   progress_ = 0;
   error_.clear();
   requested_with_ = settings_->settings().load;
-  // The marker must be on disk before the engine touches the file.
-  if (marker_) marker_->begin(path.toStdString());
   set_state(State::Loading);
   emit progressChanged();
   LoadRequest request = make_request(path, *requested_with_);
-  request.load_id = ++load_seq_;
-  engine_->loadModel(request);
+  const qint64 attempt = ++load_attempt_;
+  request.load_id = attempt;
+  if (!marker_) {
+    engine_->loadModel(request);
+    return;
+  }
+  // The marker must be on disk before the engine touches the file, so the engine
+  // is asked only once the marker thread has written and synced it.
+  marker_io_.start([this, marker = *marker_, request, attempt] {
+    marker.begin(request.model_path.toStdString());
+    QMetaObject::invokeMethod(this, [this, request, attempt] {
+      if (attempt == load_attempt_) engine_->loadModel(request);
+    }, Qt::QueuedConnection);
+  });
 }
 
 void ModelController::loadDemo() { load(demo_path_); }
@@ -90,8 +110,8 @@ void ModelController::dismissNotice() {
 }
 
 void ModelController::on_loaded(const ModelInfo& info) {
-  if (info.load_id != 0 && info.load_id != load_seq_) return;  // superseded
-  if (marker_) marker_->end();
+  if (info.load_id != 0 && info.load_id != load_attempt_) return;  // superseded
+  end_marker();
   info_ = info;
   progress_ = 1;
   settings_->set_last_model_path(info.path);
@@ -112,8 +132,8 @@ void ModelController::on_loaded(const ModelInfo& info) {
 }
 
 void ModelController::on_failed(const QString& path, const QString& message, qint64 load_id) {
-  if (load_id != 0 && load_id != load_seq_) return;  // superseded
-  if (marker_) marker_->end();
+  if (load_id != 0 && load_id != load_attempt_) return;  // superseded
+  end_marker();
   error_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
   info_ = ModelInfo{};
   settings_->set_loaded_model(std::nullopt, 0, std::nullopt);

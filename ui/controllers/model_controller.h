@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 #include <QtQml/qqmlregistration.h>
 
 #include <optional>
@@ -43,6 +44,7 @@ class ModelController : public QObject {
   ModelController(EngineClient* engine, SettingsController* settings,
                   std::optional<app::LoadMarker> marker, QString demo_model_path,
                   QObject* parent = nullptr);
+  ~ModelController() override;
 
   // At start: loads `cli_model` if given, else the last model unless loading
   // it crashed the previous run (then says why in `notice`).
@@ -77,6 +79,7 @@ class ModelController : public QObject {
   void on_loaded(const ModelInfo& info);
   void on_failed(const QString& path, const QString& message, qint64 load_id);
   void set_state(State s);
+  void end_marker();
 
   EngineClient* engine_;
   SettingsController* settings_;
@@ -89,9 +92,13 @@ class ModelController : public QObject {
   QString error_;
   QString notice_;
   std::optional<app::LoadSettings> requested_with_;
-  // The newest load asked for; answers to older (superseded) loads are
-  // ignored, so they neither end the crash marker nor apply their settings.
-  qint64 load_seq_ = 0;
+  // Writes and removes the load marker off the GUI thread (an fsync can stall on a
+  // busy disk). One thread, so a marker's removal never overtakes its writing.
+  QThreadPool marker_io_;
+  // The newest load asked for (its LoadRequest::load_id): a marker write finishing
+  // for an older load is ignored, and so are answers to superseded loads, so they
+  // neither end the crash marker nor apply their settings.
+  qint64 load_attempt_ = 0;
 };
 
 }  // namespace hearth::ui

@@ -60,7 +60,10 @@ PickerViewModel::PickerViewModel(QObject* parent)
   rebuild_visible();
 }
 
-PickerViewModel::~PickerViewModel() = default;
+PickerViewModel::~PickerViewModel() {
+  stop_verify_ = true;
+  if (verify_thread_.joinable()) verify_thread_.join();
+}
 
 int PickerViewModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(visible_.size());
@@ -337,10 +340,37 @@ void PickerViewModel::remove(const QString& id, const QString& quant) {
 
 void PickerViewModel::verify(const QString& id, const QString& quant) {
   const QString path = installed_path(id, quant);
-  if (path.isEmpty()) return;
-  // Hashing a multi-gigabyte file takes seconds; acceptable as an explicit
-  // user action, and it keeps the registry free of threads.
-  auto result = models::ModelRegistry(models_dir_.toStdString()).verify(path.toStdString());
+  if (path.isEmpty() || !verifying_.isEmpty()) return;
+  if (verify_thread_.joinable()) verify_thread_.join();  // the last one has reported already
+  verifying_ = id + QLatin1Char(':') + quant;
+  verify_progress_ = 0;
+  emit verifyProgressChanged();
+  // Results and progress come back as queued calls; the destructor joins this
+  // thread first, and Qt drops calls queued for an object that is gone.
+  verify_thread_ = std::thread([this, id, quant, path, dir = models_dir_.toStdString()] {
+    int reported = 0;  // percent (0 is shown already), so at most 100 updates however large the file
+    auto progress = [this, &reported](std::uint64_t done, std::uint64_t total) {
+      const int percent = total == 0 ? 100 : static_cast<int>(done * 100 / total);
+      if (percent != reported) {
+        reported = percent;
+        QMetaObject::invokeMethod(this, [this, percent] {
+          verify_progress_ = percent / 100.0;
+          emit verifyProgressChanged();
+        }, Qt::QueuedConnection);
+      }
+      return !stop_verify_.load();
+    };
+    auto result = models::ModelRegistry(dir).verify(path.toStdString(), progress);
+    QMetaObject::invokeMethod(this, [this, id, quant, result = std::move(result)] {
+      verifying_.clear();
+      emit verifyProgressChanged();
+      report_verified(id, quant, result);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void PickerViewModel::report_verified(const QString& id, const QString& quant,
+                                      const Result<models::VerifyResult>& result) {
   if (!result.ok()) {
     emit verified(id, quant, false, QString::fromStdString(result.error().message));
     return;

@@ -12,11 +12,14 @@
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
+#include <atomic>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "models/catalog.h"
 #include "models/memory_fit.h"
+#include "models/model_registry.h"
 
 namespace hearth::models {
 class Download;
@@ -46,6 +49,9 @@ class PickerViewModel : public QAbstractListModel {
   Q_PROPERTY(int totalCount READ totalCount NOTIFY countsChanged)
   Q_PROPERTY(int visibleCount READ visibleCount NOTIFY countsChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+  // The variant being re-hashed ("id:quant", empty when none) and how far it got (0..1).
+  Q_PROPERTY(QString verifying READ verifying NOTIFY verifyProgressChanged)
+  Q_PROPERTY(double verifyProgress READ verifyProgress NOTIFY verifyProgressChanged)
 
  public:
   enum Role {
@@ -89,6 +95,8 @@ class PickerViewModel : public QAbstractListModel {
   int totalCount() const { return static_cast<int>(entries_.size()); }
   int visibleCount() const { return static_cast<int>(visible_.size()); }
   QString lastError() const { return last_error_; }
+  QString verifying() const { return verifying_; }
+  double verifyProgress() const { return verify_progress_; }
 
   // Replaces the catalog (tests, or a catalog file chosen by the user).
   bool loadCatalogJson(const QString& json_text);
@@ -100,7 +108,9 @@ class PickerViewModel : public QAbstractListModel {
   Q_INVOKABLE void resume(const QString& id, const QString& quant);
   Q_INVOKABLE void cancel(const QString& id, const QString& quant);
   Q_INVOKABLE void remove(const QString& id, const QString& quant);
-  // Re-hashes an installed file against the SHA-256 recorded at download.
+  // Re-hashes an installed file against the SHA-256 recorded at download, on a
+  // worker thread (a multi-gigabyte file takes seconds); `verified` reports the
+  // outcome. One file at a time: a second request while one runs is ignored.
   Q_INVOKABLE void verify(const QString& id, const QString& quant);
   // Asks the app to load an installed variant.
   Q_INVOKABLE void load(const QString& id, const QString& quant);
@@ -122,6 +132,7 @@ class PickerViewModel : public QAbstractListModel {
   // The app connects this to its model controller.
   void loadRequested(const QString& path, bool keepConversation);
   void verified(const QString& id, const QString& quant, bool ok, const QString& message);
+  void verifyProgressChanged();
 
  private:
   void start_download(const QString& id, const QString& quant, const QString& sha256, std::optional<uint64_t> size);
@@ -139,6 +150,7 @@ class PickerViewModel : public QAbstractListModel {
   QString installed_path(const QString& id, const QString& quant) const;
   models::Download* find_download(const QString& id, const QString& quant) const;
   void set_error(const QString& message);
+  void report_verified(const QString& id, const QString& quant, const Result<models::VerifyResult>& result);
 
   std::vector<Entry> entries_;
   std::vector<size_t> visible_;  // indexes into entries_
@@ -155,6 +167,11 @@ class PickerViewModel : public QAbstractListModel {
   QHash<QString, bool> load_after_download_;
   QSet<QString> resolving_;  // "id:quant" waiting for the Hugging Face API
   models::DownloadQueue* queue_;
+
+  QString verifying_;
+  double verify_progress_ = 0;
+  std::atomic<bool> stop_verify_{false};
+  std::thread verify_thread_;  // joined (after asking it to stop) before `this` goes
 };
 
 }  // namespace hearth::ui

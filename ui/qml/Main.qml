@@ -9,6 +9,7 @@ ApplicationWindow {
     required property ChatController chat
     required property ModelController model
     required property SettingsController settings
+    property ArchiveController archive: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
@@ -98,6 +99,7 @@ ApplicationWindow {
         Sidebar {
             id: sidebar
             chat: window.chat
+            archive: window.archive
             Layout.preferredWidth: Math.max(240, Math.min(320, window.width * 0.24))
             Layout.fillHeight: true
             settingsOpen: window.page === "settings"
@@ -133,6 +135,11 @@ ApplicationWindow {
                 text: window.chat.lastError
                 tone: "danger"
                 onDismissed: window.chat.dismissError()
+            }
+            Banner {
+                text: window.archive && window.archive.lastMessage.length > 0 ? window.archive.lastMessage : ""
+                tone: window.archive && window.archive.lastFailed ? "danger" : "info"
+                onDismissed: window.archive.dismissMessage()
             }
             Banner {
                 text: window.storageNotice

@@ -8,6 +8,8 @@ import Hearth.Ui
 Rectangle {
     id: sidebar
     required property ChatController chat
+    // Export and import; the menu is hidden without one (tests of the sidebar alone).
+    property ArchiveController archive: null
     property bool settingsOpen: false
     signal newConversation()
     signal openConversation(var id)
@@ -226,6 +228,14 @@ Rectangle {
                     color: archiveToggle.hovered ? Theme.hover : "transparent"
                     border.width: archiveToggle.visualFocus ? 2 : 0
                     border.color: Theme.accent
+                }
+            }
+            Loader {
+                active: sidebar.archive !== null
+                visible: active
+                sourceComponent: ArchiveMenu {
+                    archive: sidebar.archive
+                    chat: sidebar.chat
                 }
             }
             IconButton {

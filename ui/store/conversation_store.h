@@ -85,6 +85,23 @@ struct SearchHit {
 inline constexpr char kHighlightOpen = '\x02';
 inline constexpr char kHighlightClose = '\x03';
 
+// Export formats: JSON is lossless (branches, settings, figures) and can be imported
+// back; Markdown is the visible branch, for reading.
+enum class ArchiveFormat { Json, Markdown };
+// What an import does with a conversation the database already holds.
+enum class DuplicateChoice { Skip, ImportAsCopies };
+
+struct ImportCounts {
+  int64_t conversations = 0;  // in the document
+  int64_t messages = 0;       // in the document
+  int64_t existing = 0;       // of its conversations, already stored
+};
+struct ImportOutcome {
+  int64_t conversations = 0;  // added
+  int64_t messages = 0;       // added
+  int64_t skipped = 0;        // duplicates left out
+};
+
 class ConversationStore {
  public:
   virtual ~ConversationStore() = default;
@@ -114,6 +131,14 @@ class ConversationStore {
   virtual Status add_context_event(const ContextEventRecord& event) = 0;
   // In the order they happened.
   virtual Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) = 0;
+
+  // The selected conversations (all of them, oldest first, when empty) as one document.
+  virtual Result<std::string> export_conversations(ArchiveFormat format,
+                                                   const std::vector<ConversationKey>& which) = 0;
+  // Validates a JSON export and counts what importing it would add; changes nothing.
+  virtual Result<ImportCounts> preview_import(const std::string& json) = 0;
+  // Imports a JSON export in one transaction (all or nothing).
+  virtual Result<ImportOutcome> import_conversations(const std::string& json, DuplicateChoice duplicates) = 0;
 };
 
 }  // namespace hearth::ui

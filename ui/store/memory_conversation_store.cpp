@@ -196,4 +196,19 @@ Result<std::vector<ContextEventRecord>> MemoryConversationStore::context_events(
   return out;
 }
 
+// Export and import read and write the storage library's document format, which
+// only the SQLite store speaks; the in-memory store says so instead of pretending.
+Result<std::string> MemoryConversationStore::export_conversations(ArchiveFormat,
+                                                                  const std::vector<ConversationKey>&) {
+  return make_error(ErrorCode::Unsupported, "export needs the conversation database (conversations are in memory only)");
+}
+
+Result<ImportCounts> MemoryConversationStore::preview_import(const std::string&) {
+  return make_error(ErrorCode::Unsupported, "import needs the conversation database (conversations are in memory only)");
+}
+
+Result<ImportOutcome> MemoryConversationStore::import_conversations(const std::string&, DuplicateChoice) {
+  return make_error(ErrorCode::Unsupported, "import needs the conversation database (conversations are in memory only)");
+}
+
 }  // namespace hearth::ui

@@ -29,6 +29,10 @@ class MemoryConversationStore final : public ConversationStore {
   Result<std::vector<SearchHit>> search(const std::string& query, int limit) override;
   Status add_context_event(const ContextEventRecord& event) override;
   Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) override;
+  Result<std::string> export_conversations(ArchiveFormat format,
+                                           const std::vector<ConversationKey>& which) override;
+  Result<ImportCounts> preview_import(const std::string& json) override;
+  Result<ImportOutcome> import_conversations(const std::string& json, DuplicateChoice duplicates) override;
 
   // Tests set the clock so ordering by time is deterministic.
   void set_clock_ms(int64_t now_ms) { now_ms_ = now_ms; }

@@ -1,5 +1,6 @@
 #include "store/sqlite_conversation_store.h"
 
+#include <hearth/storage/archive.h>
 #include <hearth/storage/catalog.h>
 #include <hearth/storage/conversations.h>
 #include <hearth/storage/messages.h>
@@ -264,6 +265,28 @@ Result<std::vector<ContextEventRecord>> SqliteConversationStore::context_events(
     out.push_back(std::move(r));
   }
   return out;
+}
+
+Result<std::string> SqliteConversationStore::export_conversations(ArchiveFormat format,
+                                                                  const std::vector<ConversationKey>& which) {
+  storage::ExportSelection selection;
+  for (ConversationKey key : which) selection.conversations.emplace_back(key.value);
+  return format == ArchiveFormat::Json ? storage::export_json(db_, selection)
+                                       : storage::export_markdown(db_, selection);
+}
+
+Result<ImportCounts> SqliteConversationStore::preview_import(const std::string& json) {
+  HEARTH_TRY(storage::ImportPreview preview, storage::preview_import(db_, json));
+  return ImportCounts{preview.conversations, preview.messages, preview.existing};
+}
+
+Result<ImportOutcome> SqliteConversationStore::import_conversations(const std::string& json,
+                                                                    DuplicateChoice duplicates) {
+  HEARTH_TRY(storage::ImportReport report,
+             storage::import_json(db_, json,
+                                  duplicates == DuplicateChoice::Skip ? storage::Duplicates::Skip
+                                                                      : storage::Duplicates::ImportAsCopies));
+  return ImportOutcome{static_cast<int64_t>(report.conversations.size()), report.messages, report.skipped};
 }
 
 }  // namespace hearth::ui

@@ -36,6 +36,10 @@ class SqliteConversationStore final : public ConversationStore {
   Result<std::vector<SearchHit>> search(const std::string& query, int limit) override;
   Status add_context_event(const ContextEventRecord& event) override;
   Result<std::vector<ContextEventRecord>> context_events(ConversationKey id) override;
+  Result<std::string> export_conversations(ArchiveFormat format,
+                                           const std::vector<ConversationKey>& which) override;
+  Result<ImportCounts> preview_import(const std::string& json) override;
+  Result<ImportOutcome> import_conversations(const std::string& json, DuplicateChoice duplicates) override;
 
   storage::Database& database() { return db_; }
 

@@ -13,6 +13,7 @@
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSet>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QtQml/qqmlextensionplugin.h>
@@ -143,6 +144,49 @@ TEST(PickerViewModel, SeesInstalledFilesAndImportsLocalGguf) {
   EXPECT_FALSE(vm.lastError().isEmpty());
   EXPECT_FALSE(vm.addFromUrl(QStringLiteral("http://example.com/model.gguf")));
   EXPECT_TRUE(vm.addFromUrl(QStringLiteral("https://example.com/some/Model-Q5_K_M.gguf")));
+}
+
+
+// Hashing runs on a worker: verify() returns before the outcome, progress climbs to
+// 100 % in steps, and the digest matches one computed independently (Python's
+// hashlib over the same bytes).
+TEST(PickerViewModel, VerifiesOffTheGuiThreadWithProgress) {
+  app();
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("SmolLM2-360M-Instruct-Q8_0.gguf"));
+  {
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    QByteArray bytes(10 * 1024 * 1024 + 123, Qt::Uninitialized);
+    for (qsizetype i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7 + 3) % 251);
+    ASSERT_EQ(file.write(bytes), bytes.size());
+  }
+  const std::string reference = "98c3ca37405b427e4dafb90f2b7180ef18c27a8d5b6e94159ade47fc2fb49df5";
+  {
+    // The sidecar records the digest of a different file: a mismatch must be reported.
+    QFile meta(path + QStringLiteral(".hearth.json"));
+    ASSERT_TRUE(meta.open(QIODevice::WriteOnly));
+    meta.write(R"({"catalog_id":"smollm2-360m-instruct","quant":"Q8_0","source_url":"","sha256":")"
+               "0000000000000000000000000000000000000000000000000000000000000000\"}");
+  }
+  PickerViewModel vm;
+  vm.setModelsDir(dir.path());
+  std::vector<double> progress;
+  QObject::connect(&vm, &PickerViewModel::verifyProgressChanged, [&] {
+    if (!vm.verifying().isEmpty()) progress.push_back(vm.verifyProgress());
+  });
+  QSignalSpy verified(&vm, &PickerViewModel::verified);
+  vm.verify(QStringLiteral("smollm2-360m-instruct"), QStringLiteral("Q8_0"));
+  // Nothing was hashed inline: the outcome arrives later, through the event loop.
+  EXPECT_EQ(verified.count(), 0);
+  EXPECT_EQ(vm.verifying(), QStringLiteral("smollm2-360m-instruct:Q8_0"));
+  ASSERT_TRUE(verified.wait(60000));
+  EXPECT_TRUE(vm.verifying().isEmpty());
+  EXPECT_FALSE(verified.at(0).at(2).toBool());
+  EXPECT_TRUE(verified.at(0).at(3).toString().contains(QString::fromStdString(reference)))
+      << verified.at(0).at(3).toString().toStdString();
+  // 4 MiB pieces of a 10 MiB file: 0 %, 39 %, 79 %, 100 %.
+  EXPECT_EQ(progress, (std::vector<double>{0.0, 0.39, 0.79, 1.0}));
 }
 
 TEST(PickerPage, ScreenshotWithTheCatalogLoaded) {

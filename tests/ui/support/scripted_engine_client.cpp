@@ -20,6 +20,7 @@ ScriptedEngineClient::ScriptedEngineClient(QObject* parent) : EngineClient(paren
 }
 
 void ScriptedEngineClient::loadModel(const LoadRequest& request) {
+  if (on_load) on_load(request);
   loads.append(request);
   QTimer::singleShot(0, this, [this, request] {
     emit loadProgress(0.5);

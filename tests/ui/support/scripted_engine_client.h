@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <functional>
 #include <optional>
 
 #include "engine/engine_client.h"
@@ -24,6 +25,9 @@ class ScriptedEngineClient final : public EngineClient {
   ModelInfo info;
   // When set, a load fails with this message.
   std::optional<QString> load_error;
+  // Called as a load request arrives, before anything else happens (tests look at
+  // what is on disk at that moment).
+  std::function<void(const LoadRequest&)> on_load;
   // When true, replies wait for release() after the first piece (to test stop).
   bool hold_after_first_piece = false;
 

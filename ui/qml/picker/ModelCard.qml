@@ -168,8 +168,11 @@ Rectangle {
                 onClicked: card.picker.switchQuant(card.modelId, card.current.quant)
             }
             Button {
+                readonly property bool hashing: card.picker.verifying === card.modelId + ":" + (card.current.quant || "")
                 visible: !!card.current.installed
-                text: qsTr("Verify")
+                enabled: card.picker.verifying === ""
+                text: hashing ? qsTr("Checking… %1%").arg(Math.round(card.picker.verifyProgress * 100))
+                              : qsTr("Verify")
                 onClicked: card.picker.verify(card.modelId, card.current.quant)
             }
             Button {

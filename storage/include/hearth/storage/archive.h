@@ -23,11 +23,28 @@ Result<std::string> export_json(Database& db, const ExportSelection& selection =
 struct ImportReport {
   std::vector<ConversationId> conversations;  // new ids, in document order
   std::int64_t messages = 0;
+  std::int64_t skipped = 0;  // conversations left out as duplicates
 };
 
-// Imports every conversation of a JSON export as new conversations (new ids), in one
+// What an import would do, read before asking the user how to treat duplicates.
+struct ImportPreview {
+  std::int64_t conversations = 0;  // in the document
+  std::int64_t messages = 0;       // in the document
+  std::int64_t existing = 0;       // of its conversations, already in the database
+};
+
+// A conversation of the document "already exists" when the database holds one with
+// the same title and creation time whose messages have, in order, the same roles,
+// contents and creation times (what an earlier import of the same export left).
+enum class Duplicates { Skip, ImportAsCopies };
+
+// Parses and validates the whole document and counts, changing nothing.
+Result<ImportPreview> preview_import(Database& db, std::string_view json);
+
+// Imports the conversations of a JSON export as new conversations (new ids), in one
 // transaction: either all of them or none. Errors name the JSON path at fault.
-Result<ImportReport> import_json(Database& db, std::string_view json);
+Result<ImportReport> import_json(Database& db, std::string_view json,
+                                 Duplicates duplicates = Duplicates::ImportAsCopies);
 
 // The active branch of each selected conversation as Markdown.
 Result<std::string> export_markdown(Database& db, const ExportSelection& selection = {});
