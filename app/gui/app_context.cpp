@@ -53,8 +53,11 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
 
 AppContext::~AppContext() {
   if (gpu_probe_.joinable()) gpu_probe_.join();
-  // Order matters: the controller flushes its last writes into the storage
-  // queue before the storage thread is drained and joined.
+  // Order matters. Jobs already queued run to the end first, so none is in
+  // flight while its receiver goes (their results, posted back, are then
+  // dropped with the receiver). The controller then flushes its last writes
+  // into the queue, and deleting the executor drains and joins it.
+  storage_->drain();
   delete chat_;
   chat_ = nullptr;
   delete model_;
