@@ -39,8 +39,10 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
     storage_problem_ = opened.problem;
   }
   storage_ = new ui::StorageExecutor(std::move(store), this);
-  engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache"))),
-                                    this);
+  if (!engine) {
+    engine = make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache")), options_.engine_logger);
+  }
+  engine_ = new EngineServiceClient(std::move(engine), this);
 
   QSettings* qs = qsettings_.get();
   settings_ = new ui::SettingsController(
@@ -91,8 +93,8 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
 void AppContext::start_gpu_probe(QObject* window) {
   if (gpu_probe_.joinable()) return;  // one probe per run
   QPointer<QObject> target(window);
-  gpu_probe_ = std::thread([this, target, load = settings_->settings().load] {
-    const auto gpu = probe_gpu_memory(load);
+  gpu_probe_ = std::thread([this, target, load = settings_->settings().load, logger = options_.engine_logger] {
+    const auto gpu = probe_gpu_memory(load, logger);
     const double free_bytes = gpu ? static_cast<double>(gpu->free_bytes) : 0.0;
     // Back on the GUI thread; dropped with `this` if the app is already going.
     QMetaObject::invokeMethod(
