@@ -1,5 +1,5 @@
 #version 450
-// d[i] = a[i] (+ or *) b[i % b_len]: residual adds, bias adds, gating.
+// d[i] = a[i] + b[i % b_len]: residual adds and bias adds.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 
@@ -14,9 +14,7 @@ void main() {
   const float bv = b[i % p.b_len];
 #if defined(OP_ADD)
   d[i] = a[i] + bv;
-#elif defined(OP_MUL)
-  d[i] = a[i] * bv;
 #else
-#error "binary.comp: define OP_ADD or OP_MUL"
+#error "binary.comp: define OP_ADD"
 #endif
 }

@@ -1,15 +1,11 @@
 # Every (shader, variant) compiled into the registry. Ids are
 # <shader>[_<variant>] in snake_case; the C++ side maps ops and types to them.
 hearth_add_shader(binary_add binary.comp DEFINES OP_ADD)
-hearth_add_shader(binary_mul binary.comp DEFINES OP_MUL)
 hearth_add_shader(unary_scale unary.comp DEFINES OP_SCALE)
-hearth_add_shader(unary_gelu unary.comp DEFINES OP_GELU)
-hearth_add_shader(unary_silu unary.comp DEFINES OP_SILU)
 hearth_add_shader(unary_softcap unary.comp DEFINES OP_SOFTCAP)
 hearth_add_shader(swiglu swiglu.comp)
 hearth_add_shader(geglu swiglu.comp DEFINES OP_GELU)
 hearth_add_shader(rms_norm rms_norm.comp)
-hearth_add_shader(softmax softmax.comp)
 hearth_add_shader(rope_normal rope.comp)
 hearth_add_shader(rope_neox rope.comp DEFINES ROPE_NEOX)
 hearth_add_shader(attention_f16 attention.comp)

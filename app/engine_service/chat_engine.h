@@ -4,6 +4,7 @@
 // are called on the engine thread only and may block there.
 #pragma once
 
+#include <hearth/engine/core/log.h>
 #include <hearth/engine/core/result.h>
 
 #include <functional>
@@ -50,5 +51,9 @@ class ChatEngine {
 // one, otherwise an engine that explains why no model can be loaded.
 // `prefix_cache_dir` (empty: none) keeps system-prompt KV on disk between runs.
 std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir = QString());
+// The same with the application's log sink for the engine's own messages
+// (backend choice, tokenizer, prefix cache): warnings the engine reports
+// reach the app's log instead of being dropped.
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir, const Logger& logger);
 
 }  // namespace hearth::app

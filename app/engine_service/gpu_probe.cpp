@@ -6,18 +6,19 @@
 
 namespace hearth::app {
 
-std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load) {
+std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load, const Logger& logger) {
 #ifdef HEARTH_HAVE_RUNTIME
   runtime::BackendRequest request;
   // The same request a load makes (runtime_chat_engine.cpp): automatic device
   // choice, so software devices are not counted as a GPU.
   request.preference = load.gpu_layers == 0 ? runtime::BackendPreference::Cpu : runtime::BackendPreference::Auto;
   request.gpu_device = load.gpu_device;
-  const auto probe = runtime::probe_gpu(request);
+  const auto probe = runtime::probe_gpu(request, logger);
   if (!probe) return std::nullopt;
   return GpuMemory{probe->description, probe->device.memory_free, probe->device.memory_total};
 #else
   (void)load;
+  (void)logger;
   return std::nullopt;
 #endif
 }

@@ -3,6 +3,8 @@
 // CPU) use the real free memory (the memory-budget extension where present).
 #pragma once
 
+#include <hearth/engine/core/log.h>
+
 #include "common/settings.h"
 
 #include <cstdint>
@@ -19,6 +21,7 @@ struct GpuMemory {
 
 // nullopt when the load settings keep the model on the CPU (gpu_layers 0), no
 // hardware Vulkan device is usable, or the engine is not part of the build.
-std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load);
+// The engine logs what it finds (devices it does not use, and why) to `logger`.
+std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load, const Logger& logger = {});
 
 }  // namespace hearth::app

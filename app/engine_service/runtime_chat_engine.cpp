@@ -65,7 +65,8 @@ constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
 
 class RuntimeChatEngine final : public ChatEngine {
  public:
-  explicit RuntimeChatEngine(QString prefix_cache_dir) : prefix_cache_dir_(std::move(prefix_cache_dir)) {}
+  RuntimeChatEngine(QString prefix_cache_dir, Logger logger)
+      : prefix_cache_dir_(std::move(prefix_cache_dir)), logger_(std::move(logger)) {}
 
   Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
                              const CancelledFn& cancelled) override {
@@ -107,15 +108,15 @@ class RuntimeChatEngine final : public ChatEngine {
                                      ? runtime::GpuLayers{runtime::GpuLayersMode::Auto, 0}
                                      : runtime::GpuLayers{runtime::GpuLayersMode::Count, request.gpu_layers};
     backend_request.model = footprint;
-    auto choice = runtime::choose_backend(backend_request);
+    auto choice = runtime::choose_backend(backend_request, logger_);
     options.weights = model::weights_for(options.weights, choice.cpu_computes);
     HEARTH_TRY(model_, model::Model::load(path, options));
     backend_ = std::move(choice.backend);
-    HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file()));
+    HEARTH_TRY(auto tok, tokenizer::Tokenizer::from_gguf(model_->file(), logger_));
     tokenizer_.emplace(std::move(tok));
     // The same rule as hearth-cli: the model's template, else the built-in
     // one its vocabulary points to, else plain text (a completion model).
-    format_.emplace(runtime::ChatFormat::from_model(model_->file(), *tokenizer_));
+    format_.emplace(runtime::ChatFormat::from_model(model_->file(), *tokenizer_, logger_));
 
     const auto& hp = model_->hparams();
     HEARTH_TRY(session_, runtime::Session::create(*model_, *backend_,
@@ -241,7 +242,7 @@ class RuntimeChatEngine final : public ChatEngine {
     if (!prefix_cache_dir_.isEmpty() && identity.ok()) {
       std::error_code ec;
       std::filesystem::create_directories(prefix_cache_dir_.toStdString(), ec);
-      disk_.emplace(prefix_cache_dir_.toStdString(), kPrefixCacheBudget);
+      disk_.emplace(prefix_cache_dir_.toStdString(), kPrefixCacheBudget, logger_);
       parts.disk = &*disk_;
       parts.model_identity = *identity;
     }
@@ -254,6 +255,7 @@ class RuntimeChatEngine final : public ChatEngine {
   std::unique_ptr<backend::Backend> backend_;
   std::unique_ptr<runtime::Session> session_;
   QString prefix_cache_dir_;
+  Logger logger_;  // the app's log sink for the engine's own messages
   std::optional<kv::PrefixIndex> prefixes_;
   std::optional<kv::PrefixDiskCache> disk_;
   std::unique_ptr<runtime::ChatContext> chat_;  // after the session it drives
@@ -262,7 +264,11 @@ class RuntimeChatEngine final : public ChatEngine {
 }  // namespace
 
 std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir) {
-  return std::make_unique<RuntimeChatEngine>(prefix_cache_dir);
+  return std::make_unique<RuntimeChatEngine>(prefix_cache_dir, Logger());
+}
+
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString& prefix_cache_dir, const Logger& logger) {
+  return std::make_unique<RuntimeChatEngine>(prefix_cache_dir, logger);
 }
 
 }  // namespace hearth::app

@@ -25,6 +25,9 @@ class UnavailableChatEngine final : public ChatEngine {
 std::unique_ptr<ChatEngine> make_default_chat_engine(const QString&) {
   return std::make_unique<UnavailableChatEngine>();
 }
+std::unique_ptr<ChatEngine> make_default_chat_engine(const QString&, const Logger&) {
+  return std::make_unique<UnavailableChatEngine>();
+}
 #endif
 
 }  // namespace hearth::app

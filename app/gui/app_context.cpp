@@ -51,8 +51,10 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
         });
   }
   storage_ = new ui::StorageExecutor(std::move(store), this);
-  engine_ = new EngineServiceClient(engine ? std::move(engine) : make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache"))),
-                                    this);
+  if (!engine) {
+    engine = make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache")), options_.engine_logger);
+  }
+  engine_ = new EngineServiceClient(std::move(engine), this);
 
   QSettings* qs = qsettings_.get();
   settings_ = new ui::SettingsController(
@@ -68,8 +70,11 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
 
 AppContext::~AppContext() {
   if (gpu_probe_.joinable()) gpu_probe_.join();
-  // Order matters: the controller flushes its last writes into the storage
-  // queue before the storage thread is drained and joined.
+  // Order matters. Jobs already queued run to the end first, so none is in
+  // flight while its receiver goes (their results, posted back, are then
+  // dropped with the receiver). The controller then flushes its last writes
+  // into the queue, and deleting the executor drains and joins it.
+  storage_->drain();
   delete archive_;
   archive_ = nullptr;
   delete chat_;
@@ -109,8 +114,8 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
 void AppContext::start_gpu_probe(QObject* window) {
   if (gpu_probe_.joinable()) return;  // one probe per run
   QPointer<QObject> target(window);
-  gpu_probe_ = std::thread([this, target, load = settings_->settings().load] {
-    const auto gpu = probe_gpu_memory(load);
+  gpu_probe_ = std::thread([this, target, load = settings_->settings().load, logger = options_.engine_logger] {
+    const auto gpu = probe_gpu_memory(load, logger);
     const double free_bytes = gpu ? static_cast<double>(gpu->free_bytes) : 0.0;
     // Back on the GUI thread; dropped with `this` if the app is already going.
     QMetaObject::invokeMethod(

@@ -31,6 +31,8 @@ struct AppOptions {
   QString data_dir;           // required
   QString model_path;         // from --model; empty: the last model
   QString demo_model_path;    // empty: no one-click demo
+  // Where the engine's log messages go (main: the app's log); default: nowhere.
+  Logger engine_logger;
 };
 
 class AppContext : public QObject {

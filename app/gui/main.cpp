@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
                                             : QDir(cli.data_dir).absolutePath();
   options.model_path = cli.model_path;
   options.demo_model_path = hearth::app::find_demo_model();
+  options.engine_logger = hearth::app::engine_logger(logger, log_options.level);
   logger->info("data directory {}", options.data_dir.toStdString());
 
   // The context outlives the QML engine: bindings reference its controllers.

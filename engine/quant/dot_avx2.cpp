@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
@@ -21,6 +20,7 @@
 
 namespace hearth::quant::detail {
 namespace avx2 {
+#include <hearth/engine/quant/isa_buffer.inc>
 #include "dot_x86_256.inc"
 #include "dot_dec32_act.inc"
 #include "dot_avx2_rows.inc"

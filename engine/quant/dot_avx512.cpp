@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
@@ -23,6 +22,7 @@
 
 namespace hearth::quant::detail {
 namespace avx512 {
+#include <hearth/engine/quant/isa_buffer.inc>
 #include "dot_x86_256.inc"
 #include "dot_avx512_wide.inc"
 #include "dot_avx512_decode.inc"

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
@@ -19,6 +18,7 @@
 
 namespace hearth::quant::detail {
 namespace avxvnni {
+#include <hearth/engine/quant/isa_buffer.inc>
 #include "dot_x86_256.inc"
 
 // 8 weight rows per 256-bit register for the repacked tiles.

@@ -14,7 +14,11 @@ void fill_avx512(KernelTable& table);   // dot_avx512.cpp
 void fill_quantizers_avx2(KernelTable& table);      // quant_search_avx2.cpp
 void fill_act_quantizers_avx2(KernelTable& table);  // act_quant_avx2.cpp
 
-inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, GemmFn gemm,
+// The helpers below are `static` (one copy per translation unit): the
+// instruction-set files compiled with -mavx2/-mavx512f include them, and a
+// single shared copy could be the one compiled for an instruction set the
+// CPU lacks.
+static inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, GemmFn gemm,
                        KernelLevel level) {
   auto& k = t.by_type[static_cast<size_t>(type)];  // keeps k.quantize
   k.act_type = act;
@@ -26,7 +30,7 @@ inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn dot, Gemm
 
 // Sets the decode kernels of a type; the act_type must already be the one
 // `prepare` reads.
-inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, PrepareFn prepare, PreparedBytesFn bytes) {
+static inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, PrepareFn prepare, PreparedBytesFn bytes) {
   auto& k = t.by_type[static_cast<size_t>(type)];
   k.decode.rows = rows;
   k.decode.prepare = prepare;
@@ -35,7 +39,7 @@ inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, PrepareFn pre
 
 // The plain tile: one vec_dot per output. Used where no blocked kernel exists.
 template <VecDotFn Dot>
-void gemm_by_dot(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,
+static void gemm_by_dot(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,
                  size_t a_stride, int64_t cols, float* out, size_t out_stride) {
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);

@@ -15,7 +15,10 @@ inline constexpr float kGroupMaxEps = 1e-15f;
 // Round to nearest, ties to even, via the float magic-number trick the
 // reference engine uses (valid for |x| < 2^22); the quantizers rely on the
 // exact tie behaviour to reproduce the reference bytes.
-inline int nearest_int(float fval) {
+// The inline helpers are `static` (one copy per translation unit): the
+// -mavx2/-mavx512f kernel files include them too, and a single shared copy
+// could be the one compiled for an instruction set the CPU lacks.
+static inline int nearest_int(float fval) {
   const float val = fval + 12582912.f;
   const int32_t i = std::bit_cast<int32_t>(val);
   return (i & 0x007fffff) - 0x00400000;
@@ -82,7 +85,7 @@ void quantize_q6_k(const float* x, void* dst, int64_t n);
 void quantize_iq4_xs(const float* x, void* dst, int64_t n);
 
 // Unpacks the six-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
-inline void scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
+static inline void scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
   if (j < 4) {
     *d = q[j] & 63;
     *m = q[j + 4] & 63;
@@ -93,14 +96,14 @@ inline void scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
 }
 
 // Signed six-bit scale of sub-block j (0..15) of a Q3_K block, -32..31.
-inline int q3k_scale(const uint8_t* s, int j) {
+static inline int q3k_scale(const uint8_t* s, int j) {
   const int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
   const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
   return (low | (high << 4)) - 32;
 }
 
 // Six-bit scale of sub-block ib (0..7) of an IQ4_XS block, -32..31.
-inline int iq4xs_scale(const BlockIQ4_XS& b, int ib) {
+static inline int iq4xs_scale(const BlockIQ4_XS& b, int ib) {
   const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
   const int high = (b.scales_h >> (2 * ib)) & 3;
   return (low | (high << 4)) - 32;

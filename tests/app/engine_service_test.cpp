@@ -1,15 +1,20 @@
 // EngineService on its own thread: chunks are batched (<= ~30 signals per
 // second), cancellation works between tokens, failures are reported, and the
-// GUI thread keeps running while the engine loads and generates (a probe
-// timer measures the longest stall).
+// GUI thread keeps running while the engine loads and generates: every
+// engine call runs off the GUI thread (asserted), and a probe timer prints
+// the longest GUI stall as a report (wall-clock times are never asserted).
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
 #include <QTimer>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "engine_service/engine_service.h"
@@ -20,10 +25,22 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Counts engine calls and those of them that ran on the GUI thread.
+struct CallThreads {
+  std::atomic<int> calls{0};
+  std::atomic<int> on_gui_thread{0};
+  void note() {
+    ++calls;
+    if (QThread::currentThread() == QCoreApplication::instance()->thread()) ++on_gui_thread;
+  }
+};
+
 // A ChatEngine double that takes real time like a model would: each load step
 // and each token sleeps on the engine thread.
 class SlowEngine final : public ChatEngine {
  public:
+  explicit SlowEngine(std::shared_ptr<CallThreads> threads = std::make_shared<CallThreads>())
+      : threads_(std::move(threads)) {}
   int load_steps = 100;
   int tokens = 200;
   bool endless = false;  // generate until cancelled
@@ -31,6 +48,7 @@ class SlowEngine final : public ChatEngine {
 
   Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
                              const CancelledFn& cancelled) override {
+    threads_->note();
     if (request.model_path.endsWith(QStringLiteral("bad.gguf"))) {
       return make_error(ErrorCode::InvalidFormat, "bad.gguf: not a GGUF file");
     }
@@ -47,6 +65,7 @@ class SlowEngine final : public ChatEngine {
   void unload() override {}
   Result<ui::GenerationStats> generate(const ui::GenerationRequest&, const PieceFn& on_piece,
                                        const ContextEventFn&, const CancelledFn& cancelled) override {
+    threads_->note();
     int produced = 0;
     for (; endless || produced < tokens; ++produced) {
       if (cancelled()) break;
@@ -58,6 +77,9 @@ class SlowEngine final : public ChatEngine {
     stats.stop_reason = cancelled() ? QStringLiteral("cancelled") : QStringLiteral("eos");
     return stats;
   }
+
+ private:
+  std::shared_ptr<CallThreads> threads_;
 };
 
 QString expected_text(int tokens) {
@@ -66,7 +88,8 @@ QString expected_text(int tokens) {
   return out;
 }
 
-// Measures the longest gap between ticks of a 2 ms timer on the GUI thread.
+// Measures the longest gap between ticks of a 2 ms timer on the GUI thread,
+// for the printed report only.
 class StallProbe {
  public:
   StallProbe() {
@@ -86,25 +109,32 @@ class StallProbe {
 };
 
 TEST(EngineService, LoadReportsProgressThenModel) {
-  auto engine = std::make_unique<SlowEngine>();
+  auto threads = std::make_shared<CallThreads>();
+  auto engine = std::make_unique<SlowEngine>(threads);
   EngineServiceClient client(std::move(engine));
   QSignalSpy progress(&client, &ui::EngineClient::loadProgress);
   QSignalSpy loaded(&client, &ui::EngineClient::modelLoaded);
   StallProbe probe;
+  QElapsedTimer elapsed;
+  elapsed.start();
   ui::LoadRequest request;
   request.model_path = QStringLiteral("/models/slow.gguf");
   client.loadModel(request);
-  ASSERT_TRUE(loaded.wait(5000));
+  ASSERT_TRUE(loaded.wait(10000));
+  const qint64 ms = elapsed.elapsed();
   const auto info = loaded.at(0).at(0).value<ui::ModelInfo>();
   EXPECT_EQ(info.name, QStringLiteral("slow"));
   EXPECT_EQ(info.path, request.model_path);
   ASSERT_GE(progress.size(), 2);
   EXPECT_DOUBLE_EQ(progress.last().at(0).toDouble(), 1.0);
-  // Progress is throttled like chunks: 100 steps of 1.5 ms give a handful of signals.
-  EXPECT_LT(progress.size(), 20);
-  std::printf("[ stall ] longest GUI-thread stall during load: %lld ms\n",
+  // Progress is throttled like chunks: every signal but the last waits
+  // kBatchIntervalMs after the previous one. The service's load ran inside
+  // `ms`, so this holds however slow the machine is (no time limit).
+  EXPECT_LE(progress.size(), ms / EngineService::kBatchIntervalMs + 1);
+  EXPECT_EQ(threads->calls.load(), 1);
+  EXPECT_EQ(threads->on_gui_thread.load(), 0);
+  std::printf("[ stall ] longest GUI-thread stall during load: %lld ms (report only)\n",
               static_cast<long long>(probe.longest_ms()));
-  EXPECT_LT(probe.longest_ms(), 50);
 }
 
 TEST(EngineService, LoadFailureNamesTheFile) {
@@ -119,7 +149,8 @@ TEST(EngineService, LoadFailureNamesTheFile) {
 }
 
 TEST(EngineService, ChunksAreBatchedAndCompleteAndGuiStaysResponsive) {
-  auto engine = std::make_unique<SlowEngine>();
+  auto threads = std::make_shared<CallThreads>();
+  auto engine = std::make_unique<SlowEngine>(threads);
   engine->load_steps = 1;
   const int tokens = engine->tokens;
   EngineServiceClient client(std::move(engine));
@@ -147,9 +178,11 @@ TEST(EngineService, ChunksAreBatchedAndCompleteAndGuiStaysResponsive) {
   EXPECT_LE(chunks, ms / EngineService::kBatchIntervalMs + 1);
   EXPECT_GE(chunks, 2);
   EXPECT_EQ(finished.at(0).at(1).value<ui::GenerationStats>().generated_tokens, tokens);
-  std::printf("[ stall ] %d tokens in %lld ms as %d chunks; longest GUI-thread stall %lld ms\n",
+  // The load and the generation both ran on the engine thread.
+  EXPECT_EQ(threads->calls.load(), 2);
+  EXPECT_EQ(threads->on_gui_thread.load(), 0);
+  std::printf("[ stall ] %d tokens in %lld ms as %d chunks; longest GUI-thread stall %lld ms (report only)\n",
               tokens, static_cast<long long>(ms), chunks, static_cast<long long>(probe.longest_ms()));
-  EXPECT_LT(probe.longest_ms(), 50);
 }
 
 TEST(EngineService, CancelStopsBetweenTokensAndKeepsText) {

@@ -30,8 +30,8 @@ TEST(ShaderRegistry, EveryIdHasSpirvAndAUniqueName) {
 }
 
 TEST(ShaderRegistry, HasTheKernelsTheBackendNeeds) {
-  for (const char* name : {"binary_add", "rms_norm", "rope_normal", "rope_neox", "softmax", "swiglu",
-                           "unary_gelu", "attention_f16", "kv_store_f16", "geglu", "unary_softcap", "matvec_q4_k", "matvec_q6_k", "matvec_q8_0",
+  for (const char* name : {"binary_add", "rms_norm", "rope_normal", "rope_neox", "unary_scale", "swiglu",
+                           "attention_q8_0", "attention_f16", "kv_store_f16", "geglu", "unary_softcap", "matvec_q4_k", "matvec_q6_k", "matvec_q8_0",
                            "matvec_f16", "matmul_q4_k", "get_rows_q4_k", "matvec_iq4_xs", "matvec_bf16"}) {
     EXPECT_TRUE(shader_by_name(name).has_value()) << name;
   }

@@ -22,17 +22,26 @@ class StorageExecutor : public QObject {
   explicit StorageExecutor(std::unique_ptr<ConversationStore> store, QObject* parent = nullptr);
   ~StorageExecutor() override;
 
-  // Queues `job` on the storage thread; `done` runs later on `context`'s thread
-  // with the job's result (dropped if `context` was destroyed meanwhile).
+  // Queues `job` on the storage thread; `done` runs later on the GUI thread
+  // with the job's result, or not at all if `context` was destroyed
+  // meanwhile. `context` must live on this executor's thread.
+  //
+  // The result travels back through the executor itself (it outlives every
+  // job: its destructor drains the queue), and whether `context` still
+  // exists is asked there, on the thread that deletes it. Checking it on the
+  // storage thread instead would race with the deletion: the receiver could
+  // go between the check and the post.
   template <typename Job, typename Done>
   void run(Job job, QObject* context, Done done) {
+    Q_ASSERT(context && context->thread() == thread());
     QPointer<QObject> guard(context);
-    post([job = std::move(job), done = std::move(done), guard](ConversationStore& store) mutable {
+    post([this, job = std::move(job), done = std::move(done), guard](ConversationStore& store) mutable {
       auto result = job(store);
-      if (!guard) return;
       QMetaObject::invokeMethod(
-          guard.data(),
-          [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); },
+          this,
+          [done = std::move(done), result = std::move(result), guard]() mutable {
+            if (guard) done(std::move(result));
+          },
           Qt::QueuedConnection);
     });
   }

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <vector>
 
 #include <hearth/engine/quant/blocks.h>
 
@@ -27,6 +26,8 @@
 
 namespace hearth::backend::cpu {
 namespace {
+
+#include <hearth/engine/quant/isa_buffer.inc>
 
 constexpr int kLanes = 16;
 constexpr float kMasked = -1.0e30f;  // finite, so max/exp of masked lanes stay NaN-free
@@ -70,13 +71,13 @@ struct Item {
 
 // Per-thread buffers, sized once per op.
 struct Scratch {
-  std::vector<float> qt;    // [d][row]          queries transposed, scaled
-  std::vector<float> s;     // [key][row]        scores, then probabilities
-  std::vector<float> o;     // [row][d]          running outputs
-  std::vector<float> m, l;  // [row]             running max and sum
-  std::vector<float> c;     // [row]             rescale factor of the current block
-  std::vector<int32_t> first, last;  // [row]    visible key range
-  std::vector<float> k, v;  // [key][d]          one block of K and V as floats
+  IsaBuffer<float> qt;    // [d][row]          queries transposed, scaled
+  IsaBuffer<float> s;     // [key][row]        scores, then probabilities
+  IsaBuffer<float> o;     // [row][d]          running outputs
+  IsaBuffer<float> m, l;  // [row]             running max and sum
+  IsaBuffer<float> c;     // [row]             rescale factor of the current block
+  IsaBuffer<int32_t> first, last;  // [row]    visible key range
+  IsaBuffer<float> k, v;  // [key][d]          one block of K and V as floats
 };
 
 void run_item(const Node& n, const Item& it, Scratch& sc) {
@@ -91,7 +92,7 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
   const int64_t chunks = rp / kLanes;
   const auto bt = kv.block_tokens;
   // Queries, transposed and scaled; rows past `rows` are zero and see no key.
-  std::fill(sc.qt.begin(), sc.qt.begin() + hd * rp, 0.0f);
+  std::fill(sc.qt.data(), sc.qt.data() + hd * rp, 0.0f);
   int32_t lo = INT32_MAX, hi = -1;
   for (int64_t r = 0; r < rp; ++r) {
     if (r < rows) {
@@ -112,7 +113,7 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
     sc.m[static_cast<size_t>(r)] = kMasked;
     sc.l[static_cast<size_t>(r)] = 0.0f;
   }
-  std::fill(sc.o.begin(), sc.o.begin() + rp * hd, 0.0f);
+  std::fill(sc.o.data(), sc.o.data() + rp * hd, 0.0f);
   for (int32_t j0 = lo / bt * bt; j0 <= hi; j0 += bt) {
     const int32_t ja = std::max(j0, lo), jb = std::min(j0 + bt - 1, hi);
     const int32_t nk = jb - ja + 1;
@@ -253,16 +254,16 @@ void attention_avx512(const Node& n, ThreadPool& pool) {
   pool.parallel_for(tiles * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
     Scratch sc;
     const auto rows = static_cast<size_t>(rp), dim = static_cast<size_t>(hd);
-    sc.qt.resize(dim * rows);
-    sc.s.resize(bt * rows);
-    sc.o.resize(rows * dim);
-    sc.m.resize(rows);
-    sc.l.resize(rows);
-    sc.c.resize(rows);
-    sc.first.resize(rows);
-    sc.last.resize(rows);
-    sc.k.resize(bt * dim);
-    sc.v.resize(bt * dim);
+    sc.qt.reset(dim * rows);
+    sc.s.reset(bt * rows);
+    sc.o.reset(rows * dim);
+    sc.m.reset(rows);
+    sc.l.reset(rows);
+    sc.c.reset(rows);
+    sc.first.reset(rows);
+    sc.last.reset(rows);
+    sc.k.reset(bt * dim);
+    sc.v.reset(bt * dim);
     for (int64_t i = b; i < e; ++i) {
       Item it;
       it.t0 = (i / p.n_head_kv) * tile;

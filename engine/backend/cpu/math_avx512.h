@@ -8,7 +8,7 @@ namespace hearth::backend::cpu {
 
 // e^x for x in any range (clamped to the float range): 2^n e^r with
 // |r| <= ln2/2 and a degree-6 Taylor polynomial (relative error < 2e-7).
-inline __m512 exp512(__m512 x) {
+static inline __m512 exp512(__m512 x) {
   x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -25,7 +25,7 @@ inline __m512 exp512(__m512 x) {
 }
 
 // cap * tanh(s / cap) = cap * (1 - 2 / (e^(2s/cap) + 1)).
-inline __m512 softcap512(__m512 s, float cap) {
+static inline __m512 softcap512(__m512 s, float cap) {
   const __m512 e = exp512(_mm512_mul_ps(s, _mm512_set1_ps(2.0f / cap)));
   const __m512 t = _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
   return _mm512_mul_ps(t, _mm512_set1_ps(cap));

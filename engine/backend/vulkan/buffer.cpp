@@ -28,6 +28,7 @@ Result<Buffer> Buffer::create(const VulkanContext& ctx, DeviceAllocator& allocat
   HEARTH_TRY(b.allocation_, allocator.allocate(req, usage));
   r = vkBindBufferMemory(ctx.device(), b.buffer_, b.allocation_.memory, b.allocation_.offset);
   if (r != VK_SUCCESS) return vk_error(r, "vkBindBufferMemory");
+  b.generation_ = allocator.next_buffer_generation();
   return b;
 }
 
@@ -37,6 +38,7 @@ void Buffer::reset() {
   buffer_ = VK_NULL_HANDLE;
   allocation_ = {};
   size_ = 0;
+  generation_ = 0;
 }
 
 Buffer::~Buffer() { reset(); }
@@ -51,6 +53,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     buffer_ = std::exchange(other.buffer_, VK_NULL_HANDLE);
     allocation_ = std::exchange(other.allocation_, Allocation{});
     size_ = std::exchange(other.size_, 0);
+    generation_ = std::exchange(other.generation_, 0);
   }
   return *this;
 }

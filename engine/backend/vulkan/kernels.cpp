@@ -113,18 +113,6 @@ Status Kernels::add(CommandSequence& seq, const BufferView& a, const BufferView&
              grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "add");
 }
 
-Status Kernels::mul(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
-                    uint32_t b_len) {
-  if (b_len == 0 || b_len > n) return make_error(ErrorCode::InvalidArgument, "Vulkan mul: b_len must be in 1..n");
-  HEARTH_CHECK(need_bytes("mul", "a", a, 4ull * n));
-  HEARTH_CHECK(need_bytes("mul", "b", b, 4ull * b_len));
-  HEARTH_CHECK(need_bytes("mul", "d", d, 4ull * n));
-  const sp::BinaryParams p{n, b_len};
-  const Binding bind[] = {{a, Access::Read}, {b, Access::Read}, {d, Access::Write}};
-  return run(seq, ShaderId::binary_mul, tuning_.elementwise, bind, &p, push_size<sp::BinaryParams>(),
-             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "mul");
-}
-
 Status Kernels::scale(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float factor) {
   HEARTH_CHECK(need_bytes("scale", "x", x, 4ull * n));
   HEARTH_CHECK(need_bytes("scale", "y", y, 4ull * n));
@@ -132,18 +120,6 @@ Status Kernels::scale(CommandSequence& seq, const BufferView& x, const BufferVie
   const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
   return run(seq, ShaderId::unary_scale, tuning_.elementwise, bind, &p, push_size<sp::UnaryParams>(),
              grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "scale");
-}
-
-Status Kernels::activation(CommandSequence& seq, Activation act, const BufferView& x, const BufferView& y,
-                           uint32_t n) {
-  HEARTH_CHECK(need_bytes("activation", "x", x, 4ull * n));
-  HEARTH_CHECK(need_bytes("activation", "y", y, 4ull * n));
-  const sp::UnaryParams p{n, 1.0f};
-  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
-  const bool gelu = act == Activation::Gelu;
-  return run(seq, gelu ? ShaderId::unary_gelu : ShaderId::unary_silu, tuning_.elementwise, bind, &p,
-             push_size<sp::UnaryParams>(), grid((n + tuning_.elementwise - 1) / tuning_.elementwise),
-             gelu ? "gelu" : "silu");
 }
 
 Status Kernels::softcap(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float cap) {
@@ -178,16 +154,6 @@ Status Kernels::rms_norm(CommandSequence& seq, const BufferView& x, const Buffer
   const Binding bind[] = {{x, Access::Read}, {w, Access::Read}, {y, Access::Write}};
   return run(seq, ShaderId::rms_norm, tuning_.row_reduce, bind, &p, push_size<sp::RmsNormParams>(), grid(nrows),
              "rms_norm");
-}
-
-Status Kernels::softmax(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t ncols,
-                        uint32_t nrows, float scale_factor) {
-  HEARTH_CHECK(need_bytes("softmax", "x", x, 4ull * ncols * nrows));
-  HEARTH_CHECK(need_bytes("softmax", "y", y, 4ull * ncols * nrows));
-  const sp::SoftmaxParams p{ncols, nrows, scale_factor};
-  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
-  return run(seq, ShaderId::softmax, tuning_.row_reduce, bind, &p, push_size<sp::SoftmaxParams>(), grid(nrows),
-             "softmax");
 }
 
 namespace {

@@ -360,7 +360,9 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
                             fmt::format("Vulkan: {} reads an activation no earlier node wrote", to_string(n.op)));
         }
       }
-      add_sig(reinterpret_cast<uintptr_t>(views_[s].buffer));
+      // By generation, not address: a buffer freed and re-created can reuse
+      // the address, and the old recording would bind the dead VkBuffer.
+      add_sig(views_[s].buffer->generation());
       add_sig(views_[s].offset);
       for (int64_t e : s->ne) add_sig(static_cast<uint64_t>(e));
       add_sig(static_cast<uint64_t>(s->type));
@@ -378,7 +380,12 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
         HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.table_blocks, align));
         input_copies_.emplace_back(kv.block_table, tables_[kv.block_table]);
       }
-      add_sig(reinterpret_cast<uintptr_t>(kv.buffer));
+      const auto* kv_buffer = dynamic_cast<const VulkanBuffer*>(kv.buffer);
+      if (kv_buffer == nullptr) {
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("Vulkan: {} reads a KV cache not allocated by this backend", to_string(n.op)));
+      }
+      add_sig(kv_buffer->buffer().generation());
       add_sig(kv.k_offset);
       add_sig(kv.v_offset);
       add_sig(static_cast<uint64_t>(kv.n_blocks));

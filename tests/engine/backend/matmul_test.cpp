@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "test_kernel_level.h"
+
 namespace hearth::backend {
 namespace {
 
@@ -45,7 +47,7 @@ TEST_P(DecodeMatMul, MatchesTheReferenceKernels) {
       wt->kind = TensorKind::Weight;
       Tensor* xt = g.input(DType::F32, {cols, 1, 1, 1}, x.data());
       g.output = g.matmul(wt, xt);
-      auto be = make_cpu_backend({threads, choice});
+      auto be = make_cpu_backend(testing::cpu_options(threads, choice));
       ASSERT_TRUE(be->compute(g).ok());
       const float* y = g.output->as<const float>();
       (choice == KernelChoice::Fastest ? got : want).assign(y, y + rows);

@@ -10,6 +10,8 @@
 #include <random>
 #include <string>
 
+#include "test_kernel_level.h"
+
 namespace hearth::backend {
 namespace {
 
@@ -43,7 +45,7 @@ TEST_P(RopeTest, RotatesPairsByThePublishedAngles) {
   Tensor* in = g.input(DType::F32, {hd * heads, n, 1, 1}, x.data());
   Tensor* ps = g.input(DType::I32, {n, 1, 1, 1}, pos.data());
   g.output = g.rope(in, ps, p);
-  auto be = make_cpu_backend({2});
+  auto be = make_cpu_backend(testing::cpu_options(2));
   ASSERT_TRUE(be->compute(g).ok());
   const float* y = g.output->as<const float>();
   for (int t = 0; t < n; ++t) {
@@ -73,7 +75,7 @@ TEST(RmsNorm, NormalizesEachGroup) {
   Tensor* in = g.input(DType::F32, {width, rows, 1, 1}, x.data());
   Tensor* wt = g.input(DType::F32, {group, 1, 1, 1}, w.data());
   g.output = g.rms_norm(in, wt, 1e-6f, group);
-  auto be = make_cpu_backend({1});
+  auto be = make_cpu_backend(testing::cpu_options(1));
   ASSERT_TRUE(be->compute(g).ok());
   for (int s = 0; s < width * rows / group; ++s) {
     double ss = 0;
@@ -113,7 +115,7 @@ std::vector<float> as_cached(const std::vector<float>& x, int hd, DType type) {
 TEST_P(AttentionTest, MatchesTheFullSoftmax) {
   const AttentionCase c = GetParam();
   const int hd = c.hd, nh = c.nh, nkv = c.nkv, n = c.n, nq = c.queries;
-  auto be = make_cpu_backend({2, c.kernels});
+  auto be = make_cpu_backend(testing::cpu_options(2, c.kernels));
   auto cache = kv::KvCache::create(*be, kv::KvCacheConfig{1, nkv, hd, n, c.cache});
   ASSERT_TRUE(cache.ok());
   const KvView view = (*cache)->layer_view(0);
@@ -188,7 +190,7 @@ TEST(SwiGlu, MatchesTheDefinition) {
   auto u = random_vec(static_cast<size_t>(n), 8);
   for (int i = 0; i < n; ++i) g[static_cast<size_t>(i)] *= i % 7 == 0 ? 120.0f : 9.0f;
   for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
-    auto be = make_cpu_backend({2, choice});
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
     Graph gr;
     Tensor* gt = gr.input(DType::F32, {n, 1, 1, 1}, g.data());
     Tensor* ut = gr.input(DType::F32, {n, 1, 1, 1}, u.data());
@@ -228,7 +230,7 @@ TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
   }
   std::vector<std::vector<float>> outputs;
   for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
-    auto be = make_cpu_backend({2, choice});
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
     Graph g;
     Tensor* xt = g.input(DType::F32, {kCols, 1, 1, 1}, const_cast<float*>(x.data()));
     std::vector<Tensor*> products;  // consecutive nodes, as a layer's projections are
@@ -254,7 +256,7 @@ TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
 }
 
 TEST(Backend, RefusesWhatItDoesNotSupportNamingTheTensor) {
-  auto be = make_cpu_backend({1});
+  auto be = make_cpu_backend(testing::cpu_options(1));
   EXPECT_TRUE(be->supports(Op::MatMul, DType::Q4_K));
   EXPECT_FALSE(be->supports(Op::Attention, DType::Q4_0));
   std::vector<int32_t> ids{0};

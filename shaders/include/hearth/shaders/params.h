@@ -59,13 +59,6 @@ struct RopeParams {
   uint has_freq_factors;
 };
 
-// Row-wise softmax of x * scale; x, y: [nrows][ncols].
-struct SoftmaxParams {
-  uint ncols;
-  uint nrows;
-  float scale;
-};
-
 // out[i][c] = dequant(table[ids[i]])[c]; table: [n_rows][ncols] of the shader's
 // type with rows row_stride storage units apart (floats for F32, 16-bit words
 // otherwise); out: [n_ids][ncols] f32.
@@ -130,7 +123,6 @@ static_assert(sizeof(BinaryParams) == 8);
 static_assert(sizeof(UnaryParams) == 8);
 static_assert(sizeof(RmsNormParams) == 12);
 static_assert(sizeof(RopeParams) == 44);
-static_assert(sizeof(SoftmaxParams) == 12);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);

@@ -38,46 +38,40 @@ class VulkanKernels : public ::testing::Test {
   std::mt19937 rng_{1234};
 };
 
-TEST_F(VulkanKernels, AddMulWithBroadcastAndScale) {
+TEST_F(VulkanKernels, AddWithBroadcastAndScale) {
   const uint32_t n = 1001, b_len = 77;  // 13 rows of 77: b broadcast per row
   const auto a = random_floats(n, rng_), b = random_floats(b_len, rng_);
-  Buffer ba = gpu_->upload(a), bb = gpu_->upload(b), add = gpu_->buffer(4 * n), mul = gpu_->buffer(4 * n),
-         sc = gpu_->buffer(4 * n);
+  Buffer ba = gpu_->upload(a), bb = gpu_->upload(b), add = gpu_->buffer(4 * n), sc = gpu_->buffer(4 * n);
   gpu_->run([&](Kernels& k, CommandSequence& s) -> Status {
     HEARTH_CHECK(k.add(s, BufferView::whole(ba), BufferView::whole(bb), BufferView::whole(add), n, b_len));
-    HEARTH_CHECK(k.mul(s, BufferView::whole(ba), BufferView::whole(bb), BufferView::whole(mul), n, b_len));
     return k.scale(s, BufferView::whole(ba), BufferView::whole(sc), n, -0.375f);
   });
-  const auto ga = gpu_->download<float>(add, n), gm = gpu_->download<float>(mul, n), gs = gpu_->download<float>(sc, n);
+  const auto ga = gpu_->download<float>(add, n), gs = gpu_->download<float>(sc, n);
   for (uint32_t i = 0; i < n; ++i) {
     ASSERT_EQ(ga[i], a[i] + b[i % b_len]);
-    ASSERT_EQ(gm[i], a[i] * b[i % b_len]);
     ASSERT_EQ(gs[i], a[i] * -0.375f);
   }
-  // Three independent dispatches need no barrier between them.
+  // Independent dispatches need no barrier between them.
   EXPECT_EQ(gpu_->seq->stats().barriers, 0u);
 }
 
-TEST_F(VulkanKernels, GeluSiluSwiglu) {
+TEST_F(VulkanKernels, SwigluAndGeglu) {
   const uint32_t n = 1003;
   const auto x = random_floats(n, rng_, -6.0f, 6.0f), u = random_floats(n, rng_);
-  Buffer bx = gpu_->upload(x), bu = gpu_->upload(u), gelu = gpu_->buffer(4 * n), silu = gpu_->buffer(4 * n),
-         glu = gpu_->buffer(4 * n);
+  Buffer bx = gpu_->upload(x), bu = gpu_->upload(u), swi = gpu_->buffer(4 * n), ge = gpu_->buffer(4 * n);
   gpu_->run([&](Kernels& k, CommandSequence& s) -> Status {
-    HEARTH_CHECK(k.activation(s, Activation::Gelu, BufferView::whole(bx), BufferView::whole(gelu), n));
-    HEARTH_CHECK(k.activation(s, Activation::Silu, BufferView::whole(bx), BufferView::whole(silu), n));
-    return k.swiglu(s, BufferView::whole(bx), BufferView::whole(bu), BufferView::whole(glu), n);
+    HEARTH_CHECK(k.glu(s, GluKind::GeGlu, BufferView::whole(bx), BufferView::whole(bu), BufferView::whole(ge), n));
+    return k.swiglu(s, BufferView::whole(bx), BufferView::whole(bu), BufferView::whole(swi), n);
   });
-  std::vector<float> want_gelu(n), want_silu(n), want_glu(n);
+  std::vector<float> want_geglu(n), want_swiglu(n);
   for (uint32_t i = 0; i < n; ++i) {
     const double v = x[i];
-    want_gelu[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
-    want_silu[i] = static_cast<float>(v / (1.0 + std::exp(-v)));
-    want_glu[i] = static_cast<float>(v / (1.0 + std::exp(-v)) * u[i]);
+    want_geglu[i] = static_cast<float>(
+        0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))) * u[i]);
+    want_swiglu[i] = static_cast<float>(v / (1.0 + std::exp(-v)) * u[i]);
   }
-  expect_near_all(gpu_->download<float>(gelu, n), want_gelu, 1e-5f, 1e-4f, "gelu");
-  expect_near_all(gpu_->download<float>(silu, n), want_silu, 1e-5f, 1e-4f, "silu");
-  expect_near_all(gpu_->download<float>(glu, n), want_glu, 1e-5f, 1e-4f, "swiglu");
+  expect_near_all(gpu_->download<float>(ge, n), want_geglu, 1e-5f, 1e-4f, "geglu");
+  expect_near_all(gpu_->download<float>(swi, n), want_swiglu, 1e-5f, 1e-4f, "swiglu");
 }
 
 TEST_F(VulkanKernels, RmsNormOddShapes) {
@@ -98,26 +92,6 @@ TEST_F(VulkanKernels, RmsNormOddShapes) {
     }
     expect_near_all(gpu_->download<float>(by, x.size()), want, 1e-5f, 1e-4f, "rms_norm");
   }
-}
-
-TEST_F(VulkanKernels, SoftmaxRows) {
-  const uint32_t ncols = 1001, nrows = 3;
-  const float scale = 0.7f;
-  const auto x = random_floats(ncols * nrows, rng_, -20.0f, 20.0f);
-  Buffer bx = gpu_->upload(x), by = gpu_->buffer(4 * x.size());
-  gpu_->run([&](Kernels& k, CommandSequence& s) {
-    return k.softmax(s, BufferView::whole(bx), BufferView::whole(by), ncols, nrows, scale);
-  });
-  std::vector<float> want(x.size());
-  for (uint32_t r = 0; r < nrows; ++r) {
-    double m = -1e30, sum = 0;
-    for (uint32_t c = 0; c < ncols; ++c) m = std::max(m, double(x[r * ncols + c]) * scale);
-    for (uint32_t c = 0; c < ncols; ++c) sum += std::exp(double(x[r * ncols + c]) * scale - m);
-    for (uint32_t c = 0; c < ncols; ++c) {
-      want[r * ncols + c] = static_cast<float>(std::exp(double(x[r * ncols + c]) * scale - m) / sum);
-    }
-  }
-  expect_near_all(gpu_->download<float>(by, x.size()), want, 1e-7f, 1e-4f, "softmax");
 }
 
 void rope_reference(std::vector<float>& x, const std::vector<int32_t>& pos, const RopeShape& s, RopeStyle style,

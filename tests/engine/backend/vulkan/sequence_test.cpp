@@ -103,12 +103,12 @@ TEST(VulkanSequence, TimestampsPerDispatchWhenProfiling) {
   std::vector<float> x(n, 0.5f);
   Buffer bx = gpu->upload(x), by = gpu->buffer(4 * n), bz = gpu->buffer(4 * n);
   gpu->run([&](Kernels& k, CommandSequence& s) -> Status {
-    HEARTH_CHECK(k.activation(s, Activation::Silu, BufferView::whole(bx), BufferView::whole(by), n));
+    HEARTH_CHECK(k.softcap(s, BufferView::whole(bx), BufferView::whole(by), n, 30.0f));
     return k.scale(s, BufferView::whole(by), BufferView::whole(bz), n, 2.0f);
   });
   const auto t = gpu->seq->timings();
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t[0].label, "silu");
+  EXPECT_EQ(t[0].label, "softcap");
   EXPECT_EQ(t[1].label, "scale");
   for (const auto& op : t) {
     EXPECT_GE(op.ms, 0.0);

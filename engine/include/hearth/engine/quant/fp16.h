@@ -9,7 +9,11 @@
 
 namespace hearth::quant {
 
-inline float fp16_to_fp32(uint16_t h) {
+// `static`: every translation unit gets its own copy. The SIMD kernels are
+// compiled with -mavx2/-mavx512f and use these too; with external linkage the
+// linker keeps one copy for the whole program, which may be the one compiled
+// for AVX-512 and then run on a CPU without it.
+static inline float fp16_to_fp32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
   const uint32_t man = h & 0x3ffu;
@@ -22,7 +26,7 @@ inline float fp16_to_fp32(uint16_t h) {
   return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
 }
 
-inline uint16_t fp32_to_fp16(float f) {
+static inline uint16_t fp32_to_fp16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   x &= 0x7fffffffu;
@@ -46,9 +50,9 @@ inline uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | q);
 }
 
-inline float bf16_to_fp32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+static inline float bf16_to_fp32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
-inline uint16_t fp32_to_bf16(float f) {
+static inline uint16_t fp32_to_bf16(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 64u);  // keep NaN quiet
   return static_cast<uint16_t>((x + (0x7fffu + ((x >> 16) & 1u))) >> 16);

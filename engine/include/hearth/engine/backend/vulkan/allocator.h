@@ -55,6 +55,11 @@ class DeviceAllocator {
   MemoryBudget budget() const { return ctx_.memory_budget(stats_.device_bytes); }
   uint64_t block_bytes() const { return block_bytes_; }
   bool is_host_visible(uint32_t memory_type) const;
+  // A new id for a buffer made from this allocator, never handed out twice
+  // by it. Recordings key on it: a buffer destroyed and re-created can land
+  // at the same host address (and the same VkBuffer handle value), never at
+  // the same generation.
+  uint64_t next_buffer_generation() { return ++buffer_generations_; }
 
  private:
   struct Block {
@@ -74,6 +79,7 @@ class DeviceAllocator {
   uint64_t block_bytes_ = 0;
   std::vector<std::unique_ptr<Block>> blocks_;  // null slots are released blocks
   AllocatorStats stats_;
+  uint64_t buffer_generations_ = 0;
 };
 
 }  // namespace hearth::vulkan

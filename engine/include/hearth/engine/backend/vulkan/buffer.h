@@ -26,6 +26,9 @@ class Buffer {
   // for DeviceLocal on unified-memory devices, which lets uploads skip staging).
   std::byte* mapped() const { return allocation_.mapped; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
+  // Unique per allocator for the buffer's lifetime (0: no buffer). Identifies
+  // the buffer in recording signatures where its address could be reused.
+  uint64_t generation() const { return generation_; }
   void reset();
 
  private:
@@ -34,6 +37,7 @@ class Buffer {
   VkBuffer buffer_ = VK_NULL_HANDLE;
   Allocation allocation_;
   uint64_t size_ = 0;
+  uint64_t generation_ = 0;
 };
 
 // A byte range of a buffer, as bound to a shader or used by a copy.

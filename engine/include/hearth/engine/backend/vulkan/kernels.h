@@ -11,7 +11,6 @@
 namespace hearth::vulkan {
 
 enum class RopeStyle { Normal, NeoX };
-enum class Activation { Gelu, Silu };
 enum class GluKind { SwiGlu, GeGlu };
 // How matvec reduces a row: subgroupAdd where the device has subgroup
 // arithmetic, a shared-memory tree otherwise.
@@ -20,7 +19,7 @@ enum class Reduction { Subgroup, SharedMemory };
 // Workgroup sizes (specialization constant 0), chosen per device.
 struct KernelTuning {
   uint32_t elementwise = 256;
-  uint32_t row_reduce = 64;  // RMSNorm, softmax (power of two)
+  uint32_t row_reduce = 64;  // RMSNorm (power of two)
   uint32_t matvec = 32;      // power of two
   Reduction matvec_reduction = Reduction::SharedMemory;
   uint32_t matvec_rows = 1;  // rows per workgroup with Reduction::Subgroup
@@ -84,13 +83,10 @@ class Kernels {
   // Whether matvec/matmul/get_rows have a shader for this weight type.
   static bool supports_weights(DType type);
 
-  // Element-wise, all f32. d[i] = a[i] + b[i % b_len]  /  a[i] * b[i % b_len]
+  // Element-wise, all f32. d[i] = a[i] + b[i % b_len]
   Status add(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
              uint32_t b_len);
-  Status mul(CommandSequence& seq, const BufferView& a, const BufferView& b, const BufferView& d, uint32_t n,
-             uint32_t b_len);
   Status scale(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float factor);
-  Status activation(CommandSequence& seq, Activation act, const BufferView& x, const BufferView& y, uint32_t n);
   Status softcap(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n, float cap);
   Status glu(CommandSequence& seq, GluKind kind, const BufferView& gate, const BufferView& up,
              const BufferView& out, uint32_t n);
@@ -101,8 +97,6 @@ class Kernels {
   // x, y: [nrows][ncols] f32; w: [ncols] f32
   Status rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
                   uint32_t ncols, uint32_t nrows, float eps);
-  Status softmax(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t ncols, uint32_t nrows,
-                 float scale);
   // In place on x: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32
   Status rope(CommandSequence& seq, RopeStyle style, const BufferView& x, const BufferView& positions,
               const RopeShape& shape, const RopeFrequencies& freqs);
