@@ -1,5 +1,7 @@
 #include "mapped_file.h"
 
+#include "mapping_guard.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <hearth/engine/core/file_io.h>
@@ -32,6 +34,7 @@ FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
     buffer_ = std::move(other.buffer_);
     if (!mapping_ && !buffer_.empty()) data_ = buffer_.data();
     fd_ = std::exchange(other.fd_, -1);
+    guard_slot_ = std::exchange(other.guard_slot_, -1);
     device_ = other.device_;
     inode_ = other.inode_;
     mtime_ns_ = other.mtime_ns_;
@@ -42,6 +45,8 @@ FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
 FileBytes::~FileBytes() { release(); }
 
 void FileBytes::release() {
+  detail::unregister_mapping(guard_slot_);
+  guard_slot_ = -1;
   if (mapping_) ::munmap(mapping_, size_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
@@ -70,6 +75,7 @@ Result<FileBytes> FileBytes::open(const std::filesystem::path& path, Mode mode) 
     out.mapping_ = p;
     out.data_ = static_cast<const uint8_t*>(p);
     out.fd_ = ::dup(file.fd());
+    out.guard_slot_ = detail::register_mapping(p, size);
     return out;
   }
   out.buffer_.resize(size);
@@ -90,6 +96,11 @@ Result<FileBytes> FileBytes::open(const std::filesystem::path& path, Mode mode) 
 
 Status FileBytes::check_unchanged(const std::filesystem::path& path) const {
   if (!mapping_ || fd_ < 0) return {};
+  if (detail::mapping_faulted(guard_slot_)) {
+    return make_error(ErrorCode::Io, fmt::format("{}: the file was cut short while the model was reading it; load it "
+                                                 "again",
+                                                 path.string()));
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return io_error(path, "cannot stat");
   const auto now = static_cast<uint64_t>(st.st_size);

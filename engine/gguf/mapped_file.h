@@ -26,7 +26,8 @@ class FileBytes {
   uint64_t size() const { return size_; }
 
   // For a mapping: an error when the file was truncated or rewritten since it
-  // was mapped (touching a page past the new end would raise SIGBUS). A file
+  // was mapped, or a read already touched a page past a truncated end (that
+  // read got zeros instead of SIGBUS: mapping_guard.h). A file
   // replaced by rename keeps the old inode alive and is not a change.
   Status check_unchanged(const std::filesystem::path& path) const;
   // The mapped file's identity, so a second open of the path can tell
@@ -42,6 +43,7 @@ class FileBytes {
   void* mapping_ = nullptr;        // non-null when mmap'ed
   std::vector<uint8_t> buffer_;    // used when read into memory
   int fd_ = -1;                    // kept open while mapped, for check_unchanged
+  int guard_slot_ = -1;            // mapping_guard.h: a read past a truncated end
   uint64_t device_ = 0;
   uint64_t inode_ = 0;
   int64_t mtime_ns_ = 0;

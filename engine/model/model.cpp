@@ -226,8 +226,7 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
                       std::vector<float>& logits) const {
   // Mapped weights: a file truncated or rewritten since the load would raise
   // SIGBUS (or give wrong numbers) on the next page read. One fstat per
-  // forward pass finds it first. A truncation during the pass itself is not
-  // caught: see "Weights that change on disk" in docs/architecture.md.
+  // forward pass finds it first; one during the pass is found after it.
   if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
   if (batch.tokens.empty() || batch.tokens.size() != batch.positions.size()) {
     return make_error(ErrorCode::InvalidArgument, "forward: empty batch or positions of the wrong length");
@@ -264,6 +263,9 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
   backend::Graph graph;
   backend::Tensor* out = build_forward(graph, batch, cache, rows);
   HEARTH_CHECK(backend.compute(graph));
+  // A truncation during the pass read zeros where the weights were
+  // (gguf/mapping_guard.h): the pass is discarded with a clean error.
+  if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
   cache.note_written(min_pos, max_pos + 1);
   logits.assign(out->as<const float>(), out->as<const float>() + out->elements());
   cache.set_used(std::max<int64_t>(cache.used(), max_pos + 1));

@@ -94,6 +94,19 @@ class ThreadRecordingStore final : public ui::ConversationStore {
     tally_->note();
     return inner_->context_events(id);
   }
+  Result<std::string> export_conversations(ui::ArchiveFormat format,
+                                           const std::vector<ui::ConversationKey>& which) override {
+    tally_->note();
+    return inner_->export_conversations(format, which);
+  }
+  Result<ui::ImportCounts> preview_import(const std::string& json) override {
+    tally_->note();
+    return inner_->preview_import(json);
+  }
+  Result<ui::ImportOutcome> import_conversations(const std::string& json, ui::DuplicateChoice duplicates) override {
+    tally_->note();
+    return inner_->import_conversations(json, duplicates);
+  }
 
  private:
   std::unique_ptr<ui::ConversationStore> inner_;
@@ -105,9 +118,10 @@ class ThreadRecordingEngine final : public ChatEngine {
   ThreadRecordingEngine(std::unique_ptr<ChatEngine> inner, std::shared_ptr<ThreadTally> tally)
       : inner_(std::move(inner)), tally_(std::move(tally)) {}
 
-  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress) override {
+  Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
+                             const CancelledFn& cancelled) override {
     tally_->note();
-    return inner_->load(request, progress);
+    return inner_->load(request, progress, cancelled);
   }
   void unload() override {
     tally_->note();
