@@ -358,7 +358,14 @@ TEST_P(BackendOps, MatchesTheScalarReference) {
     be = fast.get();
   }
   if (!be->supports(c.op, c.type)) {
-    GTEST_SKIP() << be->name() << " does not run " << to_string(c.op) << " on " << traits(c.type).name;
+    // The pairs the CPU runs and Vulkan does not are known and stated here, so
+    // a new gap fails: Q8_K is the CPU kernels' activation format (no model
+    // stores weights in it), and the Vulkan KV cache is F16 or Q8_0.
+    const bool known_gap =
+        c.target == Target::Vulkan &&
+        (c.type == DType::Q8_K || ((c.op == Op::KvStore || c.op == Op::Attention) && c.type == DType::F32));
+    EXPECT_TRUE(known_gap) << be->name() << " does not run " << to_string(c.op) << " on " << traits(c.type).name;
+    return;
   }
   const double bound = max_nmse(c.op, c.type);
   for (unsigned draw = 0; draw < 4; ++draw) {
