@@ -48,16 +48,20 @@ struct Outcome {
 };
 
 // Runs hearth-cli under a 4 GB address-space cap and a 10 s limit.
+// Files named after the running test: ctest runs the tests of this file at once.
+std::string scratch(const std::string& suffix) {
+  return ::testing::TempDir() + "hearth-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + suffix;
+}
+
 Outcome run_capped(const std::string& args, const std::string& input) {
-  const std::string dir = ::testing::TempDir();
-  std::ofstream(dir + "ch.in", std::ios::binary) << input;
-  const std::string cmd = "prlimit --as=4000000000 timeout -s KILL 10 " + cli() + " " + args + " < " + dir +
-                          "ch.in > " + dir + "ch.out 2> " + dir + "ch.err";
+  std::ofstream(scratch(".in"), std::ios::binary) << input;
+  const std::string cmd = "prlimit --as=4000000000 timeout -s KILL 10 " + cli() + " " + args + " < " +
+                          scratch(".in") + " > " + scratch(".out") + " 2> " + scratch(".err");
   Outcome o;
   const int status = std::system(cmd.c_str());
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = slurp(dir + "ch.out");
-  o.err = slurp(dir + "ch.err");
+  o.out = slurp(scratch(".out"));
+  o.err = slurp(scratch(".err"));
   return o;
 }
 

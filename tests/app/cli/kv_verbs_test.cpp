@@ -39,10 +39,10 @@ ChatRun chat(const std::string& policy, int ctx, int turns) {
   ChatRun r;
   const std::string cmd = cli() + " chat --model " + data_path("models/stories260K.gguf") + " --ctx " +
                           std::to_string(ctx) + " --overflow " + policy + " --temp 0 -n 24 < " + in + " > " + dir +
-                          "chat.out 2> " + dir + "chat.err";
+                          "hearth-chat-" + policy + ".out 2> " + dir + "hearth-chat-" + policy + ".err";
   r.status = std::system(cmd.c_str());
-  r.out = slurp(dir + "chat.out");
-  r.err = slurp(dir + "chat.err");
+  r.out = slurp(dir + "hearth-chat-" + policy + ".out");
+  r.err = slurp(dir + "hearth-chat-" + policy + ".err");
   return r;
 }
 

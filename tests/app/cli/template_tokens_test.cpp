@@ -27,13 +27,22 @@ struct CliRun {
   std::string out, err;
 };
 
+// Files named after the running test (with its parameter): ctest runs the
+// tests of this file at once.
+std::string scratch(const std::string& suffix) {
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  return ::testing::TempDir() + "hearth-tt-" + name + suffix;
+}
+
 CliRun run_cli(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string cmd = cli() + " " + args + " > " + dir + "tt.out 2> " + dir + "tt.err";
+  const std::string cmd = cli() + " " + args + " > " + scratch(".out") + " 2> " + scratch(".err");
   CliRun r;
   r.status = std::system(cmd.c_str());
-  r.out = slurp(dir + "tt.out");
-  r.err = slurp(dir + "tt.err");
+  r.out = slurp(scratch(".out"));
+  r.err = slurp(scratch(".err"));
   return r;
 }
 
@@ -43,7 +52,7 @@ std::string write_messages(const std::string& name, const std::string& system, c
                                                          {{"role", "user"}, {"content", user}},
                                                          {{"role", "assistant"}, {"content", assistant}},
                                                          {{"role", "user"}, {"content", "Go on."}}});
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = scratch("-" + name);
   std::ofstream(path, std::ios::binary) << messages.dump();
   return path;
 }
