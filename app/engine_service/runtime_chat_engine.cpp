@@ -180,7 +180,7 @@ class RuntimeChatEngine final : public ChatEngine {
       if (on_event) on_event(to_ui(e));
     };
     // Stop and app close are asked before every prefill batch and token.
-    const runtime::Cancellation cancel(cancelled ? cancelled : CancelledFn([] { return false; }));
+    const runtime::Cancellation cancel(cancelled);  // an empty function never cancels
     // How long the reply waited from sending to its start (a summary step
     // it pre-empted, or the queue), for the status line.
     const double pause_ms =

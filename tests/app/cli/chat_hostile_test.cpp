@@ -14,6 +14,7 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "../../engine/model/model_rewrite.h"
 #include "cli_process.h"
 
 namespace hearth::testing {
@@ -23,23 +24,8 @@ namespace fs = std::filesystem;
 
 // A copy of a fixture model whose tokenizer.chat_template is `source`.
 std::string model_with_template(const std::string& name, const std::string& source) {
-  auto src = gguf::GgufFile::open(data_path("models/tiny-llama-f32.gguf"));
-  EXPECT_TRUE(src.ok()) << src.error().message;
-  gguf::GgufWriter w(src->alignment());
-  for (const auto& kv : src->metadata()) {
-    if (kv.key != "tokenizer.chat_template") w.add_metadata(kv.key, kv.value);
-  }
-  w.add_metadata("tokenizer.chat_template", gguf::make_string(source));
-  for (const auto& t : src->tensors()) {
-    gguf::TensorSpec spec{t.name, t.type, {}};
-    for (uint32_t d = 0; d < t.n_dims; ++d) spec.dims.push_back(t.dims[d]);
-    EXPECT_TRUE(w.add_tensor(std::move(spec)).ok());
-  }
-  const std::string path = ::testing::TempDir() + name;
-  EXPECT_TRUE(w.begin(path).ok());
-  for (const auto& t : src->tensors()) EXPECT_TRUE(w.write_tensor_data(src->tensor_data(t)).ok());
-  EXPECT_TRUE(w.finish().ok());
-  return path;
+  return rewrite_model_with(data_path("models/tiny-llama-f32.gguf"), name, "tokenizer.chat_template",
+                            gguf::make_string(source));
 }
 
 struct Outcome {

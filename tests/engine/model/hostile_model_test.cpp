@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "fixture_logits.h"
+#include "model_rewrite.h"
 
 namespace hearth::model {
 namespace {
@@ -30,29 +31,7 @@ const std::string kFixture = data_path("models/tiny-llama-f32.gguf");
 
 // The fixture model rewritten with `key` set to `value` (added or replaced).
 std::string rewrite_with(const std::string& name, const std::string& key, gguf::Value value) {
-  auto src = gguf::GgufFile::open(kFixture);
-  EXPECT_TRUE(src.ok());
-  gguf::GgufWriter w(src->alignment());
-  bool replaced = false;
-  for (const auto& kv : src->metadata()) {
-    if (kv.key == key) {
-      w.add_metadata(key, value);
-      replaced = true;
-    } else {
-      w.add_metadata(kv.key, kv.value);
-    }
-  }
-  if (!replaced) w.add_metadata(key, value);
-  for (const auto& t : src->tensors()) {
-    gguf::TensorSpec spec{t.name, t.type, {}};
-    for (uint32_t d = 0; d < t.n_dims; ++d) spec.dims.push_back(t.dims[d]);
-    EXPECT_TRUE(w.add_tensor(std::move(spec)).ok());
-  }
-  const std::string path = ::testing::TempDir() + name;
-  EXPECT_TRUE(w.begin(path).ok());
-  for (const auto& t : src->tensors()) EXPECT_TRUE(w.write_tensor_data(src->tensor_data(t)).ok());
-  EXPECT_TRUE(w.finish().ok());
-  return path;
+  return hearth::testing::rewrite_model_with(kFixture, name, key, std::move(value));
 }
 
 struct BadValue {
