@@ -3,7 +3,7 @@
 // positional arguments, with generated `--help` text.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <map>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/chat_format.h>

@@ -9,7 +9,7 @@
 // taken minutes away from the run it divides would mostly measure that.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/model/weight_memory.h>
 
 #include <cstddef>

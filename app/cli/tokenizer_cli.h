@@ -3,8 +3,8 @@
 #pragma once
 
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
-#include <hearth/engine/core/log.h>
+#include <hearth/core/file_io.h>
+#include <hearth/core/log.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
 

@@ -12,7 +12,7 @@
 
 #include <hearth/engine/chat/chat_template.h>
 #include <hearth/engine/chat/json.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/runtime/chat_format.h>
 #include <hearth/engine/tokenizer/tokenizer.h>

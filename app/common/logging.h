@@ -3,7 +3,7 @@
 // callbacks into them.
 #pragma once
 
-#include <hearth/engine/core/log.h>
+#include <hearth/core/log.h>
 
 #include <filesystem>
 #include <memory>

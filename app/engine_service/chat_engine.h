@@ -4,8 +4,8 @@
 // are called on the engine thread only and may block there.
 #pragma once
 
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 
 #include <functional>
 #include <memory>

@@ -3,7 +3,7 @@
 // CPU) use the real free memory (the memory-budget extension where present).
 #pragma once
 
-#include <hearth/engine/core/log.h>
+#include <hearth/core/log.h>
 
 #include "common/settings.h"
 

@@ -5,7 +5,7 @@
 
 #include <QFile>
 
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <algorithm>
 #include <utility>

@@ -3,7 +3,7 @@
 // resources/catalog.json (contract: resources/catalog.schema.json).
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/memory_estimate.h>
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include <QNetworkRequest>
 #include <QTimer>
 
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <fcntl.h>
 #include <unistd.h>

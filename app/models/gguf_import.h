@@ -5,7 +5,7 @@
 
 #include "models/catalog.h"
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <filesystem>
 

@@ -9,7 +9,7 @@
 // first byte is fetched.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <QObject>
 #include <QString>

@@ -2,7 +2,7 @@
 // space, and the default folder for downloaded models.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <filesystem>

@@ -6,7 +6,7 @@
 #include <QCryptographicHash>
 #include <QFile>
 
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <fstream>
 #include <sstream>

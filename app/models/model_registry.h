@@ -4,7 +4,7 @@
 // demand and matched to the catalog.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <filesystem>

@@ -4,7 +4,7 @@
 // or the complete file, never a torn one.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <filesystem>

@@ -12,7 +12,7 @@
 #include "ast.h"
 #include "hearth/engine/chat/template.h"
 #include "hearth/engine/chat/value.h"
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "value_ops.h"
 
 namespace hearth::chat {

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/engine/chat/json.h"
-#include "hearth/engine/core/text_position.h"
+#include "hearth/core/text_position.h"
 #include "value_ops.h"
 
 namespace hearth::chat {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth::chat {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ast.h"
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "lexer.h"
 
 namespace hearth::chat {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hearth/engine/chat/value.h"
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth::chat {
 

@@ -1,4 +1,4 @@
-#include "hearth/engine/core/file_io.h"
+#include "hearth/core/file_io.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "hearth/engine/core/log.h"
+#include "hearth/core/log.h"
 
 namespace hearth {
 

@@ -1,4 +1,4 @@
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth {
 

@@ -4,7 +4,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Read-only bytes of a file: an mmap'ed view or an in-memory copy.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <filesystem>

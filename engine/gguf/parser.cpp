@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "byte_cursor.h"
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 #include "utf8.h"
 
 namespace hearth::gguf {

@@ -1,7 +1,7 @@
 // Parses the GGUF header, metadata and tensor infos from untrusted bytes.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/gguf/reader.h>
 
 #include <string>

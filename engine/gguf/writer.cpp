@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 #include "hearth/engine/gguf/reader.h"
 
 namespace hearth::gguf {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 #include "hearth/engine/kv/sizing.h"
 
 namespace hearth::kv {

@@ -6,7 +6,7 @@
 #include <climits>
 #include <optional>
 
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 
 namespace hearth::kv {
 

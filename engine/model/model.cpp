@@ -4,7 +4,7 @@
 #include "hearth/engine/model/model.h"
 
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <algorithm>
 #include <cstdio>

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 #include <sys/mman.h>
 #include <unistd.h>
 

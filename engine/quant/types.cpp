@@ -5,7 +5,7 @@
 #include <array>
 #include <cctype>
 
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 
 namespace hearth {
 namespace {

@@ -2,7 +2,7 @@
 // (lowest rank first, leftmost on ties) on integer symbol ids.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/tokenizer/vocab.h>
 
 #include <array>

@@ -1,7 +1,7 @@
 #include "hearth/engine/tools/model_info.h"
 
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/gguf/reader.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>

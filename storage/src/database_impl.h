@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "hearth/storage/database.h"
 
 namespace hearth::storage {

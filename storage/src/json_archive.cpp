@@ -1,5 +1,5 @@
 // JSON export/import; the format is documented in docs/storage-json-format.md.
-#include <hearth/engine/core/text_position.h>
+#include <hearth/core/text_position.h>
 #include <nlohmann/json.hpp>
 
 #include <unordered_map>

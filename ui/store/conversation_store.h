@@ -3,7 +3,7 @@
 // the storage library; tests use an in-memory double.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <optional>

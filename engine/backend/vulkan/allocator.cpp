@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 
 namespace hearth::vulkan {
 

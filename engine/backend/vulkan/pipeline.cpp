@@ -3,7 +3,7 @@
 #include "vk_struct.h"
 
 #include <fmt/format.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 
 #include <cstdio>
 #include <cstring>

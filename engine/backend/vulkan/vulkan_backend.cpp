@@ -13,7 +13,7 @@
 #include "hearth/engine/backend/activation_plan.h"
 #include "hearth/engine/backend/vulkan/kernels.h"
 #include "hearth/engine/backend/vulkan/transfer.h"
-#include "hearth/engine/core/checked_math.h"
+#include "hearth/core/checked_math.h"
 
 namespace hearth::vulkan {
 namespace {

@@ -1,5 +1,5 @@
 #include <gtest/gtest.h>
-#include <hearth/engine/core/checked_math.h>
+#include <hearth/core/checked_math.h>
 
 #include <limits>
 

@@ -1,7 +1,7 @@
 // read_regular_file / AtomicFile against real files, FIFOs, devices and
 // directories. Nothing here may block: a FIFO is refused before open().
 #include <gtest/gtest.h>
-#include <hearth/engine/core/file_io.h>
+#include <hearth/core/file_io.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 #include <gtest/gtest.h>
-#include <hearth/engine/core/log.h>
+#include <hearth/core/log.h>
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #include <gtest/gtest.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <memory>
 #include <string>

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "hearth/storage/database.h"
 #include "hearth/storage/ids.h"
 

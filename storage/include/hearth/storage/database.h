@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "hearth/storage/types.h"
 
 namespace hearth::storage {

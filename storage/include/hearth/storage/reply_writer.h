@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "hearth/storage/database.h"
 #include "hearth/storage/messages.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 #include "hearth/storage/ids.h"
 
 namespace hearth::storage {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <hearth/engine/backend/graph.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstddef>

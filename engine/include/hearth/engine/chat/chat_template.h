@@ -9,7 +9,7 @@
 
 #include "hearth/engine/chat/template.h"
 #include "hearth/engine/chat/value.h"
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth::chat {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "hearth/engine/chat/value.h"
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth::chat {
 

@@ -3,7 +3,7 @@
 // trusted: every count, length, offset and shape is checked before use.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/gguf/value.h>
 #include <hearth/engine/quant/types.h>
 

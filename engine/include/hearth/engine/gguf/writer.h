@@ -3,8 +3,8 @@
 // in the declared order, so a quantizer never holds the whole model twice.
 #pragma once
 
-#include <hearth/engine/core/file_io.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/file_io.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/gguf/value.h>
 #include <hearth/engine/quant/types.h>
 

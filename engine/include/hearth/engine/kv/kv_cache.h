@@ -5,7 +5,7 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/sizing.h>
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // then prefills the context again instead of attending to stale keys.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/kv_cache.h>
 
 #include <cstdint>

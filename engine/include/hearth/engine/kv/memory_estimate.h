@@ -6,7 +6,7 @@
 // before the first graph (runtime::Session::create).
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/sizing.h>
 #include <hearth/engine/quant/types.h>
 

@@ -5,8 +5,8 @@
 // The folder is bounded by a disk budget with least-recently-used cleanup.
 #pragma once
 
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // recently used are dropped to stay within the byte budget.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/kv_cache.h>
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // what gets allocated.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 // faulting the mapping in costs.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <filesystem>

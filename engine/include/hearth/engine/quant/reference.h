@@ -5,7 +5,7 @@
 // K-quants and IQ4 formats use the same search-based scale selection.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>

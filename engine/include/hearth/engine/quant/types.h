@@ -3,7 +3,7 @@
 // block is; everything that sizes tensors goes through it.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 
 #include <cstddef>
 #include <cstdint>

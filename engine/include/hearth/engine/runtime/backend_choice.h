@@ -4,8 +4,8 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/offload_split.h>
 #include <hearth/engine/model/weight_memory.h>

@@ -17,8 +17,8 @@
 #pragma once
 
 #include <hearth/engine/chat/chat_template.h>
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
 

@@ -4,7 +4,7 @@
 // the previous one into its matches and the unmatched text between them.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/tokenizer/vocab.h>
 
 #include <memory>

@@ -2,8 +2,8 @@
 // matching the reference GGUF engine token for token.
 #pragma once
 
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/tokenizer/vocab.h>
 
 #include <memory>

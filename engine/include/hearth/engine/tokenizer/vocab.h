@@ -4,8 +4,8 @@
 // vocabulary size when it is built.
 #pragma once
 
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 
 #include <cstdint>
 #include <functional>

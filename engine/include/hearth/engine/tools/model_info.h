@@ -3,7 +3,7 @@
 // metadata and tensor infos only; no tensor data is touched.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/kv/memory_estimate.h>
 

@@ -4,7 +4,7 @@
 // writes from the same source (and the tests compare the two).
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 
 #include <cstdint>

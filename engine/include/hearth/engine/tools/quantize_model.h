@@ -4,7 +4,7 @@
 // most one output tensor is held in memory besides the mapped input.
 #pragma once
 
-#include <hearth/engine/core/result.h>
+#include <hearth/core/result.h>
 #include <hearth/engine/quant/types.h>
 #include <hearth/engine/tools/quant_mix.h>
 

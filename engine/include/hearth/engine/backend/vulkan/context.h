@@ -5,8 +5,8 @@
 
 #include <hearth/engine/backend/vulkan/config.h>
 #include <hearth/engine/backend/vulkan/device_selection.h>
-#include <hearth/engine/core/log.h>
-#include <hearth/engine/core/result.h>
+#include <hearth/core/log.h>
+#include <hearth/core/result.h>
 #include <vulkan/vulkan.h>
 
 #include <memory>

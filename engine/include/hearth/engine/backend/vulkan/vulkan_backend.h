@@ -7,7 +7,7 @@
 
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/backend/vulkan/config.h>
-#include <hearth/engine/core/log.h>
+#include <hearth/core/log.h>
 
 #include <memory>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "hearth/engine/core/result.h"
+#include "hearth/core/result.h"
 
 namespace hearth {
 
