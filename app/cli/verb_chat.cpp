@@ -62,6 +62,8 @@ int run_chat(const std::vector<std::string>& argv) {
                  {"ctx", FlagKind::Value, "context size (default 2048)", "c", "N"},
                  {"overflow", FlagKind::Value, "at the context limit: stop, evict or summarize (default stop)", "", "POLICY"},
                  {"prefix-cache", FlagKind::Value, "folder of saved system-prompt KV (a second run starts warm)", "", "DIR"},
+                 {"reasoning", FlagKind::Value, "a reasoning model's switch: default, off, on, low, medium, high", "",
+                  "CHOICE"},
                  {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
@@ -71,6 +73,11 @@ int run_chat(const std::vector<std::string>& argv) {
   const std::string overflow = args->get_or("overflow", "stop");
   if (!runtime::parse_overflow_policy(overflow).ok()) {
     std::fprintf(stderr, "chat: --overflow takes stop, evict or summarize, not '%s'\n", overflow.c_str());
+    return kExitUsage;
+  }
+  const auto reasoning = chat::parse_reasoning_choice(args->get_or("reasoning", "default"));
+  if (!reasoning) {
+    std::fprintf(stderr, "chat: --reasoning takes default, off, on, low, medium or high\n");
     return kExitUsage;
   }
   auto ctx = args->get_int("ctx", 2048, 16, 1 << 22);
@@ -140,6 +147,14 @@ int run_chat(const std::vector<std::string>& argv) {
   request.policy = *policy;
   request.options = opt;
   request.conversation_id = 1;
+  request.reasoning = *reasoning;
+  if (const auto& style = codec->format().reasoning(); style.syntax != chat::ReasoningSyntax::None) {
+    // Reasoning is shown apart, on stderr, so stdout holds the answers only.
+    std::fprintf(stderr, "[reasoning model (%s)%s]\n", chat::to_string(style.syntax),
+                 style.offers(*reasoning) || *reasoning == chat::ReasoningChoice::Default
+                     ? ""
+                     : "; its template has no such switch, --reasoning is ignored");
+  }
   const std::string system = args->get_or("system", "");
   auto restart = [&] {
     request.messages.clear();
@@ -188,13 +203,22 @@ int run_chat(const std::vector<std::string>& argv) {
     }
     if (line.empty()) continue;
     request.messages.push_back({"user", line, {}});
-    auto reply = chat.reply(
-        request,
-        [](std::string_view piece) {
-          std::fwrite(piece.data(), 1, piece.size(), stdout);
-          std::fflush(stdout);
-        },
-        print_event);
+    bool thinking = false;
+    runtime::ReplyStreams streams;
+    streams.on_text = [&](std::string_view piece) {
+      if (thinking) std::fputs("\n[/thinking]\n", stderr);
+      thinking = false;
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    };
+    streams.on_reasoning = [&](std::string_view piece) {
+      if (!thinking) std::fputs("[thinking] ", stderr);
+      thinking = true;
+      std::fwrite(piece.data(), 1, piece.size(), stderr);
+    };
+    streams.on_event = print_event;
+    auto reply = chat.reply(request, streams);
+    if (thinking) std::fputs("\n[/thinking]\n", stderr);
     if (!reply.ok() || !reply->stopped.empty()) {
       // The turn is not taken; the conversation stays as it was (the context
       // is rebuilt from it next time), so the session goes on.
@@ -220,7 +244,7 @@ int run_chat(const std::vector<std::string>& argv) {
     }
     ++turns;
     last = reply->result.figures;
-    request.messages.push_back({"assistant", reply->shown, {}});
+    request.messages.push_back({"assistant", reply->shown, {}, reply->reasoning});
     // Lower-priority work: a due summary runs as resumable steps between
     // turns (the app interleaves them with the GUI); its event is printed.
     while (chat.has_background_work()) {

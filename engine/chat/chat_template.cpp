@@ -21,6 +21,10 @@ Value messages_to_value(const std::vector<ChatMessage>& messages) {
     ObjectData obj;
     obj.set("role", Value::string(m.role));
     obj.set("content", Value::string(m.content));
+    if (!m.reasoning.empty()) {
+      obj.set("reasoning_content", Value::string(m.reasoning));
+      obj.set("thinking", Value::string(m.reasoning));
+    }
     if (m.extra.is_object()) {
       for (const auto& [key, value] : m.extra.as_object().items()) obj.set(key, value);
     }
@@ -67,7 +71,7 @@ Status check_conversation(const std::vector<ChatMessage>& messages, const Render
   size_t total = options.bos_token.size() + options.eos_token.size();
   for (const auto& m : messages) {
     if (total > limits.max_context_bytes) break;
-    total += m.role.size() + m.content.size() + string_bytes(m.extra, limits.max_context_bytes);
+    total += m.role.size() + m.content.size() + 2 * m.reasoning.size() + string_bytes(m.extra, limits.max_context_bytes);
   }
   if (total <= limits.max_context_bytes) total += string_bytes(options.extra_context, limits.max_context_bytes);
   if (total > limits.max_context_bytes) {

@@ -84,8 +84,8 @@ Result<std::vector<int32_t>> ChatContext::start_transcript(std::vector<chat::Cha
   auto a = messages_, b = messages_;
   a.push_back({"user", "a", {}});
   b.push_back({"user", "b", {}});
-  HEARTH_TRY(const auto ra, parts_.format->encode(a, chat::GenerationPrompt::Add));
-  HEARTH_TRY(const auto rb, parts_.format->encode(b, chat::GenerationPrompt::Add));
+  HEARTH_TRY(const auto ra, parts_.format->encode(a, chat::GenerationPrompt::Add, variables_));
+  HEARTH_TRY(const auto rb, parts_.format->encode(b, chat::GenerationPrompt::Add, variables_));
   const auto end = std::mismatch(ra.begin(), ra.end(), rb.begin(), rb.end()).first;
   produced_.assign(ra.begin(), end);
   return produced_;
@@ -95,7 +95,7 @@ Result<ChatContext::Append> ChatContext::append_messages(const std::vector<chat:
                                                          chat::GenerationPrompt prompt) {
   std::vector<chat::ChatMessage> all = messages_;
   all.insert(all.end(), messages.begin(), messages.end());
-  HEARTH_TRY(auto full, parts_.format->encode(all, prompt));
+  HEARTH_TRY(auto full, parts_.format->encode(all, prompt, variables_));
   const auto common = static_cast<size_t>(
       std::mismatch(produced_.begin(), produced_.end(), full.begin(), full.end()).first - produced_.begin());
   Append out;
@@ -109,6 +109,8 @@ Result<ChatContext::Append> ChatContext::append_messages(const std::vector<chat:
 Status ChatContext::rebuild(const ChatRequest& request, const Cancellation& cancel) {
   forget();
   Session& session = *parts_.session;
+  reasoning_ = request.reasoning;
+  variables_ = chat::reasoning_variables(parts_.format->reasoning(), reasoning_);
   conv_ = std::make_unique<Conversation>(
       session, *parts_.model, *parts_.backend, config(request.policy),
       [this](int32_t t) { return parts_.format->tokenizer().token_to_piece(t); }, parts_.prefixes);
@@ -215,7 +217,10 @@ Result<ChatContext::Prepared> ChatContext::prepare(const ChatRequest& request, i
   }
   bool rebuilt = false;
   bool continued = false;
-  if (conv_ && conversation_id_ == request.conversation_id && policy_ == request.policy) {
+  // Another reasoning choice renders the system part differently (gpt-oss,
+  // SmolLM3), so the context starts over.
+  if (conv_ && conversation_id_ == request.conversation_id && policy_ == request.policy &&
+      reasoning_ == request.reasoning) {
     int64_t k = 0;
     const auto held = static_cast<int64_t>(messages_.size());
     const auto given = static_cast<int64_t>(msgs.size());

@@ -5,10 +5,23 @@
 #include <algorithm>
 
 namespace hearth::runtime {
+namespace {
+
+// A token that structures the reply rather than being part of its text:
+// control tokens, and harmony's <|...|> markers whatever attribute the
+// converter gave them.
+bool is_marker(chat::ReasoningSyntax syntax, const tokenizer::TokenData& token) {
+  using tokenizer::TokenAttr;
+  if (tokenizer::has_any(token.attr, TokenAttr::Control)) return true;
+  return syntax == chat::ReasoningSyntax::Harmony && tokenizer::has_any(token.attr, TokenAttr::UserDefined) &&
+         token.text.starts_with("<|") && token.text.ends_with("|>");
+}
+
+}  // namespace
 
 void ChatContext::begin_reply() { conv_->begin_turn(); }
 
-void ChatContext::end_reply(const std::string& shown, size_t reply_tokens_in_context) {
+void ChatContext::end_reply(const std::string& shown, const std::string& reasoning, size_t reply_tokens_in_context) {
   const size_t before = conv_->turns().size();
   conv_->end_turn();
   if (conv_->turns().size() > before) turns_[conv_->turns().back().id] = reply_turn_;
@@ -18,7 +31,7 @@ void ChatContext::end_reply(const std::string& shown, size_t reply_tokens_in_con
   // end of turn, and a tail rendered differently is rolled back.
   const auto& ctx = parts_.session->context();
   const size_t n = std::min(reply_tokens_in_context, ctx.size());
-  messages_.push_back({"assistant", shown, {}});
+  messages_.push_back({"assistant", shown, {}, reasoning});
   produced_.insert(produced_.end(), ctx.end() - static_cast<std::ptrdiff_t>(n), ctx.end());
   if (policy_ == OverflowPolicy::Summarize && parts_.can_shift && !conv_->turns().empty()) {
     // The next turn is expected to be about as long as this one.
@@ -35,8 +48,10 @@ void ChatContext::end_reply(const std::string& shown, size_t reply_tokens_in_con
   }
 }
 
-Result<ChatReply> ChatContext::reply(const ChatRequest& request, const TextFn& on_text, const ChatEventFn& on_event,
+Result<ChatReply> ChatContext::reply(const ChatRequest& request, const ReplyStreams& streams,
                                      const Cancellation& cancel) {
+  const TextFn& on_text = streams.on_text;
+  const ChatEventFn& on_event = streams.on_event;
   Session& session = *parts_.session;
   const int64_t room = reply_room(request.options.max_tokens);
   // A reply pre-empts background work (a summary in progress).
@@ -65,7 +80,35 @@ Result<ChatReply> ChatContext::reply(const ChatRequest& request, const TextFn& o
   // Pieces go out only as whole UTF-8 characters (a character split across
   // tokens is held back until complete), and a reply starts at its first
   // visible character.
-  tokenizer::StreamDecoder stream(parts_.format->tokenizer());
+  const tokenizer::Tokenizer& tok = parts_.format->tokenizer();
+  tokenizer::StreamDecoder stream(tok);
+  // Reasoning goes its own way; the answer's text is what stop strings and
+  // the caller see.
+  const chat::ReasoningStyle& style = parts_.format->reasoning();
+  chat::ReasoningSplitter splitter(style.syntax, style.prompt_opens_reasoning);
+  std::vector<chat::ReasoningSplitter::Piece> pieces;
+  auto answer_of = [&]() {
+    std::string answer;
+    for (auto& p : pieces) {
+      if (!p.reasoning) {
+        answer.append(p.text);
+        continue;
+      }
+      out.reasoning.append(p.text);
+      if (streams.on_reasoning) streams.on_reasoning(p.text);
+    }
+    pieces.clear();
+    return answer;
+  };
+  auto decode = [&](int32_t t) {
+    const auto& vocab = tok.vocab();
+    if (vocab.valid(t) && is_marker(style.syntax, vocab.tokens[static_cast<size_t>(t)])) {
+      splitter.push_control(vocab.tokens[static_cast<size_t>(t)].text, pieces);
+    } else {
+      splitter.push_text(stream.push(t), pieces);
+    }
+    return answer_of();
+  };
   bool first_piece = true;
   auto show = [&](std::string_view text) {
     if (first_piece) {
@@ -79,15 +122,20 @@ Result<ChatReply> ChatContext::reply(const ChatRequest& request, const TextFn& o
   const size_t context_before = session.context().size() + prepared->prompt.size();
   begin_reply();
   auto result = session.generate(
-      prepared->prompt, options, [&](int32_t t) { return stream.push(t); },
+      prepared->prompt, options, decode,
       [&](const TokenEvent& e) { show(e.text); }, cancel);
   if (!result.ok()) {
     forget();
     return result.error();
   }
-  if (const std::string tail = stream.flush(); !tail.empty()) show(tail);
+  splitter.push_text(stream.flush(), pieces);
+  splitter.finish(pieces);
+  if (const std::string tail = answer_of(); !tail.empty()) show(tail);
+  while (!out.reasoning.empty() && std::string_view(" \n\t\r").find(out.reasoning.back()) != std::string_view::npos) {
+    out.reasoning.pop_back();
+  }
   const size_t context_after = session.context().size();
-  end_reply(out.shown, context_after > context_before ? context_after - context_before : 0);
+  end_reply(out.shown, out.reasoning, context_after > context_before ? context_after - context_before : 0);
   out.result = std::move(result).value();
   return out;
 }

@@ -41,8 +41,10 @@ bool fill(std::string_view shaped, const std::vector<chat::ChatMessage>& message
       if (shaped[i] < '0' || shaped[i] > '9') return false;
       index = index * 10 + static_cast<size_t>(shaped[i] - '0');
     }
-    if (index >= messages.size()) return false;
-    std::string_view content = messages[index].content;
+    // Two fields per message: content, then reasoning.
+    if (index >= 2 * messages.size()) return false;
+    const chat::ChatMessage& m = messages[index / 2];
+    std::string_view content = index % 2 == 0 ? m.content : m.reasoning;
     if (mode == Fill::Trimmed) content = trimmed(content);
     if (!content.empty()) {
       out.message_bytes.push_back({out.text.size(), out.text.size() + content.size()});
@@ -122,11 +124,12 @@ std::string ChatFormat::eos_text() const {
 }
 
 Result<RenderedPrompt> ChatFormat::render(const std::vector<chat::ChatMessage>& messages,
-                                          chat::GenerationPrompt prompt) const {
+                                          chat::GenerationPrompt prompt, const chat::Value& variables) const {
   chat::RenderOptions options;
   options.generation_prompt = prompt;
   options.bos_token = bos_text();
   options.eos_token = eos_text();
+  options.extra_context = variables;
   return render(messages, options);
 }
 
@@ -138,10 +141,13 @@ Result<RenderedPrompt> ChatFormat::render(const std::vector<chat::ChatMessage>& 
   bool any = false;
   bool clash = false;
   for (size_t i = 0; i < shaped_messages.size(); ++i) {
-    if (shaped_messages[i].content.empty()) continue;
-    clash = clash || shaped_messages[i].content.find(kOpen) != std::string::npos;
-    shaped_messages[i].content = placeholder(i);
-    any = true;
+    chat::ChatMessage& m = shaped_messages[i];
+    for (std::string* field : {&m.content, &m.reasoning}) {
+      if (field->empty()) continue;
+      clash = clash || field->find(kOpen) != std::string::npos;
+      *field = placeholder(2 * i + (field == &m.reasoning ? 1 : 0));
+      any = true;
+    }
   }
   if (!any) {
     out.text = std::move(real);
@@ -161,7 +167,10 @@ Result<RenderedPrompt> ChatFormat::render(const std::vector<chat::ChatMessage>& 
   const auto controls = control_texts(tokenizer_->vocab());
   std::vector<chat::ChatMessage> safe = messages;
   bool changed = false;
-  for (auto& m : safe) changed = defuse(m.content, controls) || changed;
+  for (auto& m : safe) {
+    changed = defuse(m.content, controls) || changed;
+    changed = defuse(m.reasoning, controls) || changed;
+  }
   out.message_bytes.clear();
   if (!changed) {
     out.text = std::move(real);
@@ -182,9 +191,30 @@ std::vector<int32_t> ChatFormat::encode(const RenderedPrompt& prompt) const {
 }
 
 Result<std::vector<int32_t>> ChatFormat::encode(const std::vector<chat::ChatMessage>& messages,
-                                                chat::GenerationPrompt prompt) const {
-  HEARTH_TRY(const RenderedPrompt rendered, render(messages, prompt));
+                                                chat::GenerationPrompt prompt, const chat::Value& variables) const {
+  HEARTH_TRY(const RenderedPrompt rendered, render(messages, prompt, variables));
   return encode(rendered);
+}
+
+chat::ReasoningStyle ChatFormat::detect_style(const tokenizer::Tokenizer& tokenizer,
+                                              const chat::ChatTemplate& chat_template) {
+  if (chat_template.builtin_kind()) return {};
+  chat::ReasoningStyle style = chat::detect_reasoning(chat_template.compiled().source());
+  if (style.syntax != chat::ReasoningSyntax::ThinkTags) return style;
+  // DeepSeek-R1 distills open the reasoning in the generation prompt, so the
+  // reply starts inside it; Qwen3 with thinking off writes an empty block.
+  chat::RenderOptions options;
+  options.generation_prompt = chat::GenerationPrompt::Add;
+  const auto& v = tokenizer.vocab();
+  if (v.valid(v.special.bos)) options.bos_token = v.tokens[static_cast<size_t>(v.special.bos)].text;
+  if (v.valid(v.special.eos)) options.eos_token = v.tokens[static_cast<size_t>(v.special.eos)].text;
+  auto rendered = chat::render_chat(chat_template, {{"user", "Hi", {}}}, options);
+  if (rendered.ok()) {
+    std::string_view text = *rendered;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    style.prompt_opens_reasoning = text.ends_with("<think>");
+  }
+  return style;
 }
 
 std::vector<int32_t> ChatFormat::encode_literal(std::string_view text) const {

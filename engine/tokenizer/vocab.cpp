@@ -135,6 +135,21 @@ Status Vocabulary::finalize(const Logger& logger) {
     add_eog(id);
     force_control(*this, id, logger);
   }
+  // gpt-oss (harmony): a reply ends with <|return|> or <|call|>; <|end|>
+  // closes each message (the reasoning before the answer), so it must not end
+  // the reply. It stays a control token: message text never becomes it.
+  const TokenId harmony_return = find("<|return|>");
+  const TokenId harmony_call = find("<|call|>");
+  if (harmony_return != kNoToken && harmony_call != kNoToken) {
+    add_eog(harmony_return);
+    add_eog(harmony_call);
+    force_control(*this, harmony_return, logger);
+    force_control(*this, harmony_call, logger);
+    if (const TokenId end = find("<|end|>"); end != kNoToken) {
+      std::erase(eog, end);
+      if (special.eot == end) special.eot = kNoToken;
+    }
+  }
   add_eog(special.eos);
   add_eog(special.eot);
   add_eog(special.eom);

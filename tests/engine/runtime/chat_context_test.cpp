@@ -35,6 +35,26 @@ double cosine(std::span<const float> a, std::span<const float> b) {
   return ab / std::sqrt(aa * bb);
 }
 
+// `text` with every byte that starts no valid UTF-8 sequence replaced by U+FFFD.
+std::string valid_utf8(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
+}
+
 class ChatContextTest : public testing::ModelFixture {
  protected:
   void open(const std::string& model, int64_t n_ctx, int32_t n_batch = 64) {
@@ -143,6 +163,68 @@ TEST_F(ChatContextTest, EveryStopReasonLeavesAFreshEncodingOfTheTranscript) {
   EXPECT_GT(seen_max, 0);
   EXPECT_GT(seen_stop, 0);
   EXPECT_GT(seen_eog, 0);
+}
+
+TEST_F(ChatContextTest, ReasoningIsKeptApartFromTheAnswer) {
+  // A DeepSeek-R1-style template: the generation prompt opens the reasoning,
+  // and earlier replies are rendered without it.
+  open("models/tiny-llama-f32.gguf", 1024);
+  auto parsed = chat::ChatTemplate::from_source(
+      "{% for m in messages %}{% if m.role == 'user' %}User: {{ m.content }}\n"
+      "{% elif m.role == 'assistant' %}Assistant: {{ m.content }}\n{% endif %}{% endfor %}"
+      "{% if add_generation_prompt %}Assistant: <think>\n{% endif %}");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  format_ = std::make_unique<ChatFormat>(ChatFormat::with_template(*tok_, std::move(parsed).value()));
+  ASSERT_EQ(format_->reasoning().syntax, chat::ReasoningSyntax::ThinkTags);
+  ASSERT_TRUE(format_->reasoning().prompt_opens_reasoning);
+  ChatParts parts;
+  parts.session = session_.get();
+  parts.model = model_.get();
+  parts.backend = backend_.get();
+  parts.format = format_.get();
+  chat_ = std::make_unique<ChatContext>(std::move(parts));
+
+  std::vector<ChatMessage> messages;
+  for (const std::string user : {"Hello there", "Tell me more"}) {
+    messages.push_back({"user", user, {}});
+    ChatRequest r;
+    r.messages = messages;
+    r.conversation_id = 1;
+    r.options.max_tokens = 24;
+    r.options.sampler.temperature = 0;
+    std::string streamed_text, streamed_reasoning;
+    ReplyStreams streams;
+    streams.on_text = [&](std::string_view p) { streamed_text += p; };
+    streams.on_reasoning = [&](std::string_view p) { streamed_reasoning += p; };
+    auto reply = chat_->reply(r, streams);
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    // The reference split: the decoded reply tokens, reasoning up to the
+    // first "</think>", the answer after it.
+    // (Streamed text is whole UTF-8 characters: a stray byte shows as U+FFFD.)
+    const std::string whole = valid_utf8(tok_->detokenize(reply->result.tokens));
+    const size_t close = whole.find("</think>");
+    auto trim = [](std::string s) {
+      const size_t b = s.find_first_not_of(" \n");
+      if (b == std::string::npos) return std::string();
+      return s.substr(b, s.find_last_not_of(" \n") - b + 1);
+    };
+    const std::string want_reasoning = trim(whole.substr(0, close));
+    const std::string want_answer = close == std::string::npos ? std::string() : trim(whole.substr(close + 8));
+    EXPECT_FALSE(want_reasoning.empty());
+    EXPECT_EQ(reply->reasoning, want_reasoning);
+    EXPECT_EQ(trim(reply->shown), want_answer);
+    EXPECT_EQ(trim(streamed_reasoning), want_reasoning);
+    EXPECT_EQ(streamed_text, reply->shown);
+
+    // The transcript keeps the reasoning with the reply; this template does
+    // not render it again, so the next turn's prompt equals a fresh encoding
+    // of the conversation with the answer alone.
+    messages.push_back({"assistant", reply->shown, {}, reply->reasoning});
+  }
+  auto fresh = format_->encode(messages, chat::GenerationPrompt::Omit);
+  ASSERT_TRUE(fresh.ok());
+  const std::string text = tok_->detokenize(*fresh);
+  EXPECT_EQ(text.find("<think>"), std::string::npos) << text;
 }
 
 TEST_F(ChatContextTest, CancelEndsAPrefillWithinOneBatchAndTheCacheStaysConsistent) {

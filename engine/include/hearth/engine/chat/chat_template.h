@@ -19,6 +19,11 @@ struct ChatMessage {
   // Further fields some templates read (tool_calls, tool_call_id, name, ...):
   // an object whose keys are added to the message, or undefined for none.
   Value extra{};
+  // A reply's reasoning, kept apart from its content. Templates see it as
+  // `reasoning_content` (Qwen3, DeepSeek-R1) and `thinking` (gpt-oss,
+  // SmolLM3) and decide themselves whether an earlier turn's reasoning is
+  // rendered again; empty for none.
+  std::string reasoning{};
 };
 
 enum class GenerationPrompt { Omit, Add };  // open an assistant turn at the end?

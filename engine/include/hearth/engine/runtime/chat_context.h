@@ -69,6 +69,8 @@ struct ChatRequest {
   std::vector<chat::ChatMessage> messages;  // system message(s) first; the last is the user's
   int64_t conversation_id = 0;              // another id rebuilds the context
   OverflowPolicy policy = OverflowPolicy::Stop;
+  // The reasoning switch, where the template offers one (ChatFormat::reasoning()).
+  chat::ReasoningChoice reasoning = chat::ReasoningChoice::Default;
   // max_tokens is the reply's limit; it is capped at a quarter of the
   // context so evicting or summarising always leaves the reply room.
   GenerateOptions options;
@@ -79,10 +81,22 @@ struct ChatReply {
   // The reply as shown (it starts at its first visible character): what the
   // caller sends back as the assistant's message next time.
   std::string shown;
+  // The reply's reasoning (thinking), apart from `shown`; empty for none.
+  // The transcript keeps it with the reply for the template, which decides
+  // whether later turns render it again.
+  std::string reasoning;
   // Non-empty: the policy could not make room (why, for the user); nothing
   // was generated and the context starts over next time.
   std::string stopped;
   int64_t prefix_restored_tokens = 0;  // pinned positions restored from disk
+};
+
+// Where a reply streams: the answer's text, its reasoning (a model that
+// thinks first), and what the overflow policy did.
+struct ReplyStreams {
+  TextFn on_text;
+  TextFn on_reasoning;
+  ChatEventFn on_event;
 };
 
 class ChatContext {
@@ -98,8 +112,11 @@ class ChatContext {
   // asked before every batch and token) ends early: during generation with
   // StopReason::Cancelled and the reply so far; before it with
   // ErrorCode::Cancelled, the next request starting over.
+  Result<ChatReply> reply(const ChatRequest& request, const ReplyStreams& streams, const Cancellation& cancel = {});
   Result<ChatReply> reply(const ChatRequest& request, const TextFn& on_text, const ChatEventFn& on_event,
-                          const Cancellation& cancel = {});
+                          const Cancellation& cancel = {}) {
+    return reply(request, ReplyStreams{on_text, {}, on_event}, cancel);
+  }
 
   bool has_background_work() const { return summary_wanted_; }
   // One token of a due summary.
@@ -141,7 +158,7 @@ class ChatContext {
   void forward_events(const ChatEventFn& on_event, std::string* stopped);
   Status preempt(int64_t reply_room, const ChatEventFn& on_event, const Cancellation& cancel);
   void begin_reply();
-  void end_reply(const std::string& shown, size_t reply_tokens_in_context);
+  void end_reply(const std::string& shown, const std::string& reasoning, size_t reply_tokens_in_context);
   ConversationConfig config(OverflowPolicy policy) const;
 
   // The transcript: every message taken in (evicted ones too, since the
@@ -155,6 +172,8 @@ class ChatContext {
 
   int64_t conversation_id_ = -1;
   OverflowPolicy policy_ = OverflowPolicy::Stop;
+  chat::ReasoningChoice reasoning_ = chat::ReasoningChoice::Default;
+  chat::Value variables_;  // the template variables of reasoning_
   std::unique_ptr<Conversation> conv_;
   std::vector<chat::ChatMessage> messages_;  // the transcript's messages
   std::vector<int32_t> produced_;            // ... and its tokens

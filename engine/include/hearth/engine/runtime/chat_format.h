@@ -17,6 +17,7 @@
 #pragma once
 
 #include <hearth/engine/chat/chat_template.h>
+#include <hearth/engine/chat/reasoning.h>
 #include <hearth/core/log.h>
 #include <hearth/core/result.h>
 #include <hearth/engine/gguf/reader.h>
@@ -51,12 +52,14 @@ class ChatFormat {
   // The prompt text and where the messages' bytes are in it.
   Result<RenderedPrompt> render(const std::vector<chat::ChatMessage>& messages,
                                 const chat::RenderOptions& options) const;
-  Result<RenderedPrompt> render(const std::vector<chat::ChatMessage>& messages,
-                                chat::GenerationPrompt prompt) const;
+  // `variables`: further template variables (an object, e.g. the reasoning
+  // switch of reasoning_variables), or undefined.
+  Result<RenderedPrompt> render(const std::vector<chat::ChatMessage>& messages, chat::GenerationPrompt prompt,
+                                const chat::Value& variables = {}) const;
   // The prompt's ids: BOS as the vocabulary wants it when the template did
   // not write it, special tokens parsed in the template's text only.
-  Result<std::vector<int32_t>> encode(const std::vector<chat::ChatMessage>& messages,
-                                      chat::GenerationPrompt prompt) const;
+  Result<std::vector<int32_t>> encode(const std::vector<chat::ChatMessage>& messages, chat::GenerationPrompt prompt,
+                                      const chat::Value& variables = {}) const;
   std::vector<int32_t> encode(const RenderedPrompt& prompt) const;
   // Text spliced into a context as is (no BOS, no special tokens).
   std::vector<int32_t> encode_literal(std::string_view text) const;
@@ -69,6 +72,8 @@ class ChatFormat {
   // model has none"); for the status line and logs.
   const std::string& note() const { return note_; }
   const chat::ChatTemplate& chat_template() const { return template_; }
+  // How replies mark their reasoning and the switch the template offers.
+  const chat::ReasoningStyle& reasoning() const { return reasoning_; }
   const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
   // The texts of BOS and EOS (template variables bos_token, eos_token).
   std::string bos_text() const;
@@ -77,12 +82,17 @@ class ChatFormat {
  private:
   ChatFormat(const tokenizer::Tokenizer& tokenizer, chat::ChatTemplate chat_template, TemplateOrigin origin,
              std::string note)
-      : tokenizer_(&tokenizer), template_(std::move(chat_template)), origin_(origin), note_(std::move(note)) {}
+      : tokenizer_(&tokenizer), template_(std::move(chat_template)), origin_(origin), note_(std::move(note)) {
+    if (origin_ == TemplateOrigin::Model) reasoning_ = detect_style(tokenizer, template_);
+  }
+  static chat::ReasoningStyle detect_style(const tokenizer::Tokenizer& tokenizer,
+                                           const chat::ChatTemplate& chat_template);
 
   const tokenizer::Tokenizer* tokenizer_;
   chat::ChatTemplate template_;
   TemplateOrigin origin_;
   std::string note_;
+  chat::ReasoningStyle reasoning_;
 };
 
 }  // namespace hearth::runtime
