@@ -26,10 +26,10 @@ class ChatRoutingTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     storage = std::make_unique<StorageExecutor>(std::move(opened).value());
     engine = std::make_unique<testing::ScriptedEngineClient>();
-    app::Settings s;
+    settings::Settings s;
     s.system_prompt = "Be brief.";
     settings = std::make_unique<SettingsController>(s, nullptr, &sizer);
-    model = std::make_unique<ModelController>(engine.get(), settings.get(), std::nullopt, QString());
+    model = std::make_unique<ModelController>(engine.get(), settings.get(), nullptr, QString());
     chat = std::make_unique<ChatController>(storage.get(), engine.get(), model.get(), settings.get());
     model->load(QStringLiteral("scripted.gguf"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready(); }, 5000));

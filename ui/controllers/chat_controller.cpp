@@ -7,7 +7,7 @@
 
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
-#include "models/message_tree_index.h"
+#include "viewmodels/message_tree_index.h"
 
 namespace hearth::ui {
 namespace {
@@ -35,7 +35,7 @@ ChatRole to_chat_role(StoredRole role) {
   return ChatRole::User;
 }
 
-Sampling to_sampling(const app::SamplingSettings& s) {
+Sampling to_sampling(const settings::SamplingSettings& s) {
   Sampling out;
   out.temperature = s.temperature;
   out.top_k = s.top_k;
@@ -122,7 +122,7 @@ QString ChatController::effectiveOverflow() const {
 }
 
 QString ChatController::defaultOverflow() const {
-  return QString::fromLatin1(app::to_string(settings_->settings().overflow_policy));
+  return QString::fromLatin1(settings::to_string(settings_->settings().overflow_policy));
 }
 
 void ChatController::set_current_overflow(std::optional<StoredOverflow> overflow) {
@@ -453,7 +453,7 @@ void ChatController::start_generation(ConversationKey conversation, MessageKey a
   GenerationRequest request;
   SentTurns sent;
   sent.conversation = conversation;
-  const app::Settings& s = settings_->settings();
+  const settings::Settings& s = settings_->settings();
   if (!s.system_prompt.empty()) {
     request.turns.append({ChatRole::System, QString::fromStdString(s.system_prompt)});
     sent.messages.push_back(std::nullopt);
@@ -465,7 +465,7 @@ void ChatController::start_generation(ConversationKey conversation, MessageKey a
   request.sampling = to_sampling(s.sampling);
   // The conversation's own policy when it has one, else the typed global setting.
   request.overflow_policy = overflow ? overflow_name(*overflow)
-                                     : QString::fromLatin1(app::to_string(s.overflow_policy));
+                                     : QString::fromLatin1(settings::to_string(s.overflow_policy));
   request.conversation_id = conversation.value;
 
   ActiveReply reply;

@@ -16,9 +16,9 @@
 #include <string>
 
 #include "engine/engine_client.h"
-#include "models/conversation_list_model.h"
-#include "models/message_list_model.h"
-#include "models/search_results_model.h"
+#include "viewmodels/conversation_list_model.h"
+#include "viewmodels/message_list_model.h"
+#include "viewmodels/search_results_model.h"
 #include "store/storage_executor.h"
 
 namespace hearth::ui {
