@@ -241,6 +241,7 @@ void ChatController::newConversation() {
   current_.reset();
   set_current_overflow(std::nullopt);
   messages_.clear();
+  shown_.reset();
   last_stats_ = GenerationStats{};
   markers_.clear();
   emit currentChanged();
@@ -280,6 +281,7 @@ void ChatController::openConversation(qint64 id) {
                     }
                   }
                   messages_.reset(std::move(t));
+                  shown_ = key;
                 });
 }
 
@@ -343,11 +345,16 @@ void ChatController::commit_pending_delete() {
 void ChatController::send(const QString& text) {
   const QString trimmed = text.trimmed();
   if (trimmed.isEmpty() || !canSend()) return;
-  begin_reply(messages_.leaf(), trimmed);
+  if (view_matches_current()) {
+    begin_reply(messages_.leaf(), trimmed);
+  } else {
+    begin_reply(std::nullopt, trimmed, ParentFrom::StoredLeaf);
+  }
 }
 
 void ChatController::regenerate(qint64 assistant_message_id) {
-  if (!canSend()) return;
+  // Message ids come from the view; while an open loads it holds another conversation.
+  if (!canSend() || !view_matches_current()) return;
   const MessageRecord* m = messages_.tree().find(MessageKey{assistant_message_id});
   if (!m || m->role != StoredRole::Assistant || !m->parent) return;
   begin_reply(m->parent, std::nullopt);
@@ -355,7 +362,7 @@ void ChatController::regenerate(qint64 assistant_message_id) {
 
 void ChatController::editMessage(qint64 user_message_id, const QString& text) {
   const QString trimmed = text.trimmed();
-  if (trimmed.isEmpty() || !canSend()) return;
+  if (trimmed.isEmpty() || !canSend() || !view_matches_current()) return;
   const MessageRecord* m = messages_.tree().find(MessageKey{user_message_id});
   if (!m || m->role != StoredRole::User) return;
   if (QString::fromStdString(m->content) == trimmed) return;
@@ -363,7 +370,8 @@ void ChatController::editMessage(qint64 user_message_id, const QString& text) {
   begin_reply(m->parent, trimmed);
 }
 
-void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text) {
+void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
+                                 ParentFrom from) {
   starting_ = true;
   emit generatingChanged();
   emit composerChanged();
@@ -377,7 +385,7 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
 
   // One storage job: the user's message is committed before generation starts.
   storage_->run(
-      [existing, title, user, parent, pending_overflow](ConversationStore& s) -> Result<NewTurn> {
+      [existing, title, user, parent, from, pending_overflow](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
           // Read back for its overflow policy: every request uses the stored choice.
@@ -390,9 +398,15 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
             turn.conversation.overflow = pending_overflow;
           }
         }
-        std::optional<MessageKey> reply_parent = parent;
+        std::optional<MessageKey> turn_parent = parent;
+        if (existing && from == ParentFrom::StoredLeaf) {
+          // The same leaf the view will open on (MessageListModel::reset).
+          HEARTH_TRY(MessageTree stored, s.load_messages(*existing));
+          turn_parent = MessageTreeIndex(std::move(stored.messages)).opening_leaf(stored.active_leaf);
+        }
+        std::optional<MessageKey> reply_parent = turn_parent;
         if (user) {
-          HEARTH_TRY(MessageRecord u, s.append_message(turn.conversation.id, parent,
+          HEARTH_TRY(MessageRecord u, s.append_message(turn.conversation.id, turn_parent,
                                                        StoredRole::User, *user,
                                                        MessageState::Complete));
           reply_parent = u.id;
@@ -434,6 +448,7 @@ void ChatController::begin_reply(std::optional<MessageKey> parent, std::optional
           conversations_.upsert(listed);
           if (visible) {
             current_ = turn.conversation.id;
+            shown_ = current_;  // the view held nothing and now shows the new turn
             emit currentChanged();
           }
         }
@@ -574,7 +589,7 @@ void ChatController::stop() {
 }
 
 void ChatController::switchBranch(qint64 message_id, int delta) {
-  if (generating()) return;
+  if (generating() || !view_matches_current()) return;
   const MessageKey key{message_id};
   const auto siblings = messages_.tree().siblings(key);
   const auto it = std::find(siblings.begin(), siblings.end(), key);

@@ -132,7 +132,14 @@ class ChatController : public QObject {
     bool dirty = false;
   };
 
-  void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text);
+  // Where a new turn hangs: under a message the view shows, or under the leaf the
+  // conversation opens on as stored (a send before the open conversation's
+  // messages arrived: the view still holds another conversation's).
+  enum class ParentFrom { View, StoredLeaf };
+  void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
+                   ParentFrom from = ParentFrom::View);
+  // Does the message view hold the open conversation (or, for a new one, nothing)?
+  bool view_matches_current() const { return shown_ == current_; }
   void start_generation(ConversationKey conversation, MessageKey assistant,
                         std::optional<StoredOverflow> overflow,
                         const std::vector<MessageRecord>& history);
@@ -157,6 +164,9 @@ class ChatController : public QObject {
   MessageListModel messages_;
 
   std::optional<ConversationKey> current_;
+  // The conversation whose messages messages_ holds; lags current_ while an open
+  // is loading.
+  std::optional<ConversationKey> shown_;
   // The open conversation's own overflow policy (or the pending choice for a new one).
   std::optional<StoredOverflow> current_overflow_;
   quint64 overflow_edits_ = 0;  // a stored value read before the user's last choice is stale

@@ -94,8 +94,7 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
 void MessageListModel::reset(MessageTree tree) {
   beginResetModel();
   tree_ = MessageTreeIndex(std::move(tree.messages));
-  std::optional<MessageKey> leaf = tree.active_leaf;
-  if (!leaf || !tree_.find(*leaf)) leaf = tree_.newest_leaf();
+  const std::optional<MessageKey> leaf = tree_.opening_leaf(tree.active_leaf);
   path_ = leaf ? tree_.path_to(*leaf) : std::vector<MessageKey>{};
   endResetModel();
   emit countChanged();

@@ -68,4 +68,9 @@ std::optional<MessageKey> MessageTreeIndex::newest_leaf() const {
   return std::nullopt;
 }
 
+std::optional<MessageKey> MessageTreeIndex::opening_leaf(std::optional<MessageKey> active_leaf) const {
+  if (active_leaf && find(*active_leaf)) return active_leaf;
+  return newest_leaf();
+}
+
 }  // namespace hearth::ui

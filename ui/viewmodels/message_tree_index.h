@@ -28,6 +28,9 @@ class MessageTreeIndex {
   MessageKey newest_leaf_below(MessageKey from) const;
   // The most recently created message without children (the default leaf).
   std::optional<MessageKey> newest_leaf() const;
+  // The leaf a conversation opens on: its stored active leaf when that is one of
+  // its messages, else the newest leaf.
+  std::optional<MessageKey> opening_leaf(std::optional<MessageKey> active_leaf) const;
 
   size_t size() const { return order_.size(); }
 
