@@ -75,9 +75,12 @@ bool url_allowed(const QUrl& url, SchemePolicy policy) {
 }
 
 Download::Download(QNetworkAccessManager* network, DownloadRequest request, QObject* parent)
-    : QObject(parent), network_(network), request_(std::move(request)) {}
+    : QObject(parent), network_(network), request_(std::move(request)) {
+  io_.setMaxThreadCount(1);
+}
 
 Download::~Download() {
+  io_.waitForDone();  // a finished file's sync and rename; its answer is then dropped
   drop_reply();
   if (hash_fd_ >= 0) ::close(hash_fd_);
 }
@@ -415,34 +418,71 @@ void Download::retry_or_fail(const QString& why) {
            .arg(request_.url.toString(), where, why));
 }
 
+// The disk work of a finished download: sync the bytes, then either delete a
+// file whose SHA-256 does not match or rename it into place (fsync of the file
+// and of its folder). Runs on the download's I/O thread: an fsync of gigabytes
+// can take seconds on a busy disk, which the GUI thread must not wait for.
+Download::DiskOutcome Download::finish_on_disk(PartFile part, const DownloadRequest& request, const QString& digest) {
+  if (request.on_disk_work) request.on_disk_work();
+  DiskOutcome out;
+  const QString part_name = request.destination + QStringLiteral(".part");
+  auto synced = part.sync();
+  out.size = part.size();
+  part.close();
+  if (!synced.ok()) {
+    out.error = DownloadError::Io;
+    out.message = QString::fromStdString(synced.error().message);
+    return out;
+  }
+  if (!request.expected_sha256.isEmpty() && digest != request.expected_sha256.toLower()) {
+    QFile::remove(part_name);
+    QFile::remove(meta_path(request.destination));
+    out.error = DownloadError::Checksum;
+    out.message = QStringLiteral("SHA-256 mismatch for '%1': expected %2, got %3; the downloaded file was deleted")
+                      .arg(request.destination, request.expected_sha256, digest);
+    return out;
+  }
+  auto committed = commit_part_file(part_name.toStdString(), request.destination.toStdString());
+  if (!committed.ok()) {
+    out.error = DownloadError::Io;
+    out.message = QString::fromStdString(committed.error().message);
+    return out;
+  }
+  QFile::remove(meta_path(request.destination));
+  return out;
+}
+
 void Download::finish_download() {
   set_state(DownloadState::Verifying);
   update_speed(true);
-  auto synced = part_.sync();
-  if (!synced.ok()) {
-    fail(DownloadError::Io, QString::fromStdString(synced.error().message));
+  const QString digest = QString::fromLatin1(hash_.result().toHex());
+  on_disk_ = part_.size();
+  // The file moves to the I/O thread; its outcome comes back as a queued call.
+  // The destructor waits for the job, and Qt drops calls queued for a deleted object.
+  io_.start([this, part = std::make_shared<PartFile>(std::move(part_)), request = request_, digest] {
+    DiskOutcome outcome = finish_on_disk(std::move(*part), request, digest);
+    QMetaObject::invokeMethod(this, [this, outcome, digest] { on_disk_work_done(outcome, digest); },
+                              Qt::QueuedConnection);
+  });
+}
+
+void Download::on_disk_work_done(const DiskOutcome& outcome, const QString& digest) {
+  if (state_ != DownloadState::Verifying) {
+    // Cancelled while the file was being committed: cancelling deletes it.
+    QFile::remove(request_.destination);
+    remove_part_files();
     return;
   }
-  on_disk_ = part_.size();
-  part_.close();
-  const QString digest = QString::fromLatin1(hash_.result().toHex());
-  if (!request_.expected_sha256.isEmpty() && digest != request_.expected_sha256.toLower()) {
-    remove_part_files();
+  on_disk_ = outcome.error == DownloadError::Checksum ? 0 : outcome.size;
+  if (outcome.error == DownloadError::Checksum) {
     hash_.reset();
     hashed_bytes_ = 0;
     hash_valid_ = true;
-    on_disk_ = 0;
-    fail(DownloadError::Checksum,
-         QStringLiteral("SHA-256 mismatch for '%1': expected %2, got %3; the downloaded file was deleted")
-             .arg(request_.destination, request_.expected_sha256, digest));
+  }
+  if (outcome.error != DownloadError::None) {
+    fail(outcome.error, outcome.message);
     return;
   }
-  auto committed = commit_part_file(part_path().toStdString(), request_.destination.toStdString());
-  if (!committed.ok()) {
-    fail(DownloadError::Io, QString::fromStdString(committed.error().message));
-    return;
-  }
-  QFile::remove(meta_path(request_.destination));
   final_sha256_ = digest;
   set_state(DownloadState::Finished);
   emit finished();

@@ -2,7 +2,8 @@
 // and cancel; resume after a restart from "<destination>.part" using HTTP
 // Range + If-Range; SHA-256 computed while the bytes arrive and checked at the
 // end; space reserved before writing and every write checked; on success the
-// file is synced and renamed into place. Lives on the thread of its
+// file is synced and renamed into place on an I/O thread of its own, the
+// outcome arriving as a queued call (`finished` or `failed`). Lives on the thread of its
 // QNetworkAccessManager (the GUI thread in the app, main in hearth-cli).
 #pragma once
 
@@ -14,8 +15,10 @@
 #include <QObject>
 #include <QPointer>
 #include <QString>
+#include <QThreadPool>
 #include <QUrl>
 
+#include <functional>
 #include <optional>
 
 class QNetworkAccessManager;
@@ -39,6 +42,9 @@ struct DownloadRequest {
   int retry_delay_ms = 1000;
   // Test hook: behave as if the disk filled up once the file reached this size.
   std::optional<uint64_t> disk_limit_bytes;
+  // Test hook: called where the finished file is synced and renamed (the I/O
+  // thread), before that work.
+  std::function<void()> on_disk_work;
 };
 
 enum class DownloadState { Idle, Hashing, Downloading, Paused, Verifying, Finished, Failed, Cancelled };
@@ -103,6 +109,13 @@ class Download : public QObject {
   bool check_space(uint64_t total);
   void restart_from_zero(const QString& reason);
   void finish_download();
+  struct DiskOutcome {
+    DownloadError error = DownloadError::None;
+    QString message;
+    uint64_t size = 0;
+  };
+  static DiskOutcome finish_on_disk(PartFile part, const DownloadRequest& request, const QString& digest);
+  void on_disk_work_done(const DiskOutcome& outcome, const QString& digest);
   void load_meta();
   void save_meta();
   void remove_part_files();
@@ -135,6 +148,9 @@ class Download : public QObject {
   qint64 last_sample_ms_ = 0;
   uint64_t last_sample_bytes_ = 0;
   double speed_ = 0;
+
+  // Syncs and renames finished files off the object's thread; one at a time.
+  QThreadPool io_;
 };
 
 }  // namespace hearth::models

@@ -8,10 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QEventLoop>
+#include <QThread>
 #include <QFile>
 #include <QNetworkAccessManager>
 #include <QTemporaryDir>
@@ -134,6 +137,57 @@ TEST_F(DownloadTest, CompleteDownloadIsByteIdenticalAndVerified) {
   EXPECT_GT(progress_signals, 0);
   EXPECT_FALSE(QFile::exists(part()));
   EXPECT_FALSE(QFile::exists(part() + QStringLiteral(".meta")));
+}
+
+// The finished file's fsync and rename run on the download's I/O thread, not on
+// the thread the Download lives on (the GUI thread in the app), and the outcome
+// comes back to the object's thread.
+TEST_F(DownloadTest, FinishedFileIsSyncedAndRenamedOffTheObjectsThread) {
+  DownloadRequest r = request();
+  std::atomic<QThread*> disk_thread{nullptr};
+  std::atomic<bool> part_there_before_commit{false};
+  r.on_disk_work = [&] {
+    disk_thread = QThread::currentThread();
+    part_there_before_commit = QFile::exists(part()) && !QFile::exists(destination_);
+  };
+  Download d(&network_, r);
+  QThread* finished_on = nullptr;
+  QByteArray in_place_at_finish;
+  QObject::connect(&d, &Download::finished, [&] {
+    finished_on = QThread::currentThread();
+    in_place_at_finish = read_file(destination_);
+  });
+  d.start();
+  wait_until_stopped(d);
+  ASSERT_EQ(d.state(), DownloadState::Finished) << d.error_message().toStdString();
+  ASSERT_NE(disk_thread.load(), nullptr);
+  EXPECT_NE(disk_thread.load(), d.thread());
+  EXPECT_NE(disk_thread.load(), QThread::currentThread());
+  EXPECT_TRUE(part_there_before_commit.load());
+  EXPECT_EQ(finished_on, d.thread());
+  EXPECT_EQ(in_place_at_finish, body_);
+  EXPECT_FALSE(QFile::exists(part()));
+}
+
+// A mismatch found after the sync is still reported on the object's thread,
+// and the worker deleted the file.
+TEST_F(DownloadTest, ChecksumMismatchFromTheIoThreadIsReportedOnTheObjectsThread) {
+  DownloadRequest r = request();
+  r.expected_sha256 = QString(64, QLatin1Char('0'));
+  std::atomic<QThread*> disk_thread{nullptr};
+  r.on_disk_work = [&] { disk_thread = QThread::currentThread(); };
+  Download d(&network_, r);
+  QThread* failed_on = nullptr;
+  QObject::connect(&d, &Download::failed, [&] { failed_on = QThread::currentThread(); });
+  d.start();
+  wait_until_stopped(d);
+  ASSERT_EQ(d.state(), DownloadState::Failed);
+  EXPECT_EQ(d.error(), DownloadError::Checksum);
+  ASSERT_NE(disk_thread.load(), nullptr);
+  EXPECT_NE(disk_thread.load(), d.thread());
+  EXPECT_EQ(failed_on, d.thread());
+  EXPECT_FALSE(QFile::exists(part()));
+  EXPECT_FALSE(QFile::exists(destination_));
 }
 
 TEST_F(DownloadTest, InterruptedDownloadResumesAfterRestartWithRangeAndIfRange) {
