@@ -10,9 +10,9 @@
 #include <hearth/engine/runtime/backend_choice.h>
 
 #include "args.h"
-#include "models/catalog.h"
-#include "models/machine_info.h"
-#include "models/memory_fit.h"
+#include <hearth/models/catalog.h>
+#include <hearth/models/machine_info.h>
+#include <hearth/models/memory_fit.h>
 #include "verbs.h"
 
 namespace hearth::cli {

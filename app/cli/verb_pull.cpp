@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "models/catalog.h"
-#include "models/download.h"
-#include "models/download_queue.h"
-#include "models/hf_resolver.h"
-#include "models/machine_info.h"
-#include "models/memory_fit.h"
-#include "models/model_registry.h"
+#include <hearth/models/catalog.h>
+#include "downloads/download.h"
+#include "downloads/download_queue.h"
+#include "downloads/hf_resolver.h"
+#include <hearth/models/machine_info.h>
+#include <hearth/models/memory_fit.h>
+#include <hearth/models/model_registry.h>
 #include "verbs.h"
 
 namespace hearth::cli {

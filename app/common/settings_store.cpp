@@ -6,6 +6,9 @@
 #include <type_traits>
 
 namespace hearth::app {
+
+// The struct's own names read best unqualified in the one file that maps them.
+using namespace hearth::settings;
 namespace {
 
 // Key names, in one table so renaming a key is a one-line change.

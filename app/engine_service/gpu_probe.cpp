@@ -6,7 +6,7 @@
 
 namespace hearth::app {
 
-std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load, const Logger& logger) {
+std::optional<GpuMemory> probe_gpu_memory(const settings::LoadSettings& load, const Logger& logger) {
 #ifdef HEARTH_HAVE_RUNTIME
   runtime::BackendRequest request;
   // The same request a load makes (runtime_chat_engine.cpp): automatic device

@@ -5,7 +5,7 @@
 
 #include <hearth/core/log.h>
 
-#include "common/settings.h"
+#include <hearth/settings/settings.h>
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +22,6 @@ struct GpuMemory {
 // nullopt when the load settings keep the model on the CPU (gpu_layers 0), no
 // hardware Vulkan device is usable, or the engine is not part of the build.
 // The engine logs what it finds (devices it does not use, and why) to `logger`.
-std::optional<GpuMemory> probe_gpu_memory(const LoadSettings& load, const Logger& logger = {});
+std::optional<GpuMemory> probe_gpu_memory(const settings::LoadSettings& load, const Logger& logger = {});
 
 }  // namespace hearth::app

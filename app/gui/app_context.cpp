@@ -4,7 +4,6 @@
 #include <QPointer>
 #include <QtQml/qqmlextensionplugin.h>
 
-#include "common/load_marker.h"
 #include "common/settings_store.h"
 #include "common/version.h"
 #include "controllers/archive_controller.h"
@@ -14,7 +13,9 @@
 #include "engine/memory_sizer.h"
 #include "engine_service/engine_service_client.h"
 #include "engine_service/gpu_probe.h"
+#include "gui/app_model_downloads.h"
 #include "gui/deferred_store.h"
+#include "gui/file_load_marker.h"
 #include "gui/store_factory.h"
 #include "store/storage_executor.h"
 #include "ui_module.h"
@@ -58,12 +59,14 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
 
   QSettings* qs = qsettings_.get();
   settings_ = new ui::SettingsController(
-      load_settings(*qs), [qs](const Settings& s) { save_settings(*qs, s); }, sizer_.get(), this);
+      load_settings(*qs), [qs](const settings::Settings& s) { save_settings(*qs, s); }, sizer_.get(), this);
   model_ = new ui::ModelController(
-      engine_, settings_, LoadMarker(dir.filePath(QStringLiteral("model-load.marker")).toStdString()),
+      engine_, settings_,
+      std::make_shared<FileLoadMarker>(dir.filePath(QStringLiteral("model-load.marker")).toStdString()),
       options_.demo_model_path, this);
   chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
   archive_ = new ui::ArchiveController(storage_, this);
+  downloads_ = new AppModelDownloads(this);
   // Imported conversations appear in the sidebar.
   connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
@@ -95,6 +98,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("gpuFreeBytes"), 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
       {QStringLiteral("archive"), QVariant::fromValue(archive_)},
+      {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},

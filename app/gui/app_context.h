@@ -23,6 +23,7 @@ class ModelController;
 class SettingsController;
 class StorageExecutor;
 class MemorySizer;
+class ModelDownloads;
 }  // namespace hearth::ui
 
 namespace hearth::app {
@@ -53,6 +54,7 @@ class AppContext : public QObject {
   ui::ArchiveController* archive() const { return archive_; }
   ui::ModelController* model() const { return model_; }
   ui::SettingsController* settings() const { return settings_; }
+  ui::ModelDownloads* downloads() const { return downloads_; }
   const QString& data_dir() const { return options_.data_dir; }
 
  signals:
@@ -77,6 +79,7 @@ class AppContext : public QObject {
   ui::ModelController* model_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
+  ui::ModelDownloads* downloads_ = nullptr;
   QPointer<QObject> window_;  // the loaded window, for the storage notice
   std::thread gpu_probe_;  // joined before anything it could post to goes
 };

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 namespace hearth::app {
+
+using namespace hearth::settings;
 namespace {
 
 TEST(SettingsStore, EmptyFileGivesDefaults) {

@@ -33,8 +33,8 @@ class ChatControllerTest : public ::testing::TestWithParam<StoreKind> {
     }
     storage = std::make_unique<StorageExecutor>(std::move(store));
     engine = std::make_unique<testing::ScriptedEngineClient>();
-    settings = std::make_unique<SettingsController>(app::Settings{}, nullptr, &sizer);
-    model = std::make_unique<ModelController>(engine.get(), settings.get(), std::nullopt, QString());
+    settings = std::make_unique<SettingsController>(settings::Settings{}, nullptr, &sizer);
+    model = std::make_unique<ModelController>(engine.get(), settings.get(), nullptr, QString());
     chat = std::make_unique<ChatController>(storage.get(), engine.get(), model.get(), settings.get());
     testers.push_back(std::make_unique<QAbstractItemModelTester>(
         chat->messages(), QAbstractItemModelTester::FailureReportingMode::Fatal));

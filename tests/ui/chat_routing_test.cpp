@@ -26,10 +26,10 @@ class ChatRoutingTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     storage = std::make_unique<StorageExecutor>(std::move(opened).value());
     engine = std::make_unique<testing::ScriptedEngineClient>();
-    app::Settings s;
+    settings::Settings s;
     s.system_prompt = "Be brief.";
     settings = std::make_unique<SettingsController>(s, nullptr, &sizer);
-    model = std::make_unique<ModelController>(engine.get(), settings.get(), std::nullopt, QString());
+    model = std::make_unique<ModelController>(engine.get(), settings.get(), nullptr, QString());
     chat = std::make_unique<ChatController>(storage.get(), engine.get(), model.get(), settings.get());
     model->load(QStringLiteral("scripted.gguf"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready(); }, 5000));
@@ -151,6 +151,62 @@ TEST_F(ChatRoutingTest, SwitchingBeforeTheSaveReturnsKeepsTheReplyInItsConversat
   chat->openConversation(a);
   ASSERT_TRUE(QTest::qWaitFor([&] { return chat->messages()->rowCount() == 4; }, 10000));
   EXPECT_EQ(chat->messages()->data(chat->messages()->index(3), MessageListModel::TextRole).toString(), reply());
+}
+
+// Sending right after opening a conversation, before its messages arrived from
+// storage: the view still holds the previous conversation, whose last message
+// must not become the parent (storage refuses a parent from another
+// conversation). The turn hangs under the opened conversation's stored leaf.
+TEST_F(ChatRoutingTest, SendingBeforeTheOpenedConversationLoadedFollowsItsStoredLeaf) {
+  const qint64 a = conversation_with(QStringLiteral("About foxes"));
+  const qint64 b = conversation_with(QStringLiteral("About owls"));  // the view shows b
+
+  hold_storage();  // a's messages cannot arrive before the send
+  QSignalSpy done(chat.get(), &ChatController::replyFinished);
+  chat->openConversation(a);
+  ASSERT_EQ(chat->messages()->data(chat->messages()->index(0), MessageListModel::TextRole).toString(),
+            QStringLiteral("About owls"));  // still b's messages
+  chat->send(QStringLiteral("And their dens?"));
+  release_storage();
+  ASSERT_TRUE(done.wait(10000)) << chat->lastError().toStdString();
+  EXPECT_TRUE(chat->lastError().isEmpty()) << chat->lastError().toStdString();
+
+  ASSERT_EQ(engine->requests.size(), 3);
+  const auto& turns = engine->requests[2].turns;
+  ASSERT_EQ(turns.size(), 4);
+  EXPECT_EQ(turns[1].text, QStringLiteral("About foxes"));
+  EXPECT_EQ(turns[2].role, ChatRole::Assistant);
+  EXPECT_EQ(turns[3].text, QStringLiteral("And their dens?"));
+  EXPECT_EQ(engine->requests[2].conversation_id, a);
+  expect_follow_up_stored(stored(a), "About foxes", "And their dens?", reply().toStdString());
+  EXPECT_EQ(stored(b).messages.size(), 2u);
+
+  // The view shows a with the new exchange.
+  EXPECT_EQ(chat->currentConversationId(), a);
+  ASSERT_EQ(chat->messages()->rowCount(), 4);
+  EXPECT_EQ(chat->messages()->data(chat->messages()->index(2), MessageListModel::TextRole).toString(),
+            QStringLiteral("And their dens?"));
+}
+
+// Regenerating or editing names a message the view shows; while the opened
+// conversation loads those are another conversation's, so nothing is sent.
+TEST_F(ChatRoutingTest, RegenerateBeforeTheOpenedConversationLoadedIsIgnored) {
+  const qint64 a = conversation_with(QStringLiteral("About foxes"));
+  conversation_with(QStringLiteral("About owls"));
+  const qint64 owls_reply =
+      chat->messages()->data(chat->messages()->index(1), MessageListModel::IdRole).toLongLong();
+
+  hold_storage();
+  chat->openConversation(a);
+  chat->regenerate(owls_reply);
+  chat->editMessage(owls_reply - 1, QStringLiteral("About eagles"));
+  EXPECT_FALSE(chat->generating());
+  release_storage();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return chat->messages()->rowCount() == 2 &&
+      chat->messages()->data(chat->messages()->index(0), MessageListModel::TextRole).toString() ==
+          QStringLiteral("About foxes"); }, 10000));
+  EXPECT_EQ(engine->requests.size(), 2);
+  EXPECT_EQ(stored(a).messages.size(), 2u);
 }
 
 TEST_F(ChatRoutingTest, StartingANewConversationBeforeTheSaveReturnsKeepsTheReplyInItsConversation) {

@@ -36,7 +36,7 @@ class OverflowFixture : public ::testing::Test {
     storage = std::make_unique<StorageExecutor>(std::move(store));
     engine = std::make_unique<testing::ScriptedEngineClient>();
     settings = std::make_unique<SettingsController>(global, nullptr, &sizer);
-    model = std::make_unique<ModelController>(engine.get(), settings.get(), std::nullopt, QString());
+    model = std::make_unique<ModelController>(engine.get(), settings.get(), nullptr, QString());
     chat = std::make_unique<ChatController>(storage.get(), engine.get(), model.get(), settings.get());
     model->load(QStringLiteral("scripted.gguf"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready(); }, 2000));
@@ -86,7 +86,7 @@ class OverflowFixture : public ::testing::Test {
   }
 
   QTemporaryDir dir;
-  app::Settings global;  // the app's settings at start-up (overflow: evict)
+  settings::Settings global;  // the app's settings at start-up (overflow: evict)
   EngineMemorySizer sizer;
   std::unique_ptr<StorageExecutor> storage;
   std::unique_ptr<testing::ScriptedEngineClient> engine;
@@ -101,7 +101,7 @@ class ConversationOverflowTest : public OverflowFixture, public ::testing::WithP
 };
 
 TEST_P(ConversationOverflowTest, UnsetFollowsTheGlobalSettingForEveryRequest) {
-  ASSERT_EQ(global.overflow_policy, app::OverflowPolicy::Evict);
+  ASSERT_EQ(global.overflow_policy, settings::OverflowPolicy::Evict);
   EXPECT_EQ(chat->conversationOverflow(), QStringLiteral("default"));
   EXPECT_EQ(chat->effectiveOverflow(), QStringLiteral("evict"));
   send_and_wait(QStringLiteral("one"));
@@ -223,7 +223,7 @@ TEST_F(OverflowFixture, ChoiceSurvivesRestartingTheApp) {
   chat->setConversationOverflow(QStringLiteral("summarize"));
   stop_app();
 
-  global.overflow_policy = app::OverflowPolicy::Stop;
+  global.overflow_policy = settings::OverflowPolicy::Stop;
   start(StoreKind::SqliteFile);
   chat->refreshConversations();
   ASSERT_TRUE(QTest::qWaitFor([&] { return chat->conversations()->rowOf(id) == 0; }, 2000));

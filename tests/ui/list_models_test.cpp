@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "models/conversation_list_model.h"
-#include "models/message_list_model.h"
-#include "models/search_results_model.h"
+#include "viewmodels/conversation_list_model.h"
+#include "viewmodels/message_list_model.h"
+#include "viewmodels/search_results_model.h"
 
 namespace hearth::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/markdown_html.h"
+#include "viewmodels/markdown_html.h"
 
 #include <gtest/gtest.h>
 

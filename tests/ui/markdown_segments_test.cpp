@@ -1,4 +1,4 @@
-#include "models/markdown_segments.h"
+#include "viewmodels/markdown_segments.h"
 
 #include <gtest/gtest.h>
 

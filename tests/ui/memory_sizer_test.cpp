@@ -21,25 +21,25 @@ ModelShape llama_1b() {
 }
 
 TEST(EngineMemorySizer, F16CacheMatchesTheFormula) {
-  const auto b = EngineMemorySizer().estimate(llama_1b(), 4096, app::KvCacheType::F16);
+  const auto b = EngineMemorySizer().estimate(llama_1b(), 4096, settings::KvCacheType::F16);
   EXPECT_EQ(b.kv_bytes, 2ull * 16 * 8 * 64 * 4096 * 2);
   EXPECT_EQ(b.kv_bytes, 128ull * 1024 * 1024);
   EXPECT_EQ(b.weights_bytes, 807'000'000u);
 }
 
 TEST(EngineMemorySizer, Q8CacheStores34BytesPer32Values) {
-  const auto b = EngineMemorySizer().estimate(llama_1b(), 4096, app::KvCacheType::Q8_0);
+  const auto b = EngineMemorySizer().estimate(llama_1b(), 4096, settings::KvCacheType::Q8_0);
   EXPECT_EQ(b.kv_bytes, 2ull * 16 * 8 * (64 / 32 * 34) * 4096);
 }
 
 TEST(EngineMemorySizer, ContextRoundsUpToWholeCacheBlocks) {
   // 1000 positions are allocated as 32 blocks of 32 = 1024.
-  const auto b = EngineMemorySizer().estimate(llama_1b(), 1000, app::KvCacheType::F16);
+  const auto b = EngineMemorySizer().estimate(llama_1b(), 1000, settings::KvCacheType::F16);
   EXPECT_EQ(b.kv_bytes, 2ull * 16 * 8 * 64 * 1024 * 2);
 }
 
 TEST(EngineMemorySizer, TotalIsTheSumAndScratchIsTheEnginesBatch) {
-  const auto b = EngineMemorySizer().estimate(llama_1b(), 2048, app::KvCacheType::F16);
+  const auto b = EngineMemorySizer().estimate(llama_1b(), 2048, settings::KvCacheType::F16);
   // A batch of 256 tokens at its fullest moment holds the residual stream,
   // gate, up and their product: (2048 + 3 * 8192) floats per token; plus one
   // n_ff-wide row per token converted for the down projection.
@@ -49,7 +49,7 @@ TEST(EngineMemorySizer, TotalIsTheSumAndScratchIsTheEnginesBatch) {
 
 TEST(EngineMemorySizer, InvalidShapeGivesNoKvBytes) {
   ModelShape s;  // all zero: no model described
-  EXPECT_EQ(EngineMemorySizer().estimate(s, 4096, app::KvCacheType::F16).kv_bytes, 0u);
+  EXPECT_EQ(EngineMemorySizer().estimate(s, 4096, settings::KvCacheType::F16).kv_bytes, 0u);
 }
 
 }  // namespace

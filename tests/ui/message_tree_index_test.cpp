@@ -1,4 +1,4 @@
-#include "models/message_tree_index.h"
+#include "viewmodels/message_tree_index.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/load_marker.h"
+#include "gui/file_load_marker.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
 #include "support/scripted_engine_client.h"
@@ -25,21 +26,21 @@ ModelShape small_shape() {
 
 TEST(SettingsController, SettersPersistAndClamp) {
   EngineMemorySizer sizer;
-  std::vector<app::Settings> saved;
-  SettingsController c(app::Settings{}, [&](const app::Settings& s) { saved.push_back(s); }, &sizer);
+  std::vector<settings::Settings> saved;
+  SettingsController c(settings::Settings{}, [&](const settings::Settings& s) { saved.push_back(s); }, &sizer);
   c.setTemperature(0.3);
   c.setContextLength(10);  // below the minimum
   c.setOverflowPolicy(QStringLiteral("summarize"));
   c.setOverflowPolicy(QStringLiteral("nonsense"));  // ignored
   ASSERT_EQ(saved.size(), 3u);
   EXPECT_DOUBLE_EQ(saved.back().sampling.temperature, 0.3);
-  EXPECT_EQ(saved.back().load.context_length, app::SettingsLimits::kMinContext);
+  EXPECT_EQ(saved.back().load.context_length, settings::SettingsLimits::kMinContext);
   EXPECT_EQ(c.overflowPolicy(), QStringLiteral("summarize"));
 }
 
 TEST(SettingsController, BreakdownFollowsContextAndTurnsRedOverBudget) {
   EngineMemorySizer sizer;
-  app::Settings initial;
+  settings::Settings initial;
   initial.load.context_length = 1024;
   initial.load.memory_budget_mib = 1024;
   SettingsController c(initial, nullptr, &sizer);
@@ -61,10 +62,10 @@ TEST(SettingsController, BreakdownFollowsContextAndTurnsRedOverBudget) {
 
 TEST(SettingsController, PresetSetsSystemPrompt) {
   EngineMemorySizer sizer;
-  SettingsController c(app::Settings{}, nullptr, &sizer);
+  SettingsController c(settings::Settings{}, nullptr, &sizer);
   ASSERT_GE(c.presetNames().size(), 2);
   c.applyPreset(1);
-  EXPECT_NE(c.systemPrompt(), QString::fromStdString(app::Settings{}.system_prompt));
+  EXPECT_NE(c.systemPrompt(), QString::fromStdString(settings::Settings{}.system_prompt));
 }
 
 TEST(ModelController, CrashedLoadIsNotRetriedAtStart) {
@@ -74,11 +75,11 @@ TEST(ModelController, CrashedLoadIsNotRetriedAtStart) {
   ASSERT_TRUE(app::LoadMarker(marker_file).begin("/models/huge.gguf"));
 
   EngineMemorySizer sizer;
-  app::Settings s;
+  settings::Settings s;
   s.last_model_path = dir.filePath(QStringLiteral("huge.gguf")).toStdString();
   SettingsController settings(s, nullptr, &sizer);
   testing::ScriptedEngineClient engine;
-  ModelController model(&engine, &settings, app::LoadMarker(marker_file), QString());
+  ModelController model(&engine, &settings, std::make_shared<app::FileLoadMarker>(marker_file), QString());
   model.start(QString());
   EXPECT_TRUE(engine.loads.isEmpty());
   EXPECT_TRUE(model.notice().contains(QStringLiteral("huge.gguf")));
@@ -89,14 +90,14 @@ TEST(ModelController, MarkerExistsOnlyWhileLoading) {
   QTemporaryDir dir;
   const std::string marker_file = dir.filePath(QStringLiteral("load.marker")).toStdString();
   EngineMemorySizer sizer;
-  SettingsController settings(app::Settings{}, nullptr, &sizer);
+  SettingsController settings(settings::Settings{}, nullptr, &sizer);
   testing::ScriptedEngineClient engine;
   // What the marker file held when the engine was asked to load.
   std::optional<std::string> marker_at_load;
   engine.on_load = [&](const LoadRequest&) {
     marker_at_load = app::LoadMarker(marker_file).interrupted_model().value_or("(none)");
   };
-  ModelController model(&engine, &settings, app::LoadMarker(marker_file), QString());
+  ModelController model(&engine, &settings, std::make_shared<app::FileLoadMarker>(marker_file), QString());
   model.load(QStringLiteral("/m/a.gguf"));
   // The marker is written by the marker thread; the engine is not asked until then.
   EXPECT_TRUE(engine.loads.isEmpty());

@@ -1,25 +1,20 @@
-// The main window's controller: conversations in the sidebar, the open
-// conversation's messages, sending, streaming, stopping, regenerating,
-// editing (branches), search and delete-with-undo. Storage calls go through
-// the StorageExecutor and engine calls through the EngineClient, so nothing
-// here blocks the GUI thread.
+// What the main window's QML sees of chatting: one object that holds the three
+// controllers doing the work and presents their properties under the names the
+// views use. It has no logic of its own:
+//   ConversationListController  the sidebar: list, search, rename, pin, archive, delete
+//   OpenConversationController  the open conversation: open/new, messages, branches, overflow
+//   ReplyController             send, regenerate, edit, stream, stop, persist, figures
+// plus the last error any of them reported. New QML may use the three directly
+// (`list`, `conversation`, `reply`).
 #pragma once
 
 #include <QObject>
-#include <QTimer>
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
-#include <map>
-#include <optional>
-#include <vector>
-#include <string>
-
-#include "engine/engine_client.h"
-#include "models/conversation_list_model.h"
-#include "models/message_list_model.h"
-#include "models/search_results_model.h"
-#include "store/storage_executor.h"
+#include "controllers/conversation_list_controller.h"
+#include "controllers/open_conversation_controller.h"
+#include "controllers/reply_controller.h"
 
 namespace hearth::ui {
 
@@ -30,6 +25,10 @@ class ChatController : public QObject {
   Q_OBJECT
   QML_ELEMENT
   QML_UNCREATABLE("Created by the app")
+
+  Q_PROPERTY(hearth::ui::ConversationListController* list READ list CONSTANT)
+  Q_PROPERTY(hearth::ui::OpenConversationController* conversation READ conversation CONSTANT)
+  Q_PROPERTY(hearth::ui::ReplyController* reply READ reply CONSTANT)
 
   Q_PROPERTY(hearth::ui::ConversationListModel* conversations READ conversations CONSTANT)
   Q_PROPERTY(hearth::ui::SearchResultsModel* searchResults READ searchResults CONSTANT)
@@ -43,20 +42,14 @@ class ChatController : public QObject {
   Q_PROPERTY(QString composerHint READ composerHint NOTIFY composerChanged)
   Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
   Q_PROPERTY(double lastTtftMs READ lastTtftMs NOTIFY statsChanged)
-  // How long the last reply waited for background work (a summary step) to yield.
   Q_PROPERTY(double lastPauseMs READ lastPauseMs NOTIFY statsChanged)
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
   Q_PROPERTY(QString pendingDeleteTitle READ pendingDeleteTitle NOTIFY pendingDeleteChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
-  // The open conversation's own overflow policy: "default" (follow the global
-  // setting), "stop", "evict" or "summarize". With no conversation open, the choice
-  // for the conversation the next message creates.
   Q_PROPERTY(QString conversationOverflow READ conversationOverflow NOTIFY overflowChanged)
-  // The policy its next request uses: "stop", "evict" or "summarize".
   Q_PROPERTY(QString effectiveOverflow READ effectiveOverflow NOTIFY overflowChanged)
-  // The global setting that "default" follows.
   Q_PROPERTY(QString defaultOverflow READ defaultOverflow NOTIFY overflowChanged)
 
  public:
@@ -64,51 +57,55 @@ class ChatController : public QObject {
                  SettingsController* settings, QObject* parent = nullptr);
   ~ChatController() override;
 
-  ConversationListModel* conversations() { return &conversations_; }
-  SearchResultsModel* searchResults() { return &search_results_; }
-  MessageListModel* messages() { return &messages_; }
-  qint64 currentConversationId() const { return current_ ? current_->value : -1; }
-  QString currentTitle() const;
-  bool showArchived() const { return show_archived_; }
-  void setShowArchived(bool show);
-  QString searchQuery() const { return search_query_; }
-  void setSearchQuery(const QString& query);
-  bool generating() const { return active_.has_value() || starting_; }
-  bool canSend() const;
-  QString composerHint() const;
-  double lastTokensPerSecond() const { return last_stats_.tokens_per_second; }
-  double lastTtftMs() const { return last_stats_.ttft_ms; }
-  double lastPauseMs() const { return last_stats_.pause_ms; }
-  int contextUsed() const { return last_stats_.context_used; }
-  int contextMax() const;
-  QVariantList contextMarkers() const { return markers_; }
-  QString pendingDeleteTitle() const;
-  QString lastError() const { return last_error_; }
-  QString conversationOverflow() const;
-  QString effectiveOverflow() const;
-  QString defaultOverflow() const;
+  ConversationListController* list() const { return list_; }
+  OpenConversationController* conversation() const { return open_; }
+  ReplyController* reply() const { return reply_; }
 
-  Q_INVOKABLE void refreshConversations();
-  Q_INVOKABLE void newConversation();
-  Q_INVOKABLE void openConversation(qint64 id);
-  Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
-  Q_INVOKABLE void setPinned(qint64 id, bool pinned);
-  Q_INVOKABLE void setArchived(qint64 id, bool archived);
-  Q_INVOKABLE void deleteConversation(qint64 id);
-  Q_INVOKABLE void undoDelete();
-  Q_INVOKABLE void send(const QString& text);
-  Q_INVOKABLE void stop();
-  Q_INVOKABLE void regenerate(qint64 assistant_message_id);
-  Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text);
-  Q_INVOKABLE void switchBranch(qint64 message_id, int delta);
+  ConversationListModel* conversations() { return list_->conversations(); }
+  SearchResultsModel* searchResults() { return list_->searchResults(); }
+  MessageListModel* messages() { return open_->messages(); }
+  qint64 currentConversationId() const { return open_->currentConversationId(); }
+  QString currentTitle() const { return open_->currentTitle(); }
+  bool showArchived() const { return list_->showArchived(); }
+  void setShowArchived(bool show) { list_->setShowArchived(show); }
+  QString searchQuery() const { return list_->searchQuery(); }
+  void setSearchQuery(const QString& query) { list_->setSearchQuery(query); }
+  bool generating() const { return reply_->generating(); }
+  bool canSend() const { return reply_->canSend(); }
+  QString composerHint() const { return reply_->composerHint(); }
+  double lastTokensPerSecond() const { return reply_->lastTokensPerSecond(); }
+  double lastTtftMs() const { return reply_->lastTtftMs(); }
+  double lastPauseMs() const { return reply_->lastPauseMs(); }
+  int contextUsed() const { return reply_->contextUsed(); }
+  int contextMax() const { return reply_->contextMax(); }
+  QVariantList contextMarkers() const { return reply_->contextMarkers(); }
+  QString pendingDeleteTitle() const { return list_->pendingDeleteTitle(); }
+  QString lastError() const { return last_error_; }
+  QString conversationOverflow() const { return open_->conversationOverflow(); }
+  QString effectiveOverflow() const { return open_->effectiveOverflow(); }
+  QString defaultOverflow() const { return open_->defaultOverflow(); }
+
+  Q_INVOKABLE void refreshConversations() { list_->refreshConversations(); }
+  Q_INVOKABLE void newConversation() { open_->newConversation(); }
+  Q_INVOKABLE void openConversation(qint64 id) { open_->openConversation(id); }
+  Q_INVOKABLE void renameConversation(qint64 id, const QString& title) { list_->renameConversation(id, title); }
+  Q_INVOKABLE void setPinned(qint64 id, bool pinned) { list_->setPinned(id, pinned); }
+  Q_INVOKABLE void setArchived(qint64 id, bool archived) { list_->setArchived(id, archived); }
+  Q_INVOKABLE void deleteConversation(qint64 id) { list_->deleteConversation(id); }
+  Q_INVOKABLE void undoDelete() { list_->undoDelete(); }
+  Q_INVOKABLE void send(const QString& text) { reply_->send(text); }
+  Q_INVOKABLE void stop() { reply_->stop(); }
+  Q_INVOKABLE void regenerate(qint64 assistant_message_id) { reply_->regenerate(assistant_message_id); }
+  Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text) {
+    reply_->editMessage(user_message_id, text);
+  }
+  Q_INVOKABLE void switchBranch(qint64 message_id, int delta) { open_->switchBranch(message_id, delta); }
   Q_INVOKABLE void copyText(const QString& text);
-  Q_INVOKABLE void dismissError();
-  // "default", "stop", "evict" or "summarize"; anything else is ignored. Stored with
-  // the conversation; the next message uses it.
-  Q_INVOKABLE void setConversationOverflow(const QString& policy);
+  Q_INVOKABLE void dismissError() { set_error(QString()); }
+  Q_INVOKABLE void setConversationOverflow(const QString& policy) { open_->setConversationOverflow(policy); }
 
   // Performs a deferred delete now (at shutdown, or when a second delete comes).
-  void commit_pending_delete();
+  void commit_pending_delete() { list_->commit_pending_delete(); }
 
  signals:
   void currentChanged();
@@ -124,67 +121,12 @@ class ChatController : public QObject {
   void replyFinished(qint64 message_id);
 
  private:
-  struct ActiveReply {
-    RequestId request = 0;
-    ConversationKey conversation;
-    MessageKey message;
-    std::string text;
-    bool dirty = false;
-  };
-
-  void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text);
-  void start_generation(ConversationKey conversation, MessageKey assistant,
-                        std::optional<StoredOverflow> overflow,
-                        const std::vector<MessageRecord>& history);
-  void set_current_overflow(std::optional<StoredOverflow> overflow);
-  void on_chunk(RequestId id, const QString& text);
-  void on_finished(RequestId id, const GenerationStats& stats);
-  void on_failed(RequestId id, const QString& message);
-  void on_context_event(RequestId id, const ContextEvent& event);
-  void persist_stream();
-  void run_search();
   void set_error(const QString& message);
-  void touch_conversation(ConversationKey id);
-  bool shows(ConversationKey id) const;  // is `id` the open conversation?
 
-  StorageExecutor* storage_;
-  EngineClient* engine_;
-  ModelController* model_;
-  SettingsController* settings_;
-
-  ConversationListModel conversations_;
-  SearchResultsModel search_results_;
-  MessageListModel messages_;
-
-  std::optional<ConversationKey> current_;
-  // The open conversation's own overflow policy (or the pending choice for a new one).
-  std::optional<StoredOverflow> current_overflow_;
-  quint64 overflow_edits_ = 0;  // a stored value read before the user's last choice is stale
-  bool show_archived_ = false;
-  QString search_query_;
-  QTimer search_debounce_;
-  quint64 search_generation_ = 0;
-
-  // The messages a request sent (nullopt for the system prompt), so context
-  // events naming them by index can be stored; kept for the last few requests
-  // because a background summary reports after its request finished.
-  struct SentTurns {
-    ConversationKey conversation;
-    std::vector<std::optional<MessageKey>> messages;
-  };
-  std::map<RequestId, SentTurns> sent_;
-
-  std::optional<ActiveReply> active_;
-  bool starting_ = false;  // storage is writing the new turn; generation not started yet
-  RequestId next_request_ = 1;
-  QTimer persist_timer_;
-  GenerationStats last_stats_;
-  QVariantList markers_;
-
-  std::optional<ConversationRecord> pending_delete_;
-  QTimer delete_timer_;
+  ConversationListController* list_;
+  OpenConversationController* open_;
+  ReplyController* reply_;
   QString last_error_;
-  quint64 open_generation_ = 0;
 };
 
 }  // namespace hearth::ui

@@ -7,12 +7,12 @@
 namespace hearth::ui {
 namespace {
 
-LoadRequest make_request(const QString& path, const app::LoadSettings& s) {
+LoadRequest make_request(const QString& path, const settings::LoadSettings& s) {
   LoadRequest r;
   r.model_path = path;
   r.context_length = s.context_length;
   r.memory_budget_mib = s.memory_budget_mib;
-  r.kv_cache_type = QString::fromLatin1(app::to_string(s.kv_cache_type));
+  r.kv_cache_type = QString::fromLatin1(settings::to_string(s.kv_cache_type));
   r.threads = s.threads;
   r.gpu_device = QString::fromStdString(s.gpu_device);
   r.gpu_layers = s.gpu_layers;
@@ -22,7 +22,7 @@ LoadRequest make_request(const QString& path, const app::LoadSettings& s) {
 }  // namespace
 
 ModelController::ModelController(EngineClient* engine, SettingsController* settings,
-                                 std::optional<app::LoadMarker> marker, QString demo_model_path,
+                                 std::shared_ptr<const LoadMarker> marker, QString demo_model_path,
                                  QObject* parent)
     : QObject(parent),
       engine_(engine),
@@ -45,7 +45,7 @@ ModelController::~ModelController() { marker_io_.waitForDone(); }
 
 void ModelController::end_marker() {
   if (!marker_) return;
-  marker_io_.start([marker = *marker_] { marker.end(); });
+  marker_io_.start([marker = marker_] { marker->end(); });
 }
 
 bool ModelController::demoAvailable() const {
@@ -89,8 +89,8 @@ void ModelController::load(const QString& path) {
   }
   // The marker must be on disk before the engine touches the file, so the engine
   // is asked only once the marker thread has written and synced it.
-  marker_io_.start([this, marker = *marker_, request, attempt] {
-    marker.begin(request.model_path.toStdString());
+  marker_io_.start([this, marker = marker_, request, attempt] {
+    marker->begin(request.model_path.toStdString());
     QMetaObject::invokeMethod(this, [this, request, attempt] {
       if (attempt == load_attempt_) engine_->loadModel(request);
     }, Qt::QueuedConnection);

@@ -7,10 +7,12 @@
 #include <QThreadPool>
 #include <QtQml/qqmlregistration.h>
 
+#include <memory>
 #include <optional>
 
-#include "common/load_marker.h"
-#include "common/settings.h"
+#include <hearth/settings/settings.h>
+
+#include "controllers/load_marker.h"
 #include "engine/engine_client.h"
 
 namespace hearth::ui {
@@ -42,7 +44,7 @@ class ModelController : public QObject {
   Q_ENUM(State)
 
   ModelController(EngineClient* engine, SettingsController* settings,
-                  std::optional<app::LoadMarker> marker, QString demo_model_path,
+                  std::shared_ptr<const LoadMarker> marker, QString demo_model_path,
                   QObject* parent = nullptr);
   ~ModelController() override;
 
@@ -83,7 +85,8 @@ class ModelController : public QObject {
 
   EngineClient* engine_;
   SettingsController* settings_;
-  std::optional<app::LoadMarker> marker_;
+  // Null: no crash marker (tests). Shared with the marker thread's jobs.
+  std::shared_ptr<const LoadMarker> marker_;
   QString demo_path_;
   State state_ = State::NoModel;
   double progress_ = 0;
@@ -91,7 +94,7 @@ class ModelController : public QObject {
   ModelInfo info_;
   QString error_;
   QString notice_;
-  std::optional<app::LoadSettings> requested_with_;
+  std::optional<settings::LoadSettings> requested_with_;
   // Writes and removes the load marker off the GUI thread (an fsync can stall on a
   // busy disk). One thread, so a marker's removal never overtakes its writing.
   QThreadPool marker_io_;

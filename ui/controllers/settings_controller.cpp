@@ -27,40 +27,40 @@ constexpr Preset kPresets[] = {
      "You are a warm storyteller who writes short stories for children."},
 };
 
-app::KvCacheType parse_kv(const QString& v, app::KvCacheType fallback) {
-  if (v == QLatin1String("f16")) return app::KvCacheType::F16;
-  if (v == QLatin1String("q8_0")) return app::KvCacheType::Q8_0;
+settings::KvCacheType parse_kv(const QString& v, settings::KvCacheType fallback) {
+  if (v == QLatin1String("f16")) return settings::KvCacheType::F16;
+  if (v == QLatin1String("q8_0")) return settings::KvCacheType::Q8_0;
   return fallback;
 }
 
-app::OverflowPolicy parse_overflow(const QString& v, app::OverflowPolicy fallback) {
-  if (v == QLatin1String("stop")) return app::OverflowPolicy::Stop;
-  if (v == QLatin1String("evict")) return app::OverflowPolicy::Evict;
-  if (v == QLatin1String("summarize")) return app::OverflowPolicy::Summarize;
+settings::OverflowPolicy parse_overflow(const QString& v, settings::OverflowPolicy fallback) {
+  if (v == QLatin1String("stop")) return settings::OverflowPolicy::Stop;
+  if (v == QLatin1String("evict")) return settings::OverflowPolicy::Evict;
+  if (v == QLatin1String("summarize")) return settings::OverflowPolicy::Summarize;
   return fallback;
 }
 
-app::Theme parse_theme(const QString& v, app::Theme fallback) {
-  if (v == QLatin1String("system")) return app::Theme::System;
-  if (v == QLatin1String("light")) return app::Theme::Light;
-  if (v == QLatin1String("dark")) return app::Theme::Dark;
+settings::Theme parse_theme(const QString& v, settings::Theme fallback) {
+  if (v == QLatin1String("system")) return settings::Theme::System;
+  if (v == QLatin1String("light")) return settings::Theme::Light;
+  if (v == QLatin1String("dark")) return settings::Theme::Dark;
   return fallback;
 }
 
 }  // namespace
 
-SettingsController::SettingsController(app::Settings initial, PersistFn persist,
+SettingsController::SettingsController(settings::Settings initial, PersistFn persist,
                                        const MemorySizer* sizer, QObject* parent)
     : QObject(parent),
-      settings_(app::clamp_settings(std::move(initial))),
+      settings_(settings::clamp_settings(std::move(initial))),
       persist_(std::move(persist)),
       sizer_(sizer),
       available_bytes_(available_ram_bytes()) {
   recompute_memory();
 }
 
-void SettingsController::commit(app::Settings next) {
-  next = app::clamp_settings(std::move(next));
+void SettingsController::commit(settings::Settings next) {
+  next = settings::clamp_settings(std::move(next));
   if (next == settings_) return;
   const bool reload_before = needsReload();
   const bool load_changed = !(next.load == settings_.load);
@@ -80,13 +80,13 @@ void SettingsController::recompute_memory() {
 }
 
 void SettingsController::set_last_model_path(const QString& path) {
-  app::Settings next = settings_;
+  settings::Settings next = settings_;
   next.last_model_path = path.toStdString();
   commit(std::move(next));
 }
 
 void SettingsController::set_loaded_model(std::optional<ModelShape> shape, int trained_context,
-                                          std::optional<app::LoadSettings> loaded_with) {
+                                          std::optional<settings::LoadSettings> loaded_with) {
   const bool reload_before = needsReload();
   shape_ = shape;
   trained_context_ = trained_context;
@@ -105,68 +105,68 @@ QString SettingsController::systemPrompt() const {
   return QString::fromStdString(settings_.system_prompt);
 }
 void SettingsController::setSystemPrompt(const QString& v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.system_prompt = v.toStdString();
   commit(std::move(n));
 }
 void SettingsController::setTemperature(double v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.temperature = v;
   commit(std::move(n));
 }
 void SettingsController::setTopK(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.top_k = v;
   commit(std::move(n));
 }
 void SettingsController::setTopP(double v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.top_p = v;
   commit(std::move(n));
 }
 void SettingsController::setMinP(double v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.min_p = v;
   commit(std::move(n));
 }
 void SettingsController::setRepeatPenalty(double v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.repeat_penalty = v;
   commit(std::move(n));
 }
 void SettingsController::setSeed(qint64 v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.sampling.seed = v;
   commit(std::move(n));
 }
 void SettingsController::setContextLength(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.context_length = v;
   commit(std::move(n));
 }
 void SettingsController::setMemoryBudgetMib(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.memory_budget_mib = v;
   commit(std::move(n));
 }
 QString SettingsController::kvCacheType() const {
-  return QString::fromLatin1(app::to_string(settings_.load.kv_cache_type));
+  return QString::fromLatin1(settings::to_string(settings_.load.kv_cache_type));
 }
 void SettingsController::setKvCacheType(const QString& v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.kv_cache_type = parse_kv(v, n.load.kv_cache_type);
   commit(std::move(n));
 }
 QString SettingsController::overflowPolicy() const {
-  return QString::fromLatin1(app::to_string(settings_.overflow_policy));
+  return QString::fromLatin1(settings::to_string(settings_.overflow_policy));
 }
 void SettingsController::setOverflowPolicy(const QString& v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.overflow_policy = parse_overflow(v, n.overflow_policy);
   commit(std::move(n));
 }
 void SettingsController::setThreads(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.threads = v;
   commit(std::move(n));
 }
@@ -174,25 +174,25 @@ QString SettingsController::gpuDevice() const {
   return QString::fromStdString(settings_.load.gpu_device);
 }
 void SettingsController::setGpuDevice(const QString& v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.gpu_device = v.toStdString();
   commit(std::move(n));
 }
 void SettingsController::setGpuLayers(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.load.gpu_layers = v;
   commit(std::move(n));
 }
 QString SettingsController::theme() const {
-  return QString::fromLatin1(app::to_string(settings_.theme));
+  return QString::fromLatin1(settings::to_string(settings_.theme));
 }
 void SettingsController::setTheme(const QString& v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.theme = parse_theme(v, n.theme);
   commit(std::move(n));
 }
 void SettingsController::setFontPointSize(int v) {
-  app::Settings n = settings_;
+  settings::Settings n = settings_;
   n.font_point_size = v;
   commit(std::move(n));
 }
@@ -201,10 +201,10 @@ int SettingsController::maxContext() const {
   // Beyond the trained context a model's quality collapses, so the slider
   // stops there when the model says what it was trained for.
   if (trained_context_ > 0) {
-    return std::clamp(trained_context_, app::SettingsLimits::kMinContext,
-                      app::SettingsLimits::kMaxContext);
+    return std::clamp(trained_context_, settings::SettingsLimits::kMinContext,
+                      settings::SettingsLimits::kMaxContext);
   }
-  return app::SettingsLimits::kMaxContext;
+  return settings::SettingsLimits::kMaxContext;
 }
 
 int SettingsController::maxBudgetMib() const {
@@ -212,7 +212,7 @@ int SettingsController::maxBudgetMib() const {
   // Leave room to raise the budget past free memory (other apps may close),
   // but not so far that the slider is mostly unusable.
   const uint64_t cap = std::max<uint64_t>(ram_mib * 2, 8192);
-  return static_cast<int>(std::min<uint64_t>(cap, app::SettingsLimits::kMaxBudgetMib));
+  return static_cast<int>(std::min<uint64_t>(cap, settings::SettingsLimits::kMaxBudgetMib));
 }
 
 int SettingsController::hardwareThreads() const {
@@ -278,7 +278,7 @@ bool SettingsController::needsReload() const {
 }
 
 void SettingsController::resetToDefaults() {
-  app::Settings defaults;
+  settings::Settings defaults;
   defaults.last_model_path = settings_.last_model_path;
   commit(std::move(defaults));
 }

@@ -10,7 +10,7 @@
 #include <functional>
 #include <optional>
 
-#include "common/settings.h"
+#include <hearth/settings/settings.h>
 #include "engine/memory_sizer.h"
 
 namespace hearth::ui {
@@ -56,16 +56,16 @@ class SettingsController : public QObject {
   Q_PROPERTY(bool needsReload READ needsReload NOTIFY needsReloadChanged)
 
  public:
-  using PersistFn = std::function<void(const app::Settings&)>;
+  using PersistFn = std::function<void(const settings::Settings&)>;
 
-  SettingsController(app::Settings initial, PersistFn persist, const MemorySizer* sizer,
+  SettingsController(settings::Settings initial, PersistFn persist, const MemorySizer* sizer,
                      QObject* parent = nullptr);
 
-  const app::Settings& settings() const { return settings_; }
+  const settings::Settings& settings() const { return settings_; }
   void set_last_model_path(const QString& path);
   // The model's shape and the settings it was loaded with (nullopt: no model).
   void set_loaded_model(std::optional<ModelShape> shape, int trained_context,
-                        std::optional<app::LoadSettings> loaded_with);
+                        std::optional<settings::LoadSettings> loaded_with);
   // Overrides MemAvailable (tests pin it so the red state is deterministic).
   void set_available_bytes_for_testing(uint64_t bytes);
 
@@ -102,9 +102,9 @@ class SettingsController : public QObject {
   int fontPointSize() const { return settings_.font_point_size; }
   void setFontPointSize(int v);
 
-  int minContext() const { return app::SettingsLimits::kMinContext; }
+  int minContext() const { return settings::SettingsLimits::kMinContext; }
   int maxContext() const;
-  int minBudgetMib() const { return app::SettingsLimits::kMinBudgetMib; }
+  int minBudgetMib() const { return settings::SettingsLimits::kMinBudgetMib; }
   int maxBudgetMib() const;
   int hardwareThreads() const;
   QStringList presetNames() const;
@@ -134,15 +134,15 @@ class SettingsController : public QObject {
   void reloadRequested();
 
  private:
-  void commit(app::Settings next);
+  void commit(settings::Settings next);
   void recompute_memory();
 
-  app::Settings settings_;
+  settings::Settings settings_;
   PersistFn persist_;
   const MemorySizer* sizer_;
   std::optional<ModelShape> shape_;
   int trained_context_ = 0;
-  std::optional<app::LoadSettings> loaded_with_;
+  std::optional<settings::LoadSettings> loaded_with_;
   MemoryBreakdown breakdown_;
   uint64_t available_bytes_ = 0;
   bool available_pinned_ = false;

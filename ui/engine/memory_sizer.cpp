@@ -10,10 +10,10 @@
 namespace hearth::ui {
 
 MemoryBreakdown EngineMemorySizer::estimate(const ModelShape& shape, int n_ctx,
-                                            app::KvCacheType kv_type) const {
+                                            settings::KvCacheType kv_type) const {
   MemoryBreakdown b;
   b.weights_bytes = shape.weights_bytes;
-  const DType type = kv_type == app::KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
+  const DType type = kv_type == settings::KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
   // An invalid shape (a model the engine could not describe) shows no KV bar
   // rather than a made-up one.
   // Sliding-window layers as the rings the CPU backend keeps for the

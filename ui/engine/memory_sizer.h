@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/settings.h"
+#include <hearth/settings/settings.h>
 
 namespace hearth::ui {
 
@@ -37,7 +37,7 @@ class MemorySizer {
  public:
   virtual ~MemorySizer() = default;
   virtual MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,
-                                   app::KvCacheType kv_type) const = 0;
+                                   settings::KvCacheType kv_type) const = 0;
 };
 
 // The engine's own sizing: KV bytes come from hearth::kv::kv_cache_bytes, the
@@ -48,7 +48,7 @@ class MemorySizer {
 class EngineMemorySizer final : public MemorySizer {
  public:
   MemoryBreakdown estimate(const ModelShape& shape, int n_ctx,
-                           app::KvCacheType kv_type) const override;
+                           settings::KvCacheType kv_type) const override;
 };
 
 // MemAvailable from /proc/meminfo in bytes; 0 when unknown.

@@ -5,31 +5,15 @@
 #include <QRegularExpression>
 #include <QUrl>
 
-#include "models/download.h"
-#include "models/download_queue.h"
-#include "models/gguf_import.h"
-#include "models/hf_resolver.h"
-#include "models/machine_info.h"
-#include "models/model_registry.h"
+#include <hearth/models/gguf_import.h>
+#include <hearth/models/hf_files.h>
+#include <hearth/models/machine_info.h>
+#include <hearth/models/model_registry.h>
 
 namespace hearth::ui {
 namespace {
 
 QString key(const QString& id, const QString& quant) { return id + QLatin1Char(':') + quant; }
-
-const char* state_text(models::DownloadState state) {
-  switch (state) {
-    case models::DownloadState::Hashing: return "checking";
-    case models::DownloadState::Downloading: return "downloading";
-    case models::DownloadState::Paused: return "paused";
-    case models::DownloadState::Verifying: return "verifying";
-    case models::DownloadState::Failed: return "failed";
-    case models::DownloadState::Finished:
-    case models::DownloadState::Cancelled:
-    case models::DownloadState::Idle: return "";
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -46,7 +30,7 @@ QString verify_note(const models::CatalogVariant& v) {
 }
 
 PickerViewModel::PickerViewModel(QObject* parent)
-    : QAbstractListModel(parent), queue_(new models::DownloadQueue(2, this)) {
+    : QAbstractListModel(parent) {
   machine_.ram_available_bytes = models::available_ram_bytes().value_or(0);
   models_dir_ = QString::fromStdString(models::default_models_dir().string());
   auto catalog = models::load_builtin_catalog();
@@ -144,15 +128,15 @@ QVariantList PickerViewModel::variant_list(const Entry& e) const {
     map[QStringLiteral("fitText")] = QString::fromStdString(models::describe_fit(fit));
     map[QStringLiteral("recommended")] = best && *best == i;
     map[QStringLiteral("installed")] = installed_.contains(key(id, quant));
-    const models::Download* d = find_download(id, quant);
-    map[QStringLiteral("state")] = d ? QString::fromLatin1(state_text(d->state())) : QString();
+    const auto d = downloads_ ? downloads_->status(key(id, quant)) : std::nullopt;
+    map[QStringLiteral("state")] = d ? d->state : QString();
     if (d) {
-      const double total = static_cast<double>(d->total_bytes().value_or(v.size_bytes));
-      map[QStringLiteral("received")] = static_cast<double>(d->received_bytes());
-      map[QStringLiteral("progress")] = total > 0 ? static_cast<double>(d->received_bytes()) / total : 0.0;
-      map[QStringLiteral("speed")] = d->bytes_per_second();
-      map[QStringLiteral("eta")] = d->eta_seconds() ? *d->eta_seconds() : -1.0;
-      map[QStringLiteral("error")] = d->error_message();
+      const double total = static_cast<double>(d->total_bytes.value_or(v.size_bytes));
+      map[QStringLiteral("received")] = static_cast<double>(d->received_bytes);
+      map[QStringLiteral("progress")] = total > 0 ? static_cast<double>(d->received_bytes) / total : 0.0;
+      map[QStringLiteral("speed")] = d->bytes_per_second;
+      map[QStringLiteral("eta")] = d->eta_seconds ? *d->eta_seconds : -1.0;
+      map[QStringLiteral("error")] = d->error;
     }
     out.append(map);
   }
@@ -230,16 +214,31 @@ QString PickerViewModel::installed_path(const QString& id, const QString& quant)
   return installed_.value(key(id, quant));
 }
 
-models::Download* PickerViewModel::find_download(const QString& id, const QString& quant) const {
-  return downloads_.value(key(id, quant), nullptr);
-}
-
 void PickerViewModel::set_error(const QString& message) {
   last_error_ = message;
   emit lastErrorChanged();
 }
 
 void PickerViewModel::clearError() { set_error({}); }
+
+void PickerViewModel::setDownloads(ModelDownloads* downloads) {
+  if (downloads == downloads_) return;
+  if (downloads_) disconnect(downloads_, nullptr, this, nullptr);
+  downloads_ = downloads;
+  if (downloads_) {
+    connect(downloads_, &ModelDownloads::changed, this, [this](const QString& k) { refresh_row(id_of(k)); });
+    connect(downloads_, &ModelDownloads::failed, this, [this](const QString&, const QString& message) {
+      set_error(message);
+    });
+    connect(downloads_, &ModelDownloads::notice, this, [this](const QString&, const QString& message) {
+      set_error(message);
+    });
+    connect(downloads_, &ModelDownloads::finished, this, &PickerViewModel::on_download_finished);
+  }
+  emit downloadsChanged();
+}
+
+QString PickerViewModel::id_of(const QString& k) { return k.section(QLatin1Char(':'), 0, -2); }
 
 void PickerViewModel::download(const QString& id, const QString& quant) {
   const Entry* e = find(id);
@@ -248,85 +247,53 @@ void PickerViewModel::download(const QString& id, const QString& quant) {
     set_error(tr("No variant %1 of %2 in the catalog").arg(quant, id));
     return;
   }
-  if (find_download(id, quant)) {
+  if (!downloads_) {
+    set_error(tr("Downloads are not available here"));
+    return;
+  }
+  if (downloads_->contains(key(id, quant))) {
     resume(id, quant);
     return;
   }
-  if (resolving_.contains(key(id, quant))) return;
-  if (v->sha256 || !models::parse_hf_url(v->url)) {
-    start_download(id, quant, v->sha256 ? QString::fromStdString(*v->sha256) : QString(),
-                   v->size_is_estimate ? std::nullopt : std::optional<uint64_t>(v->size_bytes));
-    return;
-  }
-  // No SHA-256 in the catalog: Hugging Face publishes it (the file's LFS
-  // object id) with the exact size; ask before the first byte.
-  resolving_.insert(key(id, quant));
-  auto* resolver = new models::HfResolver(queue_->network(), this);
-  connect(resolver, &models::HfResolver::resolved, this, [this, resolver, id, quant](const QString& sha, quint64 size) {
-    resolver->deleteLater();
-    resolving_.remove(key(id, quant));
-    start_download(id, quant, sha, size);
-  });
-  connect(resolver, &models::HfResolver::failed, this, [this, resolver, id, quant](const QString& message) {
-    resolver->deleteLater();
-    resolving_.remove(key(id, quant));
-    set_error(tr("No published SHA-256 for %1 %2 (%3); the file will not be verified").arg(id, quant, message));
-    start_download(id, quant, QString(), std::nullopt);
-  });
-  resolver->resolve(QUrl(QString::fromStdString(v->url)));
-}
-
-void PickerViewModel::start_download(const QString& id, const QString& quant, const QString& sha256,
-                                     std::optional<uint64_t> size) {
-  const Entry* e = find(id);
-  const auto* v = e ? e->model.find_variant(quant.toStdString()) : nullptr;
-  if (!v || find_download(id, quant)) return;
-  models::DownloadRequest request;
-  request.url = QUrl(QString::fromStdString(v->url));
-  request.destination = destination_for(*v);
-  request.expected_sha256 = sha256;
-  if (size) request.expected_size = *size;
-  auto* d = queue_->enqueue(request);
-  downloads_.insert(key(id, quant), d);
-  const std::string catalog_id = id.toStdString(), quant_name = quant.toStdString(), url = v->url;
-  connect(d, &models::Download::progress, this, [this, id] { refresh_row(id); });
-  connect(d, &models::Download::stateChanged, this, [this, id] { refresh_row(id); });
-  connect(d, &models::Download::failed, this, [this](models::DownloadError, const QString& message) {
-    set_error(message);
-  });
-  connect(d, &models::Download::finished, this, [this, d, id, quant, catalog_id, quant_name, url] {
-    models::InstalledModel installed;
-    installed.path = d->request().destination.toStdString();
-    installed.catalog_id = catalog_id;
-    installed.quant = quant_name;
-    installed.source_url = url;
-    installed.sha256 = d->sha256_hex().toStdString();
-    (void)models::ModelRegistry(models_dir_.toStdString()).record(installed);
-    downloads_.remove(key(id, quant));
-    queue_->remove(d);
-    refresh_installed();
-    refresh_row(id);
-    if (load_after_download_.take(key(id, quant))) emit loadRequested(installed_path(id, quant), true);
-  });
+  DownloadOrder order;
+  order.url = QUrl(QString::fromStdString(v->url));
+  order.destination = destination_for(*v);
+  if (v->sha256) order.expected_sha256 = QString::fromStdString(*v->sha256);
+  if (!v->size_is_estimate) order.expected_size = v->size_bytes;
+  downloads_->start(key(id, quant), order);
   refresh_row(id);
 }
 
+void PickerViewModel::on_download_finished(const QString& k, const QString& path, const QString& sha256) {
+  const QString id = id_of(k);
+  const QString quant = k.mid(id.size() + 1);
+  const Entry* e = find(id);
+  const auto* v = e ? e->model.find_variant(quant.toStdString()) : nullptr;
+  models::InstalledModel installed;
+  installed.path = path.toStdString();
+  installed.catalog_id = id.toStdString();
+  installed.quant = quant.toStdString();
+  installed.source_url = v ? v->url : std::string();
+  installed.sha256 = sha256.toStdString();
+  (void)models::ModelRegistry(models_dir_.toStdString()).record(installed);
+  refresh_installed();
+  refresh_row(id);
+  if (load_after_download_.take(k)) emit loadRequested(installed_path(id, quant), true);
+}
+
 void PickerViewModel::pause(const QString& id, const QString& quant) {
-  if (auto* d = find_download(id, quant)) d->pause();
+  if (downloads_) downloads_->pause(key(id, quant));
 }
 
 void PickerViewModel::resume(const QString& id, const QString& quant) {
-  if (auto* d = find_download(id, quant)) d->start();
+  if (downloads_) downloads_->resume(key(id, quant));
 }
 
 void PickerViewModel::cancel(const QString& id, const QString& quant) {
-  if (auto* d = find_download(id, quant)) {
-    d->cancel();
-    downloads_.remove(key(id, quant));
-    load_after_download_.remove(key(id, quant));
-    queue_->remove(d);
-    refresh_row(id);
-  }
+  if (!downloads_ || !downloads_->contains(key(id, quant))) return;
+  downloads_->cancel(key(id, quant));
+  load_after_download_.remove(key(id, quant));
+  refresh_row(id);
 }
 
 void PickerViewModel::remove(const QString& id, const QString& quant) {
@@ -424,7 +391,8 @@ bool PickerViewModel::importLocalFile(const QString& path) {
 
 bool PickerViewModel::addFromUrl(const QString& url) {
   const QUrl parsed(url);
-  if (!models::url_allowed(parsed, models::SchemePolicy::HttpsOnly) || !url.endsWith(QLatin1String(".gguf"))) {
+  const bool https = parsed.isValid() && parsed.scheme().toLower() == QLatin1String("https") && !parsed.host().isEmpty();
+  if (!https || !url.endsWith(QLatin1String(".gguf"))) {
     set_error(tr("Only HTTPS links to a .gguf file can be added: %1").arg(url));
     return false;
   }

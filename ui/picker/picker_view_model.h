@@ -7,7 +7,7 @@
 
 #include <QAbstractListModel>
 #include <QHash>
-#include <QSet>
+#include <QPointer>
 #include <QString>
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
@@ -17,14 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "models/catalog.h"
-#include "models/memory_fit.h"
-#include "models/model_registry.h"
+#include <hearth/models/catalog.h>
+#include <hearth/models/memory_fit.h>
+#include <hearth/models/model_registry.h>
 
-namespace hearth::models {
-class Download;
-class DownloadQueue;
-}  // namespace hearth::models
+#include "picker/model_downloads.h"
 
 namespace hearth::ui {
 
@@ -52,6 +49,8 @@ class PickerViewModel : public QAbstractListModel {
   // The variant being re-hashed ("id:quant", empty when none) and how far it got (0..1).
   Q_PROPERTY(QString verifying READ verifying NOTIFY verifyProgressChanged)
   Q_PROPERTY(double verifyProgress READ verifyProgress NOTIFY verifyProgressChanged)
+  // Where downloads go (the app's; null: downloading is not offered, e.g. in tests).
+  Q_PROPERTY(hearth::ui::ModelDownloads* downloads READ downloads WRITE setDownloads NOTIFY downloadsChanged)
 
  public:
   enum Role {
@@ -97,6 +96,8 @@ class PickerViewModel : public QAbstractListModel {
   QString lastError() const { return last_error_; }
   QString verifying() const { return verifying_; }
   double verifyProgress() const { return verify_progress_; }
+  ModelDownloads* downloads() const { return downloads_; }
+  void setDownloads(ModelDownloads* downloads);
 
   // Replaces the catalog (tests, or a catalog file chosen by the user).
   bool loadCatalogJson(const QString& json_text);
@@ -133,9 +134,12 @@ class PickerViewModel : public QAbstractListModel {
   void loadRequested(const QString& path, bool keepConversation);
   void verified(const QString& id, const QString& quant, bool ok, const QString& message);
   void verifyProgressChanged();
+  void downloadsChanged();
 
  private:
-  void start_download(const QString& id, const QString& quant, const QString& sha256, std::optional<uint64_t> size);
+  void on_download_finished(const QString& key, const QString& path, const QString& sha256);
+  // The catalog id of a download key ("id:quant"; ids may hold ':').
+  static QString id_of(const QString& key);
   struct Entry {
     models::CatalogModel model;
     bool imported = false;
@@ -148,7 +152,6 @@ class PickerViewModel : public QAbstractListModel {
   const Entry* find(const QString& id) const;
   QString destination_for(const models::CatalogVariant& variant) const;
   QString installed_path(const QString& id, const QString& quant) const;
-  models::Download* find_download(const QString& id, const QString& quant) const;
   void set_error(const QString& message);
   void report_verified(const QString& id, const QString& quant, const Result<models::VerifyResult>& result);
 
@@ -163,10 +166,8 @@ class PickerViewModel : public QAbstractListModel {
   QString models_dir_;
   QString last_error_;
   QHash<QString, QString> installed_;  // "id:quant" -> path
-  QHash<QString, models::Download*> downloads_;  // "id:quant"
-  QHash<QString, bool> load_after_download_;
-  QSet<QString> resolving_;  // "id:quant" waiting for the Hugging Face API
-  models::DownloadQueue* queue_;
+  QPointer<ModelDownloads> downloads_;  // the app's; may go first
+  QHash<QString, bool> load_after_download_;  // "id:quant"
 
   QString verifying_;
   double verify_progress_ = 0;

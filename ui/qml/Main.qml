@@ -10,6 +10,8 @@ ApplicationWindow {
     required property ModelController model
     required property SettingsController settings
     property ArchiveController archive: null
+    // The app's downloader for the model picker; null: the picker offers no downloads.
+    property ModelDownloads downloads: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
@@ -181,6 +183,7 @@ ApplicationWindow {
                         picker.contextLength = Qt.binding(() => window.settings.contextLength)
                         picker.kvType = Qt.binding(() => window.settings.kvCacheType)
                         picker.vramFreeBytes = Qt.binding(() => window.gpuFreeBytes)
+                        picker.downloads = Qt.binding(() => window.downloads)
                     }
                     Connections {
                         target: pickerPage.picker

@@ -1,0 +1,74 @@
+// Typed application settings. Every setting the app persists lives in this
+// struct; settings_store.cpp is the only place that maps it to QSettings keys,
+// so no string key appears anywhere else in the code base.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hearth::settings {
+
+enum class KvCacheType { F16, Q8_0 };
+enum class OverflowPolicy { Stop, Evict, Summarize };
+enum class Theme { System, Light, Dark };
+
+// Sampling parameters of one reply; also stored per conversation as overrides.
+struct SamplingSettings {
+  double temperature = 0.7;
+  int top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double repeat_penalty = 1.1;
+  // Negative means "a fresh random seed per reply".
+  int64_t seed = -1;
+
+  friend bool operator==(const SamplingSettings&, const SamplingSettings&) = default;
+};
+
+// Settings that decide how a model is loaded; changing one needs a reload.
+struct LoadSettings {
+  int context_length = 4096;      // tokens
+  int memory_budget_mib = 4096;   // weights + KV cache + scratch
+  KvCacheType kv_cache_type = KvCacheType::F16;
+  int threads = 0;                // 0 = one per physical core
+  std::string gpu_device;         // empty = choose automatically
+  int gpu_layers = -1;            // -1 = automatic, 0 = CPU only
+
+  friend bool operator==(const LoadSettings&, const LoadSettings&) = default;
+};
+
+struct Settings {
+  std::string system_prompt = "You are a helpful assistant.";
+  SamplingSettings sampling;
+  LoadSettings load;
+  OverflowPolicy overflow_policy = OverflowPolicy::Evict;
+  Theme theme = Theme::System;
+  int font_point_size = 11;
+  // The model loaded at the last exit; reloaded at start (see load_marker.h).
+  std::string last_model_path;
+  std::string log_level = "info";
+
+  friend bool operator==(const Settings&, const Settings&) = default;
+};
+
+// Limits the sliders and the store clamp to; one definition for UI and storage.
+struct SettingsLimits {
+  static constexpr int kMinContext = 256;
+  static constexpr int kMaxContext = 131072;
+  static constexpr int kMinBudgetMib = 256;
+  static constexpr int kMaxBudgetMib = 262144;
+  static constexpr int kMinFontPoint = 8;
+  static constexpr int kMaxFontPoint = 32;
+  static constexpr int kMaxThreads = 256;
+  static constexpr int kMaxGpuLayers = 1024;
+};
+
+// Brings every field into its valid range (a hand-edited or old settings file
+// must never make the app misbehave).
+Settings clamp_settings(Settings settings);
+
+const char* to_string(KvCacheType type);
+const char* to_string(OverflowPolicy policy);
+const char* to_string(Theme theme);
+
+}  // namespace hearth::settings

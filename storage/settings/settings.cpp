@@ -1,0 +1,62 @@
+#include <hearth/settings/settings.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hearth::settings {
+namespace {
+
+double clamp_finite(double value, double lo, double hi, double fallback) {
+  if (!std::isfinite(value)) return fallback;
+  return std::clamp(value, lo, hi);
+}
+
+}  // namespace
+
+Settings clamp_settings(Settings s) {
+  const Settings defaults;
+  using L = SettingsLimits;
+  auto& sp = s.sampling;
+  sp.temperature = clamp_finite(sp.temperature, 0.0, 5.0, defaults.sampling.temperature);
+  sp.top_k = std::clamp(sp.top_k, 0, 1000);
+  sp.top_p = clamp_finite(sp.top_p, 0.0, 1.0, defaults.sampling.top_p);
+  sp.min_p = clamp_finite(sp.min_p, 0.0, 1.0, defaults.sampling.min_p);
+  sp.repeat_penalty = clamp_finite(sp.repeat_penalty, 0.5, 3.0, defaults.sampling.repeat_penalty);
+  if (sp.seed < -1) sp.seed = -1;
+
+  auto& ld = s.load;
+  ld.context_length = std::clamp(ld.context_length, L::kMinContext, L::kMaxContext);
+  ld.memory_budget_mib = std::clamp(ld.memory_budget_mib, L::kMinBudgetMib, L::kMaxBudgetMib);
+  ld.threads = std::clamp(ld.threads, 0, L::kMaxThreads);
+  ld.gpu_layers = std::clamp(ld.gpu_layers, -1, L::kMaxGpuLayers);
+  s.font_point_size = std::clamp(s.font_point_size, L::kMinFontPoint, L::kMaxFontPoint);
+  return s;
+}
+
+const char* to_string(KvCacheType type) {
+  switch (type) {
+    case KvCacheType::F16: return "f16";
+    case KvCacheType::Q8_0: return "q8_0";
+  }
+  return "f16";
+}
+
+const char* to_string(OverflowPolicy policy) {
+  switch (policy) {
+    case OverflowPolicy::Stop: return "stop";
+    case OverflowPolicy::Evict: return "evict";
+    case OverflowPolicy::Summarize: return "summarize";
+  }
+  return "evict";
+}
+
+const char* to_string(Theme theme) {
+  switch (theme) {
+    case Theme::System: return "system";
+    case Theme::Light: return "light";
+    case Theme::Dark: return "dark";
+  }
+  return "system";
+}
+
+}  // namespace hearth::settings

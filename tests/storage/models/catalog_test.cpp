@@ -1,0 +1,150 @@
+// The shipped catalog against its schema (the documented contract), and the
+// parser's handling of broken catalogs.
+#include <hearth/models/catalog.h>
+#include <hearth/models/json_schema_lite.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace hearth::models {
+namespace {
+
+using nlohmann::json;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json load(const char* name) {
+  return json::parse(read_text(std::string(HEARTH_RESOURCES_DIR) + "/" + name));
+}
+
+std::string joined(const std::vector<std::string>& errors) {
+  std::string out;
+  for (const auto& e : errors) out += e + "\n";
+  return out;
+}
+
+TEST(CatalogSchema, ShippedCatalogValidates) {
+  const json schema = load("catalog.schema.json");
+  const json catalog = load("catalog.json");
+  const auto errors = validate_json_schema(schema, catalog);
+  EXPECT_TRUE(errors.empty()) << joined(errors);
+}
+
+TEST(CatalogSchema, BrokenCatalogsAreRejectedWithThePath) {
+  const json schema = load("catalog.schema.json");
+  const json good = load("catalog.json");
+
+  json missing = good;
+  missing["models"][2].erase("n_head_kv");
+  auto errors = validate_json_schema(schema, missing);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  EXPECT_NE(errors[0].find("/models/2"), std::string::npos);
+  EXPECT_NE(errors[0].find("n_head_kv"), std::string::npos);
+
+  json http = good;
+  http["models"][0]["variants"][1]["url"] = "http://example.com/x.gguf";
+  errors = validate_json_schema(schema, http);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  EXPECT_NE(errors[0].find("/models/0/variants/1/url"), std::string::npos);
+
+  json bad_hash = good;
+  bad_hash["models"][0]["variants"][0]["sha256"] = "ABC";
+  EXPECT_EQ(validate_json_schema(schema, bad_hash).size(), 1u);
+
+  json dup = good;
+  dup["models"][1]["id"] = dup["models"][0]["id"];
+  errors = validate_json_schema(schema, dup);
+  ASSERT_EQ(errors.size(), 1u) << joined(errors);
+  EXPECT_NE(errors[0].find("appears twice"), std::string::npos);
+
+  json extra = good;
+  extra["models"][0]["surprise"] = 1;
+  EXPECT_EQ(validate_json_schema(schema, extra).size(), 1u);
+
+  json zero = good;
+  zero["models"][0]["n_layer"] = 0;
+  EXPECT_EQ(validate_json_schema(schema, zero).size(), 1u);
+}
+
+TEST(Catalog, BuiltInResourceIsTheShippedFile) {
+  EXPECT_EQ(builtin_catalog_text(), read_text(std::string(HEARTH_RESOURCES_DIR) + "/catalog.json"));
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  EXPECT_GE(catalog->models.size(), 15u);
+}
+
+TEST(Catalog, ModelsTheIssueAsksForArePresentWithTheirVariants) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok());
+  for (const char* id : {"llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct",
+                         "qwen2.5-0.5b-instruct", "qwen2.5-1.5b-instruct", "qwen2.5-3b-instruct",
+                         "qwen2.5-7b-instruct", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "phi-3.5-mini-instruct",
+                         "gemma-2-2b-it", "mistral-7b-instruct-v0.3", "smollm2-360m-instruct",
+                         "smollm2-1.7b-instruct"}) {
+    const auto* m = catalog->find_model(id);
+    ASSERT_NE(m, nullptr) << id;
+    EXPECT_NE(m->find_variant("Q4_K_M"), nullptr) << id;
+    EXPECT_NE(m->find_variant("Q8_0"), nullptr) << id;
+  }
+}
+
+TEST(Catalog, UrlsFollowTheRepositoryNamingAndEstimatesAreMarked) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok());
+  for (const auto& m : catalog->models) {
+    for (const auto& v : m.variants) {
+      // https://huggingface.co/{source_repo}/resolve/main/{stem}-{QUANT}.gguf
+      const std::string prefix = "https://huggingface.co/" + m.source_repo + "/resolve/main/";
+      EXPECT_EQ(v.url.rfind(prefix, 0), 0u) << v.url;
+      const std::string suffix = "-" + v.quant + ".gguf";
+      ASSERT_GE(v.url.size(), suffix.size());
+      EXPECT_EQ(v.url.substr(v.url.size() - suffix.size()), suffix) << v.url;
+      // No hash without a published source: unknown hashes must be null.
+      if (v.size_is_estimate) {
+        EXPECT_FALSE(v.sha256.has_value()) << v.url;
+      }
+      EXPECT_FALSE(v.quality_note.empty());
+    }
+    // The KV width cannot exceed the query width.
+    EXPECT_LE(m.shape.n_head_kv, m.shape.n_head) << m.id;
+    EXPECT_EQ(m.shape.n_head % m.shape.n_head_kv, 0u) << m.id;
+  }
+}
+
+TEST(Catalog, ParserNamesTheModelAndFieldAtFault) {
+  const std::string text = R"({"models": [{"id": "m1", "name": "M", "family": "f", "architecture": "llama",
+      "parameters": 10, "license": "mit", "context_length": 128, "n_layer": 2, "n_head": 4,
+      "n_head_kv": 3, "head_dim": 8, "n_embd": 32, "description": "d",
+      "variants": [{"quant": "Q8_0", "url": "https://x/y.gguf", "size_bytes": 5, "sha256": null}]}]})";
+  auto result = parse_catalog(text, "test.json");
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("model 'm1'"), std::string::npos) << result.error().message;
+  EXPECT_NE(result.error().message.find("n_head_kv"), std::string::npos) << result.error().message;
+
+  auto not_json = parse_catalog("{", "broken.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_NE(not_json.error().message.find("broken.json"), std::string::npos);
+}
+
+TEST(Catalog, ModelRefs) {
+  auto ref = parse_model_ref("qwen3-4b:Q4_K_M");
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->id, "qwen3-4b");
+  EXPECT_EQ(ref->quant, "Q4_K_M");
+  EXPECT_FALSE(parse_model_ref("https://huggingface.co/a/b/resolve/main/c.gguf").has_value());
+  EXPECT_FALSE(parse_model_ref("noquant").has_value());
+  EXPECT_FALSE(parse_model_ref("trailing:").has_value());
+}
+
+}  // namespace
+}  // namespace hearth::models

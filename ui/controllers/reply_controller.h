@@ -1,0 +1,125 @@
+// Replies: sending a message (or regenerating a reply, or editing a message
+// into a new branch), streaming the tokens into the view, stopping, persisting
+// the reply as it grows, and the figures of the last reply (speed, context use,
+// what the overflow policy did). The new turn is saved by one storage job and
+// the request is built from what that job saved, so switching conversations
+// meanwhile cannot change what is sent or where the reply lands.
+#pragma once
+
+#include <QObject>
+#include <QTimer>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/engine_client.h"
+#include "store/storage_executor.h"
+
+namespace hearth::ui {
+
+class ConversationListController;
+class ModelController;
+class OpenConversationController;
+class SettingsController;
+
+class ReplyController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("Created by the app")
+
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(bool canSend READ canSend NOTIFY composerChanged)
+  Q_PROPERTY(QString composerHint READ composerHint NOTIFY composerChanged)
+  Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
+  Q_PROPERTY(double lastTtftMs READ lastTtftMs NOTIFY statsChanged)
+  // How long the last reply waited for background work (a summary step) to yield.
+  Q_PROPERTY(double lastPauseMs READ lastPauseMs NOTIFY statsChanged)
+  Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
+  Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
+  Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
+
+ public:
+  ReplyController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
+                  SettingsController* settings, ConversationListController* list,
+                  OpenConversationController* open, QObject* parent = nullptr);
+  ~ReplyController() override;
+
+  bool generating() const { return active_.has_value() || starting_; }
+  bool canSend() const;
+  QString composerHint() const;
+  double lastTokensPerSecond() const { return last_stats_.tokens_per_second; }
+  double lastTtftMs() const { return last_stats_.ttft_ms; }
+  double lastPauseMs() const { return last_stats_.pause_ms; }
+  int contextUsed() const { return last_stats_.context_used; }
+  int contextMax() const;
+  QVariantList contextMarkers() const { return markers_; }
+  // The reply streaming into `conversation`, if any, with its text so far.
+  std::optional<std::pair<MessageKey, std::string>> streaming_into(ConversationKey conversation) const;
+
+  Q_INVOKABLE void send(const QString& text);
+  Q_INVOKABLE void stop();
+  Q_INVOKABLE void regenerate(qint64 assistant_message_id);
+  Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text);
+
+ signals:
+  void generatingChanged();
+  void composerChanged();
+  void statsChanged();
+  // A reply finished (tests and the status line listen).
+  void replyFinished(qint64 message_id);
+  void errorOccurred(const QString& message);
+
+ private:
+  struct ActiveReply {
+    RequestId request = 0;
+    ConversationKey conversation;
+    MessageKey message;
+    std::string text;
+    bool dirty = false;
+  };
+  // Where a new turn hangs: under a message the view shows, or under the leaf the
+  // conversation opens on as stored (a send before the open conversation's
+  // messages arrived: the view still holds another conversation's).
+  enum class ParentFrom { View, StoredLeaf };
+
+  void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
+                   ParentFrom from = ParentFrom::View);
+  void start_generation(ConversationKey conversation, MessageKey assistant, std::optional<StoredOverflow> overflow,
+                        const std::vector<MessageRecord>& history);
+  void on_chunk(RequestId id, const QString& text);
+  void on_finished(RequestId id, const GenerationStats& stats);
+  void on_failed(RequestId id, const QString& message);
+  void on_context_event(RequestId id, const ContextEvent& event);
+  void persist_stream();
+  void clear_figures();
+
+  StorageExecutor* storage_;
+  EngineClient* engine_;
+  ModelController* model_;
+  SettingsController* settings_;
+  ConversationListController* list_;
+  OpenConversationController* open_;
+
+  // The messages a request sent (nullopt for the system prompt), so context
+  // events naming them by index can be stored; kept for the last few requests
+  // because a background summary reports after its request finished.
+  struct SentTurns {
+    ConversationKey conversation;
+    std::vector<std::optional<MessageKey>> messages;
+  };
+  std::map<RequestId, SentTurns> sent_;
+
+  std::optional<ActiveReply> active_;
+  bool starting_ = false;  // storage is writing the new turn; generation not started yet
+  RequestId next_request_ = 1;
+  QTimer persist_timer_;
+  GenerationStats last_stats_;
+  QVariantList markers_;
+};
+
+}  // namespace hearth::ui
