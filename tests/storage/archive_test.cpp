@@ -294,12 +294,15 @@ TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
   EXPECT_FALSE(c.settings.top_k.has_value());
   EXPECT_EQ(c.settings.overflow, OverflowPolicy::EvictOldest);
   EXPECT_EQ(c.pinned, Pinned::Yes);
+  EXPECT_EQ(c.reasoning, ReasoningSetting::On);
   HEARTH_ASSERT_VALUE(auto path, Messages(db()).active_path(c.id));
   ASSERT_EQ(path.size(), 2u);
   EXPECT_EQ(path[0].content, "Which bus goes to Kraków?");
   EXPECT_EQ(path[1].content, "Several buses leave");
   EXPECT_EQ(path[1].state, MessageState::Interrupted);
   EXPECT_EQ(path[1].stats.backend, "cpu");
+  EXPECT_EQ(path[1].reasoning, "");  // the document leaves the optional keys out here
+  EXPECT_FALSE(path[1].reasoning_ms.has_value());
   HEARTH_ASSERT_VALUE(auto roots, Messages(db()).roots(c.id));
   ASSERT_EQ(roots.size(), 2u);
   HEARTH_ASSERT_VALUE(auto first_children, Messages(db()).children(roots[0]));
@@ -307,6 +310,8 @@ TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
   HEARTH_ASSERT_VALUE(Message answer, Messages(db()).get(first_children[0]));
   EXPECT_EQ(answer.stats.ttft_ms, 85.5);
   EXPECT_EQ(answer.stats.tokens_per_second, 31.25);
+  EXPECT_EQ(answer.reasoning, "Vienna has a direct EuroCity to Kraków.");
+  EXPECT_EQ(answer.reasoning_ms, 640.5);
   HEARTH_ASSERT_VALUE(auto events, ContextEvents(db()).list(c.id));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, ContextEventKind::Summarized);
