@@ -17,10 +17,10 @@ Result<ConversationId> Conversations::create(const NewConversation& c) {
   return in_transaction(db_, Durability::Full, [&]() -> Result<ConversationId> {
     DatabaseImpl& impl = db_.impl();
     HEARTH_TRY(auto stmt, impl.prepare("INSERT INTO conversations (title, created_ms, updated_ms, model_file, "
-                                       "model_quant, system_prompt, settings_json) "
-                                       "VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6)"));
+                                       "model_quant, system_prompt, settings_json, reasoning) "
+                                       "VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)"));
     stmt.bind(1, c.title).bind(2, impl.now()).bind(3, c.model_file).bind(4, c.model_quant);
-    stmt.bind(5, c.system_prompt).bind(6, settings_to_json(c.settings));
+    stmt.bind(5, c.system_prompt).bind(6, settings_to_json(c.settings)).bind(7, to_string(c.reasoning));
     HEARTH_CHECK(stmt.run());
     return ConversationId{impl.last_insert_id()};
   });
@@ -110,6 +110,16 @@ Status Conversations::set_settings(ConversationId id, const ConversationSettings
     DatabaseImpl& impl = db_.impl();
     HEARTH_TRY(auto stmt, impl.prepare("UPDATE conversations SET settings_json = ?2, updated_ms = ?3 WHERE id = ?1"));
     stmt.bind(1, id).bind(2, settings_to_json(settings)).bind(3, impl.now());
+    HEARTH_CHECK(stmt.run());
+    return expect_one_row(impl, id);
+  });
+}
+
+Status Conversations::set_reasoning(ConversationId id, ReasoningSetting reasoning) {
+  return in_transaction(db_, Durability::Normal, [&]() -> Status {
+    DatabaseImpl& impl = db_.impl();
+    HEARTH_TRY(auto stmt, impl.prepare("UPDATE conversations SET reasoning = ?2, updated_ms = ?3 WHERE id = ?1"));
+    stmt.bind(1, id).bind(2, to_string(reasoning)).bind(3, impl.now());
     HEARTH_CHECK(stmt.run());
     return expect_one_row(impl, id);
   });

@@ -45,6 +45,7 @@ Result<Json> conversation_to_json(Database& db, ConversationId id) {
   j["model_quant"] = c.model_quant;
   j["system_prompt"] = c.system_prompt;
   j["settings"] = Json::parse(settings_to_json(c.settings));
+  j["reasoning"] = to_string(c.reasoning);
   j["pinned"] = c.pinned == Pinned::Yes;
   j["archived"] = c.archived == Archived::Yes;
   j["active_leaf"] = optional_id(c.active_leaf.value());
@@ -63,6 +64,8 @@ Result<Json> conversation_to_json(Database& db, ConversationId id) {
     jm["ttft_ms"] = optional_number(m.stats.ttft_ms);
     jm["tokens_per_second"] = optional_number(m.stats.tokens_per_second);
     jm["backend"] = m.stats.backend;
+    jm["reasoning"] = m.reasoning;
+    jm["reasoning_ms"] = optional_number(m.reasoning_ms);
     list.push_back(std::move(jm));
   }
   j["messages"] = std::move(list);
@@ -115,6 +118,12 @@ class Fields {
     if (it != object_.end() && it->is_null()) return std::optional<std::int64_t>{};
     HEARTH_TRY(std::int64_t v, integer(key));
     return std::optional<std::int64_t>{v};
+  }
+  // Keys added to the format later: an export written before them lacks them.
+  bool has(const char* key) const { return object_.contains(key); }
+  Result<std::string> string_or(const char* key, std::string fallback) const {
+    if (!has(key)) return fallback;
+    return string(key);
   }
   Result<std::optional<double>> optional_real(const char* key) const {
     auto it = object_.find(key);
@@ -191,6 +200,8 @@ Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string
   HEARTH_TRY(std::string model_file, f.string("model_file"));
   HEARTH_TRY(std::string model_quant, f.string("model_quant"));
   HEARTH_TRY(std::string system_prompt, f.string("system_prompt"));
+  HEARTH_TRY(std::string reasoning_text, f.string_or("reasoning", to_string(ReasoningSetting::Default)));
+  HEARTH_TRY(ReasoningSetting reasoning, at_path(parse_reasoning_setting(reasoning_text), f, "reasoning"));
   HEARTH_TRY(bool pinned, f.boolean("pinned"));
   HEARTH_TRY(bool archived, f.boolean("archived"));
   HEARTH_TRY(auto active_leaf, f.optional_integer("active_leaf"));
@@ -208,11 +219,11 @@ Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string
   }
 
   HEARTH_TRY(auto insert, impl.prepare("INSERT INTO conversations (title, created_ms, updated_ms, model_file, "
-                                       "model_quant, system_prompt, settings_json, pinned, archived) "
-                                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+                                       "model_quant, system_prompt, settings_json, pinned, archived, reasoning) "
+                                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
   insert.bind(1, title).bind(2, created).bind(3, updated).bind(4, model_file).bind(5, model_quant);
   insert.bind(6, system_prompt).bind(7, settings_to_json(settings)).bind(8, std::int64_t{pinned});
-  insert.bind(9, std::int64_t{archived});
+  insert.bind(9, std::int64_t{archived}).bind(10, to_string(reasoning));
   HEARTH_CHECK(insert.run());
   const ConversationId conversation{impl.last_insert_id()};
 
@@ -247,14 +258,20 @@ Status import_conversation(DatabaseImpl& impl, const Json& jc, const std::string
     HEARTH_TRY(auto ttft, m.optional_real("ttft_ms"));
     HEARTH_TRY(auto tps, m.optional_real("tokens_per_second"));
     HEARTH_TRY(std::string backend, m.string("backend"));
+    HEARTH_TRY(std::string reasoning_of_message, m.string_or("reasoning", ""));
+    std::optional<double> reasoning_ms;
+    if (m.has("reasoning_ms")) {
+      HEARTH_TRY(reasoning_ms, m.optional_real("reasoning_ms"));
+    }
     if (new_ids.count(old_id) != 0) return m.fail("id", "repeats message " + std::to_string(old_id));
 
     HEARTH_TRY(auto stmt, impl.prepare("INSERT INTO messages (conversation_id, parent_id, role, content, created_ms, "
                                        "updated_ms, state, error_message, token_count, ttft_ms, tokens_per_second, "
-                                       "backend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+                                       "backend, reasoning, reasoning_ms) "
+                                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
     stmt.bind(1, conversation).bind(2, parent).bind(3, to_string(role)).bind(4, content).bind(5, m_created);
     stmt.bind(6, m_updated).bind(7, to_string(state)).bind(8, error_message).bind(9, token_count);
-    stmt.bind(10, ttft).bind(11, tps).bind(12, backend);
+    stmt.bind(10, ttft).bind(11, tps).bind(12, backend).bind(13, reasoning_of_message).bind(14, reasoning_ms);
     HEARTH_CHECK(stmt.run());
     new_ids.emplace(old_id, MessageId{impl.last_insert_id()});
     ++report.messages;

@@ -1,6 +1,12 @@
 // Markdown export: the branch the user sees, for reading and sharing. Not imported
 // back (JSON is the lossless format).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <ctime>
+#include <string_view>
 
 #include "database_impl.h"
 #include "hearth/storage/archive.h"
@@ -39,6 +45,42 @@ std::string blockquote(const std::string& text) {
   return out;
 }
 
+// "12 s", "3.5 s", "2 min 5 s": the precision a reader cares about.
+std::string duration(double ms) {
+  const double seconds = std::max(ms, 0.0) / 1000.0;
+  if (seconds < 9.95) return fmt::format("{:.1f} s", seconds);
+  const long long whole = std::llround(seconds);
+  if (whole < 60) return fmt::format("{} s", whole);
+  return fmt::format("{} min {} s", whole / 60, whole % 60);
+}
+
+// The reasoning goes inside an HTML <details> block, which renderers show folded.
+// Like content it is Markdown and is written as it is, except that a closing
+// </details> in it would end the block early: its '<' becomes "&lt;", which renders
+// as the same text.
+bool closes_details(std::string_view text) {
+  constexpr std::string_view kClose = "</details";
+  if (text.size() < kClose.size()) return false;
+  for (std::size_t i = 0; i < kClose.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != kClose[i]) return false;
+  }
+  return true;
+}
+
+std::string thinking_block(const Message& m) {
+  std::string body;
+  body.reserve(m.reasoning.size());
+  for (std::size_t i = 0; i < m.reasoning.size(); ++i) {
+    if (closes_details(std::string_view(m.reasoning).substr(i))) {
+      body += "&lt;";
+    } else {
+      body += m.reasoning[i];
+    }
+  }
+  const std::string summary = m.reasoning_ms ? "Thinking (" + duration(*m.reasoning_ms) + ")" : "Thinking";
+  return "<details><summary>" + summary + "</summary>\n\n" + body + "\n\n</details>\n\n";
+}
+
 Result<std::string> conversation_markdown(Database& db, ConversationId id) {
   HEARTH_TRY(Conversation c, Conversations(db).get(id));
   HEARTH_TRY(auto path, Messages(db).active_path(id));
@@ -51,7 +93,9 @@ Result<std::string> conversation_markdown(Database& db, ConversationId id) {
   md += "\n";
   if (!c.system_prompt.empty()) md += "**System prompt**\n\n" + blockquote(c.system_prompt) + "\n\n";
   for (const Message& m : path) {
-    md += std::string("## ") + heading(m.role) + "\n\n" + m.content + "\n\n";
+    md += std::string("## ") + heading(m.role) + "\n\n";
+    if (!m.reasoning.empty()) md += thinking_block(m);
+    md += m.content + "\n\n";
     if (m.state == MessageState::Interrupted) md += "*(reply interrupted)*\n\n";
     if (m.state == MessageState::Streaming) md += "*(reply still being written)*\n\n";
     if (m.state == MessageState::Error) md += "*(generation failed: " + m.error_message + ")*\n\n";

@@ -88,6 +88,8 @@ struct Insert {
   std::string_view content;
   MessageState state;
   std::int64_t token_count;
+  std::string_view reasoning;
+  std::optional<double> reasoning_ms;
 };
 
 // Validates the parent, inserts, and makes the new message the active leaf.
@@ -102,9 +104,11 @@ Result<MessageId> insert(DatabaseImpl& impl, const Insert& m) {
     }
   }
   HEARTH_TRY(auto stmt, impl.prepare("INSERT INTO messages (conversation_id, parent_id, role, content, created_ms, "
-                                     "updated_ms, state, token_count) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)"));
+                                     "updated_ms, state, token_count, reasoning, reasoning_ms) "
+                                     "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)"));
   stmt.bind(1, m.conversation).bind(2, m.parent).bind(3, to_string(m.role)).bind(4, m.content);
-  stmt.bind(5, impl.now()).bind(6, to_string(m.state)).bind(7, m.token_count);
+  stmt.bind(5, impl.now()).bind(6, to_string(m.state)).bind(7, m.token_count).bind(8, m.reasoning);
+  stmt.bind(9, m.reasoning_ms);
   HEARTH_CHECK(stmt.run());
   const MessageId id{impl.last_insert_id()};
   HEARTH_CHECK(set_active_leaf(impl, m.conversation, id, Touch::Yes));
@@ -124,7 +128,7 @@ Error not_streaming(DatabaseImpl& impl, MessageId id) {
 Result<MessageId> Messages::append(ConversationId conversation, MessageId parent, const NewMessage& message) {
   return in_transaction(db_, Durability::Full, [&]() -> Result<MessageId> {
     return insert(db_.impl(), Insert{conversation, parent, message.role, message.content, MessageState::Complete,
-                                     message.token_count});
+                                     message.token_count, message.reasoning, message.reasoning_ms});
   });
 }
 
@@ -132,7 +136,8 @@ Result<MessageId> Messages::edit(MessageId original, std::string_view content) {
   return in_transaction(db_, Durability::Full, [&]() -> Result<MessageId> {
     DatabaseImpl& impl = db_.impl();
     HEARTH_TRY(Message source, load(impl, original));
-    return insert(impl, Insert{source.conversation, source.parent, source.role, content, MessageState::Complete, 0});
+    return insert(impl, Insert{source.conversation, source.parent, source.role, content, MessageState::Complete, 0,
+                               {}, std::nullopt});
   });
 }
 
@@ -238,7 +243,7 @@ Status Messages::delete_branch(MessageId id) {
 
 Result<MessageId> Messages::begin_reply(ConversationId conversation, MessageId parent, Role role) {
   return in_transaction(db_, Durability::Normal, [&]() -> Result<MessageId> {
-    return insert(db_.impl(), Insert{conversation, parent, role, "", MessageState::Streaming, 0});
+    return insert(db_.impl(), Insert{conversation, parent, role, "", MessageState::Streaming, 0, {}, std::nullopt});
   });
 }
 
@@ -254,6 +259,19 @@ Status Messages::update_reply(MessageId id, std::string_view content, std::int64
   });
 }
 
+Status Messages::update_reply(MessageId id, const ReplyProgress& progress) {
+  return in_transaction(db_, Durability::Normal, [&]() -> Status {
+    DatabaseImpl& impl = db_.impl();
+    HEARTH_TRY(auto stmt, impl.prepare("UPDATE messages SET content = ?2, token_count = ?3, reasoning = ?4, "
+                                       "reasoning_ms = ?5, updated_ms = ?6 WHERE id = ?1 AND state = 'streaming'"));
+    stmt.bind(1, id).bind(2, progress.content).bind(3, progress.token_count).bind(4, progress.reasoning);
+    stmt.bind(5, progress.reasoning_ms).bind(6, impl.now());
+    HEARTH_CHECK(stmt.run());
+    if (impl.changes() == 0) return not_streaming(impl, id);
+    return {};
+  });
+}
+
 Status Messages::finish_reply(MessageId id, const ReplyEnd& end) {
   if (end.state == MessageState::Streaming) {
     return make_error(ErrorCode::InvalidArgument, "finish_reply for " + describe("message", id) +
@@ -263,10 +281,11 @@ Status Messages::finish_reply(MessageId id, const ReplyEnd& end) {
     DatabaseImpl& impl = db_.impl();
     HEARTH_TRY(auto stmt, impl.prepare("UPDATE messages SET content = ?2, state = ?3, token_count = ?4, "
                                        "ttft_ms = ?5, tokens_per_second = ?6, backend = ?7, error_message = ?8, "
-                                       "updated_ms = ?9 WHERE id = ?1 AND state = 'streaming'"));
+                                       "updated_ms = ?9, reasoning = ?10, reasoning_ms = ?11 "
+                                       "WHERE id = ?1 AND state = 'streaming'"));
     stmt.bind(1, id).bind(2, end.content).bind(3, to_string(end.state)).bind(4, end.token_count);
     stmt.bind(5, end.stats.ttft_ms).bind(6, end.stats.tokens_per_second).bind(7, end.stats.backend);
-    stmt.bind(8, end.error_message).bind(9, impl.now());
+    stmt.bind(8, end.error_message).bind(9, impl.now()).bind(10, end.reasoning).bind(11, end.reasoning_ms);
     HEARTH_CHECK(stmt.run());
     if (impl.changes() == 0) return not_streaming(impl, id);
     HEARTH_TRY(auto touch, impl.prepare("UPDATE conversations SET updated_ms = ?2 "

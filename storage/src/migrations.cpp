@@ -123,9 +123,39 @@ CREATE TABLE prefix_cache (
 CREATE INDEX prefix_cache_by_use ON prefix_cache(last_used_ms, id);
 )sql";
 
+// Version 3: a reply's reasoning ("thinking") kept apart from its answer, and the
+// conversation's reasoning switch (names as in ReasoningSetting). Reasoning has its own
+// FTS table so the default search leaves it out and an opt-in search can reach it.
+// Its update trigger fires only when the text changed: a streamed reply rewrites the
+// row every flush, mostly while only the answer grows. The rebuild indexes the rows
+// that exist (all with empty reasoning) so the external-content index matches them.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN reasoning_ms REAL;
+ALTER TABLE conversations ADD COLUMN reasoning TEXT NOT NULL DEFAULT 'default'
+  CHECK (reasoning IN ('default', 'off', 'on', 'low', 'medium', 'high'));
+
+CREATE VIRTUAL TABLE message_reasoning_fts USING fts5(
+  reasoning, content='messages', content_rowid='id',
+  tokenize='unicode61 remove_diacritics 2', prefix='2 3');
+INSERT INTO message_reasoning_fts(message_reasoning_fts) VALUES ('rebuild');
+CREATE TRIGGER messages_reasoning_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO message_reasoning_fts(rowid, reasoning) VALUES (new.id, new.reasoning);
+END;
+CREATE TRIGGER messages_reasoning_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO message_reasoning_fts(message_reasoning_fts, rowid, reasoning) VALUES ('delete', old.id, old.reasoning);
+END;
+CREATE TRIGGER messages_reasoning_fts_update AFTER UPDATE OF reasoning ON messages
+  WHEN old.reasoning IS NOT new.reasoning BEGIN
+  INSERT INTO message_reasoning_fts(message_reasoning_fts, rowid, reasoning) VALUES ('delete', old.id, old.reasoning);
+  INSERT INTO message_reasoning_fts(rowid, reasoning) VALUES (new.id, new.reasoning);
+END;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
+    {3, kSchemaV3},
 };
 static_assert(std::size(kMigrations) == Database::kSchemaVersion,
               "every schema version needs its migration");

@@ -19,6 +19,11 @@ Result<Conversation> read_conversation(const Statement& stmt) {
   c.pinned = stmt.int64(8) != 0 ? Pinned::Yes : Pinned::No;
   c.archived = stmt.int64(9) != 0 ? Archived::Yes : Archived::No;
   c.active_leaf = stmt.id<MessageId>(10);
+  auto reasoning = parse_reasoning_setting(stmt.text(11));
+  if (!reasoning.ok()) {
+    return make_error(ErrorCode::Corrupt, describe("conversation", c.id) + ": " + reasoning.error().message);
+  }
+  c.reasoning = *reasoning;
   return c;
 }
 
@@ -41,6 +46,8 @@ Result<Message> read_message(const Statement& stmt) {
   m.stats.ttft_ms = stmt.optional_real(10);
   m.stats.tokens_per_second = stmt.optional_real(11);
   m.stats.backend = stmt.text(12);
+  m.reasoning = stmt.text(13);
+  m.reasoning_ms = stmt.optional_real(14);
   return m;
 }
 

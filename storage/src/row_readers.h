@@ -7,11 +7,11 @@
 
 #define HEARTH_CONVERSATION_COLUMNS                                                             \
   "id, title, created_ms, updated_ms, model_file, model_quant, system_prompt, settings_json, " \
-  "pinned, archived, active_leaf_id"
+  "pinned, archived, active_leaf_id, reasoning"
 
 #define HEARTH_MESSAGE_COLUMNS                                                                          \
   "id, conversation_id, parent_id, role, content, created_ms, updated_ms, state, error_message, " \
-  "token_count, ttft_ms, tokens_per_second, backend"
+  "token_count, ttft_ms, tokens_per_second, backend, reasoning, reasoning_ms"
 
 namespace hearth::storage {
 

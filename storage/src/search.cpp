@@ -18,6 +18,52 @@ bool has_token(std::string_view word) {
   });
 }
 
+// Running a query fails on a malformed expression, which in Fts5 syntax is the
+// caller's input.
+Error query_error(Error error, const SearchOptions& options) {
+  if (options.syntax == QuerySyntax::Fts5) error.code = ErrorCode::InvalidArgument;
+  return error;
+}
+
+// Appends the best `offset + limit` hits of one message index (message_fts over
+// content, message_reasoning_fts over reasoning; both external-content tables keyed
+// by messages.id). `table` is one of those constant names, never user input.
+Status message_hits(DatabaseImpl& impl, const std::string& table, SearchField field, const std::string& expression,
+                    const SearchOptions& options, std::vector<SearchHit>& hits) {
+  const std::int64_t wanted = options.offset + options.limit;
+  const std::int64_t tokens = std::clamp(options.snippet_tokens, 1, 64);
+  // The oldest message inside the rank window (see SearchOptions::rank_window);
+  // walking the match list in rowid order is cheap, scoring it is not.
+  std::int64_t oldest = 0;
+  if (options.rank_window > 0 && !options.conversation) {
+    HEARTH_TRY(auto stmt, impl.prepare(("SELECT rowid FROM " + table + " WHERE " + table +
+                                        " MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2")
+                                           .c_str()));
+    stmt.bind(1, expression).bind(2, options.rank_window - 1);
+    auto row = stmt.step();
+    if (!row.ok()) return query_error(row.take_error(), options);
+    if (*row) oldest = stmt.int64(0);
+  }
+  HEARTH_TRY(auto stmt, impl.prepare(("SELECT m.conversation_id, m.id, c.title, "
+                                      "       snippet(" + table + ", 0, ?2, ?3, ?4, ?5), " + table + ".rank "
+                                      "FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid "
+                                      "JOIN conversations c ON c.id = m.conversation_id "
+                                      "WHERE " + table + " MATCH ?1 AND " + table + ".rowid >= ?8 "
+                                      "AND (?6 IS NULL OR m.conversation_id = ?6) "
+                                      "ORDER BY " + table + ".rank LIMIT ?7")
+                                         .c_str()));
+  stmt.bind(1, expression).bind(2, options.highlight_open).bind(3, options.highlight_close);
+  stmt.bind(4, options.ellipsis).bind(5, tokens);
+  stmt.bind(6, options.conversation.value_or(ConversationId{})).bind(7, wanted).bind(8, oldest);
+  while (true) {
+    auto row = stmt.step();
+    if (!row.ok()) return query_error(row.take_error(), options);
+    if (!*row) return {};
+    hits.push_back(SearchHit{stmt.id<ConversationId>(0), stmt.id<MessageId>(1), stmt.text(2), stmt.text(3),
+                             stmt.real(4), field});
+  }
+}
+
 }  // namespace
 
 std::string plain_to_fts5(std::string_view text, PrefixMatch prefix) {
@@ -57,46 +103,14 @@ Result<std::vector<SearchHit>> Search::query(std::string_view text, const Search
 
   DatabaseImpl& impl = db_.impl();
   const std::int64_t wanted = options.offset + options.limit;
-  const std::int64_t tokens = std::clamp(options.snippet_tokens, 1, 64);
   std::vector<SearchHit> hits;
 
   // Each table is ranked on its own with ORDER BY rank LIMIT, which FTS5 sorts
-  // internally, so snippets are only built for the rows returned. The two lists are
+  // internally, so snippets are only built for the rows returned. The lists are
   // then merged by BM25 score.
-  auto fail = [&](Error error) -> Error {
-    if (options.syntax == QuerySyntax::Fts5) error.code = ErrorCode::InvalidArgument;
-    return error;
-  };
-  // The oldest message inside the rank window (see SearchOptions::rank_window);
-  // walking the match list in rowid order is cheap, scoring it is not.
-  std::int64_t oldest = 0;
-  if (options.rank_window > 0 && !options.conversation) {
-    HEARTH_TRY(auto stmt, impl.prepare("SELECT rowid FROM message_fts WHERE message_fts MATCH ?1 "
-                                       "ORDER BY rowid DESC LIMIT 1 OFFSET ?2"));
-    stmt.bind(1, expression).bind(2, options.rank_window - 1);
-    auto row = stmt.step();
-    if (!row.ok()) return fail(row.take_error());
-    if (*row) oldest = stmt.int64(0);
-  }
-  {
-    HEARTH_TRY(auto stmt, impl.prepare(
-                              "SELECT m.conversation_id, m.id, c.title, "
-                              "       snippet(message_fts, 0, ?2, ?3, ?4, ?5), message_fts.rank "
-                              "FROM message_fts JOIN messages m ON m.id = message_fts.rowid "
-                              "JOIN conversations c ON c.id = m.conversation_id "
-                              "WHERE message_fts MATCH ?1 AND message_fts.rowid >= ?8 "
-                              "AND (?6 IS NULL OR m.conversation_id = ?6) "
-                              "ORDER BY message_fts.rank LIMIT ?7"));
-    stmt.bind(1, expression).bind(2, options.highlight_open).bind(3, options.highlight_close);
-    stmt.bind(4, options.ellipsis).bind(5, tokens);
-    stmt.bind(6, options.conversation.value_or(ConversationId{})).bind(7, wanted).bind(8, oldest);
-    while (true) {
-      auto row = stmt.step();
-      if (!row.ok()) return fail(row.take_error());
-      if (!*row) break;
-      hits.push_back(SearchHit{stmt.id<ConversationId>(0), stmt.id<MessageId>(1), stmt.text(2), stmt.text(3),
-                               stmt.real(4)});
-    }
+  HEARTH_CHECK(message_hits(impl, "message_fts", SearchField::Content, expression, options, hits));
+  if (options.include_reasoning) {
+    HEARTH_CHECK(message_hits(impl, "message_reasoning_fts", SearchField::Reasoning, expression, options, hits));
   }
   {
     HEARTH_TRY(auto stmt, impl.prepare(
@@ -108,9 +122,10 @@ Result<std::vector<SearchHit>> Search::query(std::string_view text, const Search
     stmt.bind(4, options.conversation.value_or(ConversationId{})).bind(5, wanted);
     while (true) {
       auto row = stmt.step();
-      if (!row.ok()) return fail(row.take_error());
+      if (!row.ok()) return query_error(row.take_error(), options);
       if (!*row) break;
-      hits.push_back(SearchHit{stmt.id<ConversationId>(0), MessageId{}, stmt.text(1), stmt.text(2), stmt.real(3)});
+      hits.push_back(SearchHit{stmt.id<ConversationId>(0), MessageId{}, stmt.text(1), stmt.text(2), stmt.real(3),
+                               SearchField::Title});
     }
   }
   // Title hits sort before message hits of equal score; stable for equal keys.

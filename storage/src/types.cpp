@@ -37,6 +37,14 @@ constexpr std::array<std::pair<OverflowPolicy, const char*>, 3> kPolicies{{{Over
                                                                           {OverflowPolicy::Summarize, "summarize"}}};
 constexpr std::array<std::pair<ContextEventKind, const char*>, 2> kEventKinds{
     {{ContextEventKind::Dropped, "dropped"}, {ContextEventKind::Summarized, "summarized"}}};
+// Also spelled out in the CHECK constraint of conversations.reasoning (migration 3).
+constexpr std::array<std::pair<ReasoningSetting, const char*>, 6> kReasoningSettings{
+    {{ReasoningSetting::Default, "default"},
+     {ReasoningSetting::Off, "off"},
+     {ReasoningSetting::On, "on"},
+     {ReasoningSetting::Low, "low"},
+     {ReasoningSetting::Medium, "medium"},
+     {ReasoningSetting::High, "high"}}};
 
 // The per-conversation overflow policy, written only when the conversation has one.
 constexpr const char* kOverflowKey = "overflow_policy";
@@ -74,6 +82,7 @@ const char* to_string(Role role) { return enum_name(role, kRoles); }
 const char* to_string(MessageState state) { return enum_name(state, kStates); }
 const char* to_string(OverflowPolicy policy) { return enum_name(policy, kPolicies); }
 const char* to_string(ContextEventKind kind) { return enum_name(kind, kEventKinds); }
+const char* to_string(ReasoningSetting setting) { return enum_name(setting, kReasoningSettings); }
 Result<Role> parse_role(std::string_view text) { return parse_enum(text, kRoles, "role"); }
 Result<MessageState> parse_message_state(std::string_view text) { return parse_enum(text, kStates, "message state"); }
 Result<OverflowPolicy> parse_overflow_policy(std::string_view text) {
@@ -81,6 +90,9 @@ Result<OverflowPolicy> parse_overflow_policy(std::string_view text) {
 }
 Result<ContextEventKind> parse_context_event_kind(std::string_view text) {
   return parse_enum(text, kEventKinds, "context event kind");
+}
+Result<ReasoningSetting> parse_reasoning_setting(std::string_view text) {
+  return parse_enum(text, kReasoningSettings, "reasoning setting");
 }
 
 std::string settings_to_json(const ConversationSettings& s) {

@@ -63,6 +63,7 @@ class Generator {
     if (pick(2)) c.settings.context_length = 512 * static_cast<std::int64_t>(1 + pick(64));
     // 3 of 4 pick a policy; the fourth leaves it unset (follow the app's default).
     if (const auto policy = pick(4); policy < 3) c.settings.overflow = static_cast<OverflowPolicy>(policy);
+    c.reasoning = static_cast<ReasoningSetting>(pick(6));
     auto id = Conversations(db_).create(c);
     ASSERT_TRUE(id.ok());
     Messages messages(db_);
@@ -87,6 +88,10 @@ class Generator {
       end.token_count = static_cast<std::int64_t>(pick(500));
       if (pick(3)) end.stats = {0.1 * static_cast<double>(pick(10000)), 100.0 / (1 + pick(7)), "cpu"};
       if (end.state == MessageState::Error) end.error_message = "failure " + text();
+      if (pick(2)) {  // a reasoning model's reply: thinking, with or without its duration
+        end.reasoning = text();
+        if (pick(3)) end.reasoning_ms = 0.1 * static_cast<double>(pick(100000)) + 1.0 / (1 + pick(7));
+      }
       clock_.advance(1 + pick(100));
       ASSERT_TRUE(messages.finish_reply(*r, end).ok());
       contents_written.push_back(end.content);
@@ -289,12 +294,15 @@ TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
   EXPECT_FALSE(c.settings.top_k.has_value());
   EXPECT_EQ(c.settings.overflow, OverflowPolicy::EvictOldest);
   EXPECT_EQ(c.pinned, Pinned::Yes);
+  EXPECT_EQ(c.reasoning, ReasoningSetting::On);
   HEARTH_ASSERT_VALUE(auto path, Messages(db()).active_path(c.id));
   ASSERT_EQ(path.size(), 2u);
   EXPECT_EQ(path[0].content, "Which bus goes to Kraków?");
   EXPECT_EQ(path[1].content, "Several buses leave");
   EXPECT_EQ(path[1].state, MessageState::Interrupted);
   EXPECT_EQ(path[1].stats.backend, "cpu");
+  EXPECT_EQ(path[1].reasoning, "");  // the document leaves the optional keys out here
+  EXPECT_FALSE(path[1].reasoning_ms.has_value());
   HEARTH_ASSERT_VALUE(auto roots, Messages(db()).roots(c.id));
   ASSERT_EQ(roots.size(), 2u);
   HEARTH_ASSERT_VALUE(auto first_children, Messages(db()).children(roots[0]));
@@ -302,6 +310,8 @@ TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
   HEARTH_ASSERT_VALUE(Message answer, Messages(db()).get(first_children[0]));
   EXPECT_EQ(answer.stats.ttft_ms, 85.5);
   EXPECT_EQ(answer.stats.tokens_per_second, 31.25);
+  EXPECT_EQ(answer.reasoning, "Vienna has a direct EuroCity to Kraków.");
+  EXPECT_EQ(answer.reasoning_ms, 640.5);
   HEARTH_ASSERT_VALUE(auto events, ContextEvents(db()).list(c.id));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, ContextEventKind::Summarized);
@@ -309,6 +319,132 @@ TEST_P(ArchiveTest, ImportsTheDocumentedExample) {
   EXPECT_EQ(events[0].last_message, answer.id);
   EXPECT_EQ(events[0].tokens_removed, 13);
   EXPECT_EQ(events[0].summary, "Asked about trains; EuroCity from Vienna.");
+}
+
+// Reasoning, its duration and the conversation's switch survive an export and an
+// import exactly; an export written before they existed still imports.
+TEST_P(ArchiveTest, JsonCarriesReasoning) {
+  NewConversation nc;
+  nc.title = "Thinking";
+  nc.reasoning = ReasoningSetting::Medium;
+  HEARTH_ASSERT_VALUE(ConversationId c, Conversations(db()).create(nc));
+  Messages messages(db());
+  HEARTH_ASSERT_VALUE(MessageId q, messages.append(c, MessageId{}, {Role::User, "Why?", 1}));
+  const std::string thought = "First: \"quotes\", \\ and\nnewlines; then </details> and \xF0\x9F\xA4\x94.";
+  HEARTH_ASSERT_VALUE(MessageId a, messages.append(c, q, {Role::Assistant, "Because.", 2, thought, 1.0 / 3.0}));
+  HEARTH_ASSERT_VALUE(MessageId unknown, messages.append(c, a, {Role::Assistant, "No timing.", 2, "brief", std::nullopt}));
+  HEARTH_ASSERT_VALUE(std::string json, export_json(db(), {{c}}));
+
+  // The document holds the values under the documented keys.
+  const auto doc = nlohmann::json::parse(json);
+  const auto& jc = doc["conversations"][0];
+  EXPECT_EQ(jc["reasoning"], "medium");
+  EXPECT_EQ(jc["messages"][0]["reasoning"], "");
+  EXPECT_TRUE(jc["messages"][0]["reasoning_ms"].is_null());
+  EXPECT_EQ(jc["messages"][1]["reasoning"], thought);
+  EXPECT_EQ(jc["messages"][1]["reasoning_ms"].get<double>(), 1.0 / 3.0);
+  EXPECT_EQ(jc["messages"][2]["reasoning"], "brief");
+  EXPECT_TRUE(jc["messages"][2]["reasoning_ms"].is_null());
+
+  HEARTH_ASSERT_VALUE(ImportReport report, import_json(db(), json));
+  ASSERT_EQ(report.conversations.size(), 1u);
+  HEARTH_ASSERT_VALUE(Conversation copy, Conversations(db()).get(report.conversations[0]));
+  EXPECT_EQ(copy.reasoning, ReasoningSetting::Medium);
+  HEARTH_ASSERT_VALUE(auto path, messages.active_path(copy.id));
+  ASSERT_EQ(path.size(), 3u);
+  EXPECT_EQ(path[0].reasoning, "");
+  EXPECT_FALSE(path[0].reasoning_ms.has_value());
+  EXPECT_EQ(path[1].reasoning, thought);
+  EXPECT_EQ(path[1].reasoning_ms, 1.0 / 3.0);  // bit-exact
+  EXPECT_EQ(path[2].reasoning, "brief");
+  EXPECT_FALSE(path[2].reasoning_ms.has_value());
+  (void)unknown;
+
+  // Without the keys (an export made before reasoning existed): the defaults.
+  auto old = doc;
+  old["conversations"][0].erase("reasoning");
+  for (auto& jm : old["conversations"][0]["messages"]) {
+    jm.erase("reasoning");
+    jm.erase("reasoning_ms");
+  }
+  HEARTH_ASSERT_VALUE(ImportReport old_report, import_json(db(), old.dump()));
+  HEARTH_ASSERT_VALUE(Conversation plain, Conversations(db()).get(old_report.conversations.at(0)));
+  EXPECT_EQ(plain.reasoning, ReasoningSetting::Default);
+  HEARTH_ASSERT_VALUE(auto plain_path, messages.active_path(plain.id));
+  ASSERT_EQ(plain_path.size(), 3u);
+  EXPECT_EQ(plain_path[1].content, "Because.");
+  EXPECT_EQ(plain_path[1].reasoning, "");
+  EXPECT_FALSE(plain_path[1].reasoning_ms.has_value());
+
+  // Present but wrong: refused with the path at fault, nothing imported.
+  const std::int64_t before = Conversations(db()).count(ArchiveFilter::All).value_or(-1);
+  auto expect_error = [&](nlohmann::json bad, const std::string& fragment) {
+    auto r = import_json(db(), bad.dump());
+    ASSERT_FALSE(r.ok()) << fragment;
+    EXPECT_EQ(r.error().code, ErrorCode::InvalidFormat);
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+    EXPECT_EQ(Conversations(db()).count(ArchiveFilter::All).value_or(-1), before);
+  };
+  auto bad = doc;
+  bad["conversations"][0]["reasoning"] = "max";
+  expect_error(bad, "$.conversations[0].reasoning is invalid: unknown reasoning setting 'max'");
+  bad = doc;
+  bad["conversations"][0]["reasoning"] = true;
+  expect_error(bad, "$.conversations[0].reasoning has type boolean");
+  bad = doc;
+  bad["conversations"][0]["messages"][1]["reasoning"] = nullptr;
+  expect_error(bad, "$.conversations[0].messages[1].reasoning has type null");
+  bad = doc;
+  bad["conversations"][0]["messages"][1]["reasoning_ms"] = "2 s";
+  expect_error(bad, "$.conversations[0].messages[1].reasoning_ms has type string");
+}
+
+TEST_P(ArchiveTest, MarkdownFoldsReasoningBeforeTheAnswer) {
+  NewConversation nc;
+  nc.title = "Primes";
+  HEARTH_ASSERT_VALUE(ConversationId c, Conversations(db()).create(nc));
+  Messages messages(db());
+  HEARTH_ASSERT_VALUE(MessageId q, messages.append(c, MessageId{}, {Role::User, "Is 91 prime?", 4}));
+  HEARTH_ASSERT_VALUE(MessageId a, messages.append(c, q, {Role::Assistant, "No: **7 x 13**.", 6,
+                                                          "Try 7.\n\n</DETAILS> is not the end; 7 x 13 = 91.",
+                                                          12'400.0}));
+  HEARTH_ASSERT_VALUE(MessageId q2, messages.append(c, a, {Role::User, "And 97?", 3}));
+  HEARTH_ASSERT_VALUE(MessageId a2, messages.append(c, q2, {Role::Assistant, "Prime.", 1, "No divisor up to 9.", 3'460.0}));
+  HEARTH_ASSERT_VALUE(MessageId q3, messages.append(c, a2, {Role::User, "And 101?", 3}));
+  HEARTH_ASSERT_VALUE(MessageId a3, messages.append(c, q3, {Role::Assistant, "Prime too.", 2, "Long check.", 125'300.0}));
+  HEARTH_ASSERT_VALUE(MessageId q4, messages.append(c, a3, {Role::User, "And 1?", 2}));
+  HEARTH_ASSERT_VALUE(MessageId r, messages.begin_reply(c, q4));
+  HEARTH_ASSERT_OK(messages.finish_reply(r, {MessageState::Interrupted, "", 1, {}, "", "By definition", std::nullopt}));
+  HEARTH_ASSERT_VALUE(std::string md, export_markdown(db(), {{c}}));
+  EXPECT_EQ(md,
+            "# Primes\n\n"
+            "- Created: 2023-11-14 22:13 UTC\n"
+            "- Updated: 2023-11-14 22:13 UTC\n\n"
+            "## User\n\nIs 91 prime?\n\n"
+            "## Assistant\n\n"
+            "<details><summary>Thinking (12 s)</summary>\n\n"
+            "Try 7.\n\n&lt;/DETAILS> is not the end; 7 x 13 = 91.\n\n"
+            "</details>\n\n"
+            "No: **7 x 13**.\n\n"
+            "## User\n\nAnd 97?\n\n"
+            "## Assistant\n\n"
+            "<details><summary>Thinking (3.5 s)</summary>\n\n"
+            "No divisor up to 9.\n\n"
+            "</details>\n\n"
+            "Prime.\n\n"
+            "## User\n\nAnd 101?\n\n"
+            "## Assistant\n\n"
+            "<details><summary>Thinking (2 min 5 s)</summary>\n\n"
+            "Long check.\n\n"
+            "</details>\n\n"
+            "Prime too.\n\n"
+            "## User\n\nAnd 1?\n\n"
+            "## Assistant\n\n"
+            "<details><summary>Thinking</summary>\n\n"
+            "By definition\n\n"
+            "</details>\n\n"
+            "\n\n"
+            "*(reply interrupted)*\n\n");
 }
 
 TEST_P(ArchiveTest, MarkdownShowsTheActiveBranch) {

@@ -66,7 +66,7 @@ TEST(Database, MigratesAnEmptyVersion0File) {
   ASSERT_EQ(std::filesystem::file_size(dir.file("v0.db")), 0u);
   HEARTH_ASSERT_VALUE(Database db, Database::open(dir.file("v0.db")));
   EXPECT_EQ(db.open_report().schema_version_found, 0);
-  EXPECT_EQ(db.open_report().schema_version, 2);
+  EXPECT_EQ(db.open_report().schema_version, 3);
   HEARTH_ASSERT_OK(Conversations(db).create({}));
 }
 
@@ -75,7 +75,7 @@ TEST(Database, MigratesTheVersion1FixtureKeepingEveryValue) {
   std::filesystem::copy_file(kFixtures / "v1.db", dir.file("v1.db"));
   HEARTH_ASSERT_VALUE(Database db, Database::open(dir.file("v1.db")));
   EXPECT_EQ(db.open_report().schema_version_found, 1);
-  EXPECT_EQ(db.open_report().schema_version, 2);
+  EXPECT_EQ(db.open_report().schema_version, 3);
   EXPECT_EQ(db.open_report().interrupted_replies, 1);  // message 4 was streaming
   HEARTH_ASSERT_OK(db.integrity_check());
 
@@ -255,15 +255,144 @@ TEST(Database, ReadOnlyConnectionsReadButCannotWrite) {
   EXPECT_EQ(Conversations(reader).get(id).value().title, "renamed");
 }
 
+TEST(Database, MigratesTheVersion2FixtureKeepingEveryValueAndAddingReasoning) {
+  TempDir dir;
+  const auto path = dir.file("v2.db");
+  std::filesystem::copy_file(kFixtures / "v2.db", path);
+  {
+    HEARTH_ASSERT_VALUE(Database db, Database::open(path));
+    EXPECT_EQ(db.open_report().schema_version_found, 2);
+    EXPECT_EQ(db.open_report().schema_version, 3);
+    EXPECT_EQ(db.open_report().interrupted_replies, 1);  // message 7 was streaming
+    HEARTH_ASSERT_OK(db.integrity_check());
+
+    // Values as written in tests/data/storage/v2.sql; the new columns have their defaults.
+    HEARTH_ASSERT_VALUE(Conversation c, Conversations(db).get(ConversationId{1}));
+    EXPECT_EQ(c.title, "Primes below twenty");
+    EXPECT_EQ(c.created_ms, 1748736000000);
+    EXPECT_EQ(c.updated_ms, 1748736090000);
+    EXPECT_EQ(c.model_file, "qwen3-0.6b-Q8_0.gguf");
+    EXPECT_EQ(c.model_quant, "Q8_0");
+    EXPECT_EQ(c.system_prompt, "Answer briefly.");
+    EXPECT_EQ(c.settings.temperature, 0.6);
+    EXPECT_EQ(c.settings.top_p, 0.95);
+    EXPECT_EQ(c.settings.overflow, OverflowPolicy::Summarize);
+    EXPECT_EQ(c.pinned, Pinned::Yes);
+    EXPECT_EQ(c.archived, Archived::No);
+    EXPECT_EQ(c.active_leaf, MessageId{5});
+    EXPECT_EQ(c.reasoning, ReasoningSetting::Default);
+    HEARTH_ASSERT_VALUE(Conversation german, Conversations(db).get(ConversationId{2}));
+    EXPECT_EQ(german.title, "Wetter in Zürich");
+    EXPECT_EQ(german.archived, Archived::Yes);
+    EXPECT_EQ(german.reasoning, ReasoningSetting::Default);
+    HEARTH_ASSERT_VALUE(Conversation empty, Conversations(db).get(ConversationId{3}));
+    EXPECT_FALSE(empty.active_leaf.valid());
+
+    Messages messages(db);
+    struct Expected {
+      std::int64_t id, conversation, parent;
+      Role role;
+      const char* content;
+      MessageState state;
+      std::int64_t tokens;
+    };
+    const Expected expected[] = {
+        {1, 1, 0, Role::User, "Which primes are below twenty?", MessageState::Complete, 8},
+        {2, 1, 1, Role::Assistant, "2, 3, 5, 7, 11, 13, 17 and 19.", MessageState::Complete, 21},
+        {3, 1, 1, Role::Assistant, "Eight of them: 2, 3, 5, 7, 11, 13, 17, 19.", MessageState::Complete, 25},
+        {4, 1, 3, Role::User, "And below thirty?", MessageState::Complete, 5},
+        {5, 1, 4, Role::Assistant, "Add 23 and 29.", MessageState::Complete, 7},
+        {6, 2, 0, Role::User, "Wie wird das Wetter morgen?", MessageState::Complete, 7},
+        {7, 2, 6, Role::Assistant, "Morgen wird es sonnig", MessageState::Interrupted, 5},
+    };
+    for (const Expected& e : expected) {
+      SCOPED_TRACE("message " + std::to_string(e.id));
+      HEARTH_ASSERT_VALUE(Message m, messages.get(MessageId{e.id}));
+      EXPECT_EQ(m.conversation, ConversationId{e.conversation});
+      EXPECT_EQ(m.parent, MessageId{e.parent});
+      EXPECT_EQ(m.role, e.role);
+      EXPECT_EQ(m.content, e.content);
+      EXPECT_EQ(m.state, e.state);
+      EXPECT_EQ(m.token_count, e.tokens);
+      EXPECT_EQ(m.reasoning, "");
+      EXPECT_FALSE(m.reasoning_ms.has_value());
+    }
+    HEARTH_ASSERT_VALUE(Message regenerated, messages.get(MessageId{3}));
+    EXPECT_EQ(regenerated.created_ms, 1748736030000);
+    EXPECT_EQ(regenerated.updated_ms, 1748736041000);
+    EXPECT_EQ(regenerated.stats.ttft_ms, 95.75);
+    EXPECT_EQ(regenerated.stats.tokens_per_second, 22.125);
+    EXPECT_EQ(regenerated.stats.backend, "vulkan:lavapipe");
+    HEARTH_ASSERT_VALUE(auto path_1, messages.active_path(ConversationId{1}));
+    ASSERT_EQ(path_1.size(), 4u);
+    EXPECT_EQ(path_1[1].id, MessageId{3});
+    EXPECT_EQ(path_1[3].content, "Add 23 and 29.");
+
+    HEARTH_ASSERT_VALUE(auto events, ContextEvents(db).list(ConversationId{1}));
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, ContextEventKind::Summarized);
+    EXPECT_EQ(events[0].first_message, MessageId{1});
+    EXPECT_EQ(events[0].last_message, MessageId{3});
+    EXPECT_EQ(events[0].tokens_removed, 54);
+    EXPECT_EQ(events[0].summary, "Listed the primes below twenty.");
+    HEARTH_ASSERT_VALUE(auto prefix, PrefixCacheIndex(db).find("c0ffee", "f00d"));
+    ASSERT_TRUE(prefix.has_value());
+    EXPECT_EQ(prefix->token_count, 96);
+    EXPECT_EQ(prefix->file_path, "prefix-cache/c0ffee-f00d.kv");
+    HEARTH_ASSERT_VALUE(PromptPreset preset, PromptPresets(db).get(PresetId{1}));
+    EXPECT_EQ(preset.content, "Answer briefly.");
+    HEARTH_ASSERT_VALUE(ModelEntry model, ModelRegistry(db).get(ModelId{1}));
+    EXPECT_EQ(model.size_bytes, 639446688);
+
+    // The content index carried over; the new reasoning index covers the old rows
+    // (empty) and takes new reasoning.
+    HEARTH_ASSERT_VALUE(auto hits, Search(db).query("zurich"));
+    ASSERT_EQ(hits.size(), 1u);
+    EXPECT_EQ(hits[0].field, SearchField::Title);
+    HEARTH_ASSERT_VALUE(auto primes, Search(db).query("primes"));
+    EXPECT_EQ(primes.size(), 2u);  // the question and the title
+    HEARTH_ASSERT_VALUE(MessageId thought,
+                        messages.append(ConversationId{1}, MessageId{5},
+                                        {Role::Assistant, "31 too.", 3, "Thirty-one is prime: no divisor up to five.",
+                                         1500.0}));
+    SearchOptions with_reasoning;
+    with_reasoning.include_reasoning = true;
+    HEARTH_ASSERT_VALUE(auto divisor, Search(db).query("divisor", with_reasoning));
+    ASSERT_EQ(divisor.size(), 1u);
+    EXPECT_EQ(divisor[0].message, thought);
+    HEARTH_ASSERT_OK(Conversations(db).set_reasoning(ConversationId{2}, ReasoningSetting::Off));
+  }
+  // Plain SQLite sees the new columns with their defaults, and both FTS indexes agree
+  // with their content (FTS5 integrity-check fails the statement otherwise).
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(path, "SELECT count(*) FROM messages WHERE reasoning = '' AND reasoning_ms IS NULL"), "7");
+  EXPECT_EQ(raw_query(path, "SELECT id, reasoning FROM conversations ORDER BY id"), "1|default|2|off|3|default");
+  EXPECT_EQ(raw_query(path, "INSERT INTO message_fts(message_fts) VALUES ('integrity-check'); "
+                            "INSERT INTO message_reasoning_fts(message_reasoning_fts) VALUES ('integrity-check'); "
+                            "SELECT 'ok'"),
+            "ok");
+  // The CHECK constraint keeps out names ReasoningSetting does not have.
+  EXPECT_EQ(raw_query(path, "UPDATE conversations SET reasoning = 'max' WHERE id = 1; "
+                            "SELECT reasoning FROM conversations WHERE id = 1"),
+            "");
+  EXPECT_EQ(raw_query(path, "SELECT reasoning FROM conversations WHERE id = 1"), "default");
+}
+
 TEST(Database, ReadOnlyConnectionRefusesAnUnmigratedFile) {
   TempDir dir;
-  std::filesystem::copy_file(kFixtures / "v1.db", dir.file("v1.db"));
+  for (const char* fixture : {"v1.db", "v2.db"}) {
+    std::filesystem::copy_file(kFixtures / fixture, dir.file(fixture));
+    OpenOptions options;
+    options.access = Access::ReadOnly;
+    auto db = Database::open(dir.file(fixture), options);
+    ASSERT_FALSE(db.ok()) << fixture;
+    EXPECT_EQ(db.error().code, ErrorCode::Unsupported);
+    EXPECT_NE(db.error().message.find("needs migrating to 3"), std::string::npos) << db.error().message;
+  }
+  EXPECT_EQ(raw_query(dir.file("v1.db"), "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw_query(dir.file("v2.db"), "PRAGMA user_version"), "2");
   OpenOptions options;
   options.access = Access::ReadOnly;
-  auto db = Database::open(dir.file("v1.db"), options);
-  ASSERT_FALSE(db.ok());
-  EXPECT_EQ(db.error().code, ErrorCode::Unsupported);
-  EXPECT_EQ(raw_query(dir.file("v1.db"), "PRAGMA user_version"), "1");
   EXPECT_EQ(error_code(Database::open_in_memory(options)), ErrorCode::InvalidArgument);
 }
 

@@ -33,6 +33,8 @@ class Conversations {
   Status set_system_prompt(ConversationId id, std::string_view system_prompt);
   Status set_model(ConversationId id, std::string_view model_file, std::string_view model_quant);
   Status set_settings(ConversationId id, const ConversationSettings& settings);
+  // The conversation's reasoning switch; like set_settings it counts as an edit.
+  Status set_reasoning(ConversationId id, ReasoningSetting reasoning);
   Status set_pinned(ConversationId id, Pinned pinned);
   Status set_archived(ConversationId id, Archived archived);
   // Deletes the conversation with all its messages and context events.

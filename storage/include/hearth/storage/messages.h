@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,15 +24,30 @@ struct NewMessage {
   Role role = Role::User;
   std::string content;
   std::int64_t token_count = 0;
+  std::string reasoning{};  // see Message::reasoning
+  std::optional<double> reasoning_ms{};
 };
 
-// How a streamed reply ended.
+// A streamed reply so far: replaces the stored answer, reasoning and figures.
+struct ReplyProgress {
+  std::string_view content{};
+  std::int64_t token_count = 0;  // answer and reasoning tokens together
+  std::string_view reasoning{};
+  std::optional<double> reasoning_ms{};  // nullopt until the thinking has ended
+};
+
+// How a streamed reply ended. Like `content`, `reasoning` replaces what the
+// updates stored.
 struct ReplyEnd {
   MessageState state = MessageState::Complete;  // Complete, Interrupted or Error
   std::string content;
   std::int64_t token_count = 0;
   GenerationStats stats;
   std::string error_message;  // for MessageState::Error
+  // Members added later carry {} so positional initializers written before them
+  // stay warning-free.
+  std::string reasoning{};
+  std::optional<double> reasoning_ms{};
 };
 
 class Messages {
@@ -41,8 +57,8 @@ class Messages {
   // Adds a complete message as a child of `parent` (an invalid id makes a root) and
   // makes it the active leaf.
   Result<MessageId> append(ConversationId conversation, MessageId parent, const NewMessage& message);
-  // Adds a sibling of `original` (same parent and role) holding `content`: the edit
-  // starts a new branch, and the active leaf moves to it.
+  // Adds a sibling of `original` (same parent and role) holding `content` and no
+  // reasoning: the edit starts a new branch, and the active leaf moves to it.
   Result<MessageId> edit(MessageId original, std::string_view content);
 
   Result<Message> get(MessageId id);
@@ -65,7 +81,9 @@ class Messages {
   // Streaming: begin_reply inserts an empty `streaming` message under `parent` and
   // makes it the active leaf; update_reply replaces its text; finish_reply ends it.
   Result<MessageId> begin_reply(ConversationId conversation, MessageId parent, Role role = Role::Assistant);
+  // Replaces the answer text only; the stored reasoning stays as it is.
   Status update_reply(MessageId id, std::string_view content, std::int64_t token_count);
+  Status update_reply(MessageId id, const ReplyProgress& progress);
   Status finish_reply(MessageId id, const ReplyEnd& end);
 
  private:

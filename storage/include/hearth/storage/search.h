@@ -1,5 +1,6 @@
 // Full-text search (SQLite FTS5, unicode61 tokenizer with diacritics folded) over
-// message text and conversation titles, ranked by BM25.
+// message text and conversation titles, ranked by BM25. A reply's reasoning
+// ("thinking") is searched only on request (SearchOptions::include_reasoning).
 #pragma once
 
 #include <cstdint>
@@ -37,14 +38,23 @@ struct SearchOptions {
   // matches more messages than this, only the most recent `rank_window` of them are
   // ranked (a recency bias users expect from chat search). 0 ranks all matches.
   std::int64_t rank_window = 10000;
+  // Also search the reasoning of replies (its own index, ranked with the rest; the
+  // rank window applies to it separately). Off by default: thinking is scratch work
+  // the user did not ask to find.
+  bool include_reasoning = false;
 };
+
+// Where a hit's words were found.
+enum class SearchField { Title, Content, Reasoning };
 
 struct SearchHit {
   ConversationId conversation;
   MessageId message;  // invalid for a hit on the conversation title
   std::string title;  // the conversation's title
-  std::string snippet;
+  std::string snippet;  // from the field the words were found in
   double rank = 0;  // BM25 score as FTS5 reports it: lower is better
+  // A message matching in its answer and its reasoning gives one hit for each.
+  SearchField field = SearchField::Content;
 };
 
 class Search {

@@ -24,15 +24,23 @@ enum class OverflowPolicy { StopAtLimit, EvictOldest, Summarize };
 enum class ContextEventKind { Dropped, Summarized };
 enum class Pinned { No, Yes };
 enum class Archived { No, Yes };
+// A conversation's reasoning ("thinking") switch, passed to the chat template of a
+// model that has one: Off/On for templates with an on/off switch (Qwen3
+// enable_thinking, SmolLM3 /think, /no_think), Low/Medium/High for a reasoning
+// effort (gpt-oss). Default leaves the template's own default; models without a
+// switch ignore it.
+enum class ReasoningSetting { Default, Off, On, Low, Medium, High };
 
 const char* to_string(Role role);
 const char* to_string(MessageState state);
 const char* to_string(OverflowPolicy policy);
 const char* to_string(ContextEventKind kind);
+const char* to_string(ReasoningSetting setting);
 Result<Role> parse_role(std::string_view text);
 Result<MessageState> parse_message_state(std::string_view text);
 Result<OverflowPolicy> parse_overflow_policy(std::string_view text);
 Result<ContextEventKind> parse_context_event_kind(std::string_view text);
+Result<ReasoningSetting> parse_reasoning_setting(std::string_view text);
 
 // Per-conversation generation settings; unset fields fall back to the app's defaults.
 struct ConversationSettings {
@@ -60,6 +68,7 @@ struct NewConversation {
   std::string model_quant; // e.g. "Q4_K_M"
   std::string system_prompt;
   ConversationSettings settings;
+  ReasoningSetting reasoning = ReasoningSetting::Default;
 };
 
 struct Conversation {
@@ -74,6 +83,7 @@ struct Conversation {
   Pinned pinned = Pinned::No;
   Archived archived = Archived::No;
   MessageId active_leaf;  // invalid while the conversation has no messages
+  ReasoningSetting reasoning = ReasoningSetting::Default;
 
   friend bool operator==(const Conversation&, const Conversation&) = default;
 };
@@ -99,6 +109,12 @@ struct Message {
   std::string error_message;  // only for MessageState::Error
   std::int64_t token_count = 0;
   GenerationStats stats;
+  // What a reasoning model thought before `content` (its answer), kept apart so the
+  // app can show it folded away and leave it out of search and of later prompts.
+  // Empty for other messages.
+  std::string reasoning{};
+  // How long the thinking took; nullopt when unknown (or still thinking).
+  std::optional<double> reasoning_ms{};
 
   friend bool operator==(const Message&, const Message&) = default;
 };
