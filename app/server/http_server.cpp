@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/socket.h>
+
 #include "server_state.h"
 
 namespace hearth::server {
@@ -26,6 +28,17 @@ class PoolQueue final : public httplib::TaskQueue {
 
  private:
   ConnectionPool& pool_;
+};
+
+// Bursts of connections must wait in the kernel's queue, not be refused:
+// cpp-httplib 0.11 listens with a backlog of 5, and a client whose connection
+// sat unaccepted has its first bytes retransmitted late. The listening socket
+// is cpp-httplib's protected member; listen() again raises the backlog.
+constexpr int kListenBacklog = 1024;
+
+class Listener final : public httplib::Server {
+ public:
+  void raise_backlog() { ::listen(svr_sock_, kListenBacklog); }
 };
 
 void add_cors(const HttpServer::State& s, const httplib::Request& req, httplib::Response& res) {
@@ -138,6 +151,8 @@ void install_routes(HttpServer::State& s, httplib::Server& http) {
   http.set_write_timeout(s.config.write_timeout);
   // One request per connection: the request deadline is per connection.
   http.set_keep_alive_max_count(1);
+  // How long a new connection may stay silent; the request deadline covers the rest.
+  http.set_keep_alive_timeout(s.config.request_deadline.count());
   http.new_task_queue = [&s] { return new PoolQueue(*s.pool); };
 }
 
@@ -169,7 +184,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(CompletionBackend& backend
   s.pool = std::make_unique<ConnectionPool>(config.max_connections, config.max_waiting_connections);
   int port = config.port;
   for (const auto& host : config.hosts) {
-    auto http = std::make_unique<httplib::Server>();
+    auto http = std::make_unique<Listener>();
     install_routes(s, *http);
     bool bound = false;
     if (port == 0) {
@@ -184,6 +199,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(CompletionBackend& backend
       return make_error(ErrorCode::Io, fmt::format("cannot listen on {} port {} (in use, or not an address of this machine)",
                                                    host, config.port == 0 ? std::string("(any)") : std::to_string(port)));
     }
+    http->raise_backlog();
     s.addresses.push_back(host_name(host.find(':') != std::string::npos ? "[" + host + "]" : host));
     s.listeners.push_back(std::move(http));
   }
@@ -192,6 +208,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(CompletionBackend& backend
                                                             config.request_deadline));
   for (auto& http : s.listeners) {
     s.threads.emplace_back([h = http.get()] { h->listen_after_bind(); });
+  }
+  // cpp-httplib's stop() does nothing to a listener whose thread has not yet
+  // marked itself running, which would leave that thread in accept() for
+  // ever; so start() returns only once every listener runs.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (auto& http : s.listeners) {
+    while (!http->is_running() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(state)));
 }

@@ -13,7 +13,7 @@ using Kind = Frame::Kind;
 constexpr size_t kMaxSchemaNodes = 512;
 constexpr int kMaxSchemaDepth = 16;
 constexpr size_t kMaxStackDepth = 64;       // nesting of generated values
-constexpr int kMaxWhitespaceRun = 16;       // whitespace between tokens, so a model cannot pad forever
+constexpr int kMaxWhitespaceRun = 16;
 constexpr size_t kMaxNumberChars = 32;
 
 // Object phases.
@@ -166,10 +166,14 @@ bool JsonRecognizer::feed(std::string_view text) {
 // One character. A frame that ends without consuming it (a number meets its
 // delimiter) pops and the parent sees the same character.
 bool JsonRecognizer::feed_char(char c) {
+  // Between two tokens of JSON: at most one line break and a bounded run,
+  // as a pretty-printer writes; a model cannot pad forever.
   if (is_ws(c)) {
     if (++whitespace_run_ > kMaxWhitespaceRun) return false;
+    if (c == '\n' && newline_in_gap_++ > 0) return false;
   } else {
     whitespace_run_ = 0;
+    newline_in_gap_ = 0;
   }
   if (done_) return false;  // after the root closes only end-of-generation may come
   const auto& nodes = grammar_->nodes;

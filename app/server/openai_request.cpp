@@ -66,8 +66,9 @@ class Fields {
     if (!v) return std::nullopt;
     if (!v->is_number_integer()) return fail(key, fmt::format("'{}' must be an integer, not {}", key, type_name(*v)));
     const bool is_unsigned = v->is_number_unsigned();
-    if ((is_unsigned && v->get<uint64_t>() > static_cast<uint64_t>(max)) ||
-        (!is_unsigned && (v->get<int64_t>() < min || v->get<int64_t>() > max))) {
+    const bool too_big = is_unsigned ? v->get<uint64_t>() > static_cast<uint64_t>(max) : v->get<int64_t>() > max;
+    const bool too_small = !too_big && (is_unsigned ? static_cast<int64_t>(v->get<uint64_t>()) : v->get<int64_t>()) < min;
+    if (too_big || too_small) {
       return fail(key, fmt::format("'{}' is {} but must be between {} and {}", key, v->dump(), min, max));
     }
     return is_unsigned ? static_cast<int64_t>(v->get<uint64_t>()) : v->get<int64_t>();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "serve_process.h"
@@ -206,14 +207,13 @@ TEST_F(Server, JsonObjectResponsesParse) {
     // Cut by max_tokens: still a prefix of an object.
     EXPECT_EQ(content.find_first_not_of(" \n\t"), content.find('{')) << content;
   }
-  const auto s = post_json(
-      "/v1/chat/completions",
-      {{"messages", {{{"role", "user"}, {"content", "Pick"}}}}, {"max_tokens", 60}, {"temperature", 0},
-       {"response_format",
-        {{"type", "json_schema"},
-         {"json_schema",
-          {{"name", "pick"},
-           {"schema", {{"type", "object"}, {"properties", {{"c", {{"enum", {"red", "blue"}}}}}}, {"required", {"c"}}}}}}}}}});
+  json request = json::parse(R"({
+    "messages": [{"role": "user", "content": "Pick"}], "max_tokens": 200, "temperature": 0,
+    "response_format": {"type": "json_schema", "json_schema": {"name": "pick", "schema": {
+      "type": "object", "properties": {"c": {"enum": ["red", "blue"]}}, "required": ["c"]}}}})");
+  // Whitespace between JSON tokens is bounded, so the one key and its enum
+  // value fit in 200 tokens even one character per token: the reply ends.
+  const auto s = post_json("/v1/chat/completions", request);
   const auto parsed = json::parse(s["choices"][0]["message"]["content"].get<std::string>(), nullptr, false);
   ASSERT_TRUE(parsed.is_object()) << s.dump();
   EXPECT_TRUE(parsed["c"] == "red" || parsed["c"] == "blue") << parsed.dump();
@@ -319,6 +319,7 @@ int read_status(int fd, std::string* whole = nullptr) {
   char buf[4096];
   ssize_t n = 0;
   while ((n = recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
+  if (n < 0) got += std::string("[recv: ") + std::strerror(errno) + "]";
   if (whole) *whole = got;
   if (got.rfind("HTTP/1.1 ", 0) != 0) return -1;
   return std::stoi(got.substr(9, 3));

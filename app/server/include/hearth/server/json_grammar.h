@@ -72,6 +72,7 @@ class JsonRecognizer {
   std::vector<Frame> stack_;
   bool done_ = false;
   int whitespace_run_ = 0;
+  int newline_in_gap_ = 0;
 };
 
 std::variant<std::unique_ptr<TokenConstraint>, ApiError> make_json_constraint(ResponseFormat format,
