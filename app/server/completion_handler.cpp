@@ -119,7 +119,8 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
     }
     ex->changed.notify_all();
   };
-  callbacks.on_done = [ex, header, stream, include_usage](const Completion& c) {
+  callbacks.on_done = [ex, header, stream, include_usage, &cancelled = s.cancelled](const Completion& c) {
+    if (c.reason == FinishReason::Cancelled) ++cancelled;
     std::lock_guard lock(ex->mutex);
     ex->completion = c;
     ex->done = true;

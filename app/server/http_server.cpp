@@ -101,7 +101,8 @@ httplib::Server::HandlerResponse gate(HttpServer::State& s, const httplib::Reque
 void install_routes(HttpServer::State& s, httplib::Server& http) {
   http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) { return gate(s, req, res); });
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
-    nlohmann::json j = {{"status", "ok"}, {"pending", s.backend.pending()}, {"in_flight", s.in_flight.load()}};
+    nlohmann::json j = {{"status", "ok"}, {"pending", s.backend.pending()}, {"in_flight", s.in_flight.load()},
+                        {"served", s.total.load()}, {"cancelled", s.cancelled.load()}};
     res.set_content(j.dump(), "application/json");
   });
   http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) {

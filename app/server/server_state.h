@@ -25,6 +25,7 @@ struct HttpServer::State {
   std::vector<std::thread> threads;
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> total{0};
+  std::atomic<int64_t> cancelled{0};  // generations stopped because their client went away
   std::atomic<bool> stopping{false};
 
   // Seeds for requests that give none, and response ids.
