@@ -82,6 +82,18 @@ int run_serve(const std::vector<std::string>& argv) {
   }
   config.api_key = *key;
 
+  // SIGINT and SIGTERM end the wait at the bottom. They are blocked before
+  // any thread starts (the engine's thread pool, the backend's worker, the
+  // server's), so every thread inherits the mask and only the sigwait below
+  // receives them; one that arrives during the load waits for it. A client
+  // that hangs up must not kill the process with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   auto setup = setup_engine(*args, *ctx);
   if (!setup.ok()) {
     std::fprintf(stderr, "serve: %s\n", setup.error().message.c_str());
@@ -110,16 +122,6 @@ int run_serve(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "serve: %s\n", backend.error().message.c_str());
     return kExitBadInput;
   }
-
-  // The signals end the wait below; blocked before the server's threads
-  // start so that only this thread receives them. A client that hangs up
-  // must not kill the process with SIGPIPE.
-  ::signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   auto http = server::HttpServer::start(**backend, config);
   if (!http.ok()) {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hearth::testing {
@@ -81,9 +82,22 @@ class ServeProcess {
   }
   ~ServeProcess() {
     if (pid_ > 0) {
+      // The server must stop on SIGTERM; one that does not is a failure, and
+      // is killed so the suite goes on (generous: a busy machine).
       kill(pid_, SIGTERM);
       int status = 0;
-      waitpid(pid_, &status, 0);
+      bool exited = false;
+      for (int i = 0; i < 600 && !exited; ++i) {
+        exited = waitpid(pid_, &status, WNOHANG) == pid_;
+        if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (!exited) {
+        ADD_FAILURE() << "hearth-cli serve did not stop within 60 s of SIGTERM";
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      } else {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "serve exited with status " << status;
+      }
     }
     if (err_fd_ >= 0) close(err_fd_);
   }

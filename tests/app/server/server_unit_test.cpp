@@ -9,6 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+
+#include "connection_pool.h"
 
 namespace hearth::server {
 namespace {
@@ -287,6 +290,33 @@ TEST(JsonGrammar, UnsupportedSchemasAreRefusedByKeyword) {
     ASSERT_TRUE(std::holds_alternative<ApiError>(g)) << c.schema;
     EXPECT_NE(std::get<ApiError>(g).message.find(c.says), std::string::npos) << std::get<ApiError>(g).message;
   }
+}
+
+}  // namespace
+}  // namespace hearth::server
+
+namespace hearth::server {
+namespace {
+
+// Past `workers` running and `max_waiting` waiting, a connection runs on the
+// reject lane, where the router answers 503 at once.
+TEST(ConnectionPool, OverTheCapRunsOnTheRejectLane) {
+  ConnectionPool pool(1, 1);
+  std::promise<void> started, release;
+  std::shared_future<void> go = release.get_future().share();
+  std::promise<bool> second, third;
+  pool.enqueue([&] {
+    started.set_value();
+    go.wait();
+  });
+  started.get_future().wait();  // the one worker is busy
+  pool.enqueue([&] { second.set_value(pool.rejecting()); });  // waits in the queue
+  pool.enqueue([&] { third.set_value(pool.rejecting()); });   // over the cap
+  auto third_rejected = third.get_future();
+  EXPECT_TRUE(third_rejected.get());  // served by the reject lane while the worker is still busy
+  release.set_value();
+  EXPECT_FALSE(second.get_future().get());
+  pool.shutdown();
 }
 
 }  // namespace
