@@ -14,6 +14,9 @@ pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
 
 if(HEARTH_BUILD_APP)
   find_package(spdlog REQUIRED)
+  # The local API server's HTTP (libcpp-httplib-dev, built as a shared library
+  # by Debian; its .pc carries the feature defines the library was built with).
+  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Quick QuickControls2 Network Svg Test QuickTest)
   qt_standard_project_setup()
 endif()

@@ -19,6 +19,8 @@ packages=(
   # libraries
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libcpuinfo-dev libxxhash-dev nlohmann-json3-dev libssl-dev
+  # the local API server's HTTP; node and npm run the official OpenAI SDK in its tests
+  libcpp-httplib-dev nodejs
   # headless display for screenshots, image tools for test artefacts
   xvfb xauth imagemagick
 )
@@ -30,14 +32,30 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# The server tests run the official OpenAI SDK (npm 'openai', pinned by the
+# lockfile in tests/app/server/node) with node.
+install_node_modules() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/app/server/node"
+  if [ -d "$dir/node_modules/openai" ]; then return; fi
+  if ! command -v npm >/dev/null; then
+    $SUDO apt-get install -y -qq --no-install-recommends npm
+  fi
+  echo "install-deps: installing the OpenAI SDK for the server tests into $dir"
+  npm ci --prefix "$dir" --no-audit --no-fund --omit=peer
+}
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  install_node_modules
   exit 0
 fi
 
 echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_node_modules

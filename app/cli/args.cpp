@@ -25,6 +25,11 @@ bool ParsedArgs::has(const std::string& name) const {
          std::find(switches_.begin(), switches_.end(), name) != switches_.end();
 }
 
+std::vector<std::string> ParsedArgs::get_all(const std::string& name) const {
+  auto it = all_values_.find(name);
+  return it == all_values_.end() ? std::vector<std::string>{} : it->second;
+}
+
 std::optional<std::string> ParsedArgs::get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
@@ -110,8 +115,10 @@ Result<ParsedArgs> parse_args(const VerbSpec& spec, const std::vector<std::strin
     }
     if (inline_value) {
       out.values_[flag->name] = *inline_value;
+      out.all_values_[flag->name].push_back(*inline_value);
     } else if (i + 1 < argv.size()) {
       out.values_[flag->name] = argv[++i];
+      out.all_values_[flag->name].push_back(argv[i]);
     } else {
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("{}: --{} needs a value", spec.verb, flag->name));

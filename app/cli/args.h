@@ -45,8 +45,11 @@ class ParsedArgs {
   Result<int64_t> get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
   Result<double> get_double(const std::string& name, double fallback, double min, double max) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
+  // Every value of a flag given more than once, in order (get() has the last).
+  std::vector<std::string> get_all(const std::string& name) const;
 
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_values_;
   std::vector<std::string> switches_;
   std::vector<std::string> positionals_;
   bool help_requested_ = false;

@@ -13,6 +13,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"logits", "evaluate token ids and write every position's logits", run_logits},
       {"generate", "complete a prompt, streaming", run_generate},
       {"chat", "interactive chat with the model's template, streaming", run_chat},
+      {"serve", "the local OpenAI-compatible API server", run_serve},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
       {"bench-prefix", "time to first token with a system prompt: cold, warm in memory, warm from disk", run_bench_prefix},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},

@@ -35,5 +35,6 @@ int run_tokenize(const std::vector<std::string>& args);
 int run_detokenize(const std::vector<std::string>& args);
 int run_info(const std::vector<std::string>& args);
 int run_quantize(const std::vector<std::string>& args);
+int run_serve(const std::vector<std::string>& args);
 
 }  // namespace hearth::cli

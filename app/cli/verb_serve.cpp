@@ -1,0 +1,145 @@
+// hearth-cli serve: the local OpenAI-compatible API server (app/server) on
+// one model, until SIGINT or SIGTERM. Loopback only unless --host says
+// otherwise; every request needs the bearer token kept in --api-key-file.
+#include <fmt/format.h>
+#include <hearth/server/auth.h>
+#include <hearth/server/engine_backend.h>
+#include <hearth/server/http_server.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "args.h"
+#include "engine_setup.h"
+#include "verbs.h"
+
+namespace hearth::cli {
+namespace {
+
+bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
+
+}  // namespace
+
+int run_serve(const std::vector<std::string>& argv) {
+  VerbSpec spec{"serve", "--model M.gguf [--host 127.0.0.1] [--port 8080] [--api-key-file F] [--parallel N] [--ctx N] ...",
+                "The local OpenAI-compatible API server (/v1/models, /v1/chat/completions, /v1/completions, /health).",
+                {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
+                 {"host", FlagKind::Value, "address to listen on (default 127.0.0.1 and ::1)", "", "ADDR"},
+                 {"port", FlagKind::Value, "port (default 8080; 0 picks a free one)", "", "N"},
+                 {"api-key-file", FlagKind::Value, "file holding the bearer token, created (mode 0600) when missing "
+                                                   "(default ~/.config/hearth/api-key)", "", "F"},
+                 {"parallel", FlagKind::Value, "requests served at once (default 1)", "", "N"},
+                 {"ctx", FlagKind::Value, "context size (default 4096)", "c", "N"},
+                 {"max-batch-tokens", FlagKind::Value, "tokens per forward pass (default 256)", "", "N"},
+                 {"cors-origin", FlagKind::Value, "an origin browsers may call from (repeatable; none by default)", "", "O"}}};
+  for (auto& f : engine_flags()) spec.flags.push_back(f);
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
+  auto ctx = args->get_int("ctx", 4096, 16, 1 << 22);
+  auto port = args->get_int("port", 8080, 0, 65535);
+  auto parallel = args->get_int("parallel", 1, 1, 256);
+  auto batch = args->get_int("max-batch-tokens", 256, 1, 1 << 16);
+  for (const Error* e : {ctx.ok() ? nullptr : &ctx.error(), port.ok() ? nullptr : &port.error(),
+                         parallel.ok() ? nullptr : &parallel.error(), batch.ok() ? nullptr : &batch.error()}) {
+    if (e) {
+      std::fprintf(stderr, "serve: %s\n", e->message.c_str());
+      return kExitUsage;
+    }
+  }
+  if (!args->has("model")) {
+    std::fprintf(stderr, "serve: --model is required\n");
+    return kExitUsage;
+  }
+  server::ServerConfig config;
+  config.port = static_cast<int>(*port);
+  if (auto host = args->get("host")) {
+    config.hosts = {*host};
+    if (!is_loopback(*host)) {
+      std::fprintf(stderr,
+                   "serve: warning: listening on %s, not only on this machine; other machines that reach it can use "
+                   "the model with the API key\n",
+                   host->c_str());
+    }
+  }
+  for (const auto& origin : args->get_all("cors-origin")) {
+    if (origin == "*" || origin.find("://") == std::string::npos) {
+      std::fprintf(stderr, "serve: --cors-origin takes one origin such as http://localhost:3000, not '%s'\n",
+                   origin.c_str());
+      return kExitUsage;
+    }
+    config.cors_origins.push_back(origin);
+  }
+  const std::filesystem::path key_file = args->has("api-key-file") ? std::filesystem::path(*args->get("api-key-file"))
+                                                                   : server::default_key_file();
+  auto key = server::load_or_create_token(key_file);
+  if (!key.ok()) {
+    std::fprintf(stderr, "serve: %s\n", key.error().message.c_str());
+    return kExitBadInput;
+  }
+  config.api_key = *key;
+
+  // SIGINT and SIGTERM end the wait at the bottom. They are blocked before
+  // any thread starts (the engine's thread pool, the backend's worker, the
+  // server's), so every thread inherits the mask and only the sigwait below
+  // receives them; one that arrives during the load waits for it. A client
+  // that hangs up must not kill the process with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto setup = setup_engine(*args, *ctx);
+  if (!setup.ok()) {
+    std::fprintf(stderr, "serve: %s\n", setup.error().message.c_str());
+    return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  auto codec = TextCodec::from_model(*setup->model);
+  if (!codec.ok()) {
+    std::fprintf(stderr, "serve: %s\n", codec.error().message.c_str());
+    return kExitBadInput;
+  }
+  if (*parallel > 1 || args->has("max-batch-tokens")) {
+    std::fprintf(stderr, "serve: requests are served one at a time in arrival order (--parallel %lld waits for "
+                         "the batched scheduler); up to %lld more wait in the queue\n",
+                 static_cast<long long>(*parallel), static_cast<long long>(std::max<int64_t>(16, 4 * *parallel)));
+  }
+  const std::string model_path = *args->get("model");
+  server::EngineBackendConfig bc;
+  bc.n_ctx = *ctx;
+  bc.kv_type = setup->kv_type;
+  bc.max_queued = static_cast<size_t>(std::max<int64_t>(16, 4 * *parallel));
+  bc.model_id = std::filesystem::path(model_path).stem().string();
+  struct stat st {};
+  bc.created = ::stat(model_path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+  auto backend = server::EngineBackend::create(*setup->model, *setup->backend, codec->format(), bc);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "serve: %s\n", backend.error().message.c_str());
+    return kExitBadInput;
+  }
+
+  auto http = server::HttpServer::start(**backend, config);
+  if (!http.ok()) {
+    std::fprintf(stderr, "serve: %s\n", http.error().message.c_str());
+    return kExitBadInput;
+  }
+  const std::string& first = (*http)->addresses().front();
+  const std::string shown = first.find(':') != std::string::npos ? "[" + first + "]" : first;
+  std::fprintf(stderr, "serve: model '%s', context %lld; API key in %s\n", bc.model_id.c_str(),
+               static_cast<long long>(*ctx), key_file.string().c_str());
+  std::fprintf(stderr, "listening on http://%s:%d\n", shown.c_str(), (*http)->port());
+  std::fflush(stderr);
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  std::fprintf(stderr, "serve: stopping (%s)\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*http)->stop();
+  return kExitOk;
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,270 @@
+#include <hearth/server/engine_backend.h>
+
+#include <fmt/format.h>
+#include <hearth/engine/chat/stop.h>
+#include <hearth/engine/tokenizer/stream_decoder.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hearth::server {
+
+const char* to_string(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Error: return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+// log-softmax of the model's own distribution (before penalties, temperature
+// and truncation), which is what OpenAI's logprobs describe.
+struct LogSoftmax {
+  float max = 0;
+  double log_sum = 0;
+  explicit LogSoftmax(std::span<const float> logits) {
+    max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float l : logits) sum += std::exp(static_cast<double>(l - max));
+    log_sum = std::log(sum);
+  }
+  float operator()(float logit) const { return static_cast<float>(static_cast<double>(logit - max) - log_sum); }
+};
+
+}  // namespace
+
+EngineBackend::EngineBackend(const runtime::ChatFormat& format, std::unique_ptr<runtime::Session> session,
+                             const EngineBackendConfig& config, int64_t vocab_size)
+    : format_(format), session_(std::move(session)), config_(config), vocab_size_(vocab_size) {
+  description_.id = config.model_id;
+  description_.context_length = session_->n_ctx();
+  description_.created = config.created;
+  end_of_generation_ = format_.end_of_generation();
+  thread_ = std::thread([this] { worker(); });
+}
+
+Result<std::unique_ptr<EngineBackend>> EngineBackend::create(const model::Model& model, backend::Backend& backend,
+                                                             const runtime::ChatFormat& format,
+                                                             const EngineBackendConfig& config) {
+  HEARTH_TRY(auto session, runtime::Session::create(model, backend, runtime::SessionConfig{config.n_ctx, config.kv_type, 256}));
+  return std::unique_ptr<EngineBackend>(
+      new EngineBackend(format, std::move(session), config, model.hparams().n_vocab));
+}
+
+EngineBackend::~EngineBackend() {
+  std::deque<std::unique_ptr<Job>> left;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    if (running_ != nullptr) running_->cancelled = true;
+    left.swap(queue_);
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (auto& job : left) {
+    Completion c;
+    c.reason = FinishReason::Cancelled;
+    if (job->callbacks.on_done) job->callbacks.on_done(c);
+  }
+}
+
+Result<uint64_t> EngineBackend::submit(GenerationRequest request, GenerationCallbacks callbacks) {
+  if (request.prompt.empty()) return make_error(ErrorCode::InvalidArgument, "the prompt has no tokens");
+  if (static_cast<int64_t>(request.prompt.size()) >= session_->n_ctx()) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("the prompt has {} tokens but the context holds {} (one more is needed for the reply)",
+                                  request.prompt.size(), session_->n_ctx()));
+  }
+  for (int32_t t : request.prompt) {
+    if (t < 0 || t >= vocab_size_) {
+      return make_error(ErrorCode::InvalidArgument, fmt::format("token id {} is outside the vocabulary", t));
+    }
+  }
+  auto job = std::make_unique<Job>();
+  job->request = std::move(request);
+  job->callbacks = std::move(callbacks);
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= config_.max_queued) {
+      return make_error(ErrorCode::LimitExceeded,
+                        fmt::format("{} requests are already waiting; try again shortly", queue_.size()));
+    }
+    id = next_id_++;
+    job->id = id;
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  return id;
+}
+
+void EngineBackend::cancel(uint64_t id) {
+  std::unique_ptr<Job> removed;
+  {
+    std::lock_guard lock(mutex_);
+    if (running_ != nullptr && running_->id == id) {
+      running_->cancelled = true;
+      return;
+    }
+    auto it = std::find_if(queue_.begin(), queue_.end(), [id](const auto& j) { return j->id == id; });
+    if (it == queue_.end()) return;
+    removed = std::move(*it);
+    queue_.erase(it);
+  }
+  Completion c;
+  c.reason = FinishReason::Cancelled;
+  c.prompt_tokens = static_cast<int64_t>(removed->request.prompt.size());
+  if (removed->callbacks.on_done) removed->callbacks.on_done(c);
+}
+
+int64_t EngineBackend::pending() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(queue_.size()) + (running_ != nullptr ? 1 : 0);
+}
+
+void EngineBackend::worker() {
+  while (true) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = job.get();
+    }
+    Completion done = run(*job);
+    {
+      std::lock_guard lock(mutex_);
+      running_ = nullptr;
+    }
+    if (job->callbacks.on_done) job->callbacks.on_done(done);
+  }
+}
+
+Completion EngineBackend::run(Job& job) {
+  GenerationRequest& req = job.request;
+  const runtime::Cancellation cancel([&] { return job.cancelled.load() || req.cancel.requested(); });
+  runtime::Session& session = *session_;
+  Completion c;
+  c.prompt_tokens = static_cast<int64_t>(req.prompt.size());
+  auto fail = [&](std::string why) {
+    session.reset();  // the context no longer matches what is cached
+    c.reason = FinishReason::Error;
+    c.error = std::move(why);
+    return c;
+  };
+
+  // Reuse the prefix the previous request left in the cache; at least one
+  // prompt token is prefilled so the last position's logits are fresh.
+  const auto& context = session.context();
+  size_t common = 0;
+  while (common < context.size() && common < req.prompt.size() && context[common] == req.prompt[common]) ++common;
+  if (common == req.prompt.size()) --common;
+  if (auto st = session.truncate(common); !st.ok()) {
+    session.reset();
+    common = 0;
+  }
+  c.cached_tokens = static_cast<int64_t>(common);
+  if (auto st = session.prefill(std::span<const int32_t>(req.prompt).subspan(common), cancel); !st.ok()) {
+    if (st.error().code == ErrorCode::Cancelled) {
+      c.reason = FinishReason::Cancelled;
+      return c;
+    }
+    return fail(st.error().message);
+  }
+
+  // The same chain and stop handling as runtime::Session::generate, with two
+  // additions it lacks: a token mask (grammar) before the draw and logprobs.
+  sampling::Sampler sampler(req.sampler);
+  for (int32_t t : session.context()) sampler.accept(t);
+  chat::StopMatcher stops(req.stop);
+  tokenizer::StreamDecoder decoder(format_.tokenizer());
+  bool first_visible = !req.strip_leading_space;
+  auto shown = [&](std::string text) {
+    if (!first_visible) {
+      const size_t skip = text.find_first_not_of(' ');
+      text = skip == std::string::npos ? std::string() : text.substr(skip);
+      if (!text.empty()) first_visible = true;
+    }
+    return text;
+  };
+  std::vector<float> masked;
+  std::vector<bool> allowed;
+  c.reason = FinishReason::Length;
+  for (int32_t i = 0; i < req.max_tokens; ++i) {
+    if (cancel.requested()) {
+      c.reason = FinishReason::Cancelled;
+      break;
+    }
+    const std::span<const float> logits = session.last_logits();
+    int32_t token = -1;
+    if (req.constraint) {
+      allowed.assign(logits.size(), true);
+      req.constraint->mask(allowed, end_of_generation_);
+      masked.assign(logits.begin(), logits.end());
+      bool any = false;
+      for (size_t t = 0; t < masked.size(); ++t) {
+        if (!allowed[t]) {
+          masked[t] = -std::numeric_limits<float>::infinity();
+        } else {
+          any = true;
+        }
+      }
+      if (!any) return fail("no token of the vocabulary can continue the required format");
+      token = sampler.sample(masked);
+    } else {
+      token = sampler.sample(logits);
+    }
+    if (std::find(end_of_generation_.begin(), end_of_generation_.end(), token) != end_of_generation_.end()) {
+      c.reason = FinishReason::Stop;
+      break;
+    }
+    if (req.constraint) req.constraint->accept(token);
+    TokenOut out;
+    out.token = token;
+    out.text = shown(stops.push(decoder.push(token)).text);
+    if (req.top_logprobs >= 0) {
+      const LogSoftmax lsm(logits);
+      out.has_logprob = true;
+      out.chosen = {format_.tokenizer().token_to_piece(token), lsm(logits[static_cast<size_t>(token)])};
+      if (req.top_logprobs > 0) {
+        for (const auto& cand : sampling::top_candidates(logits, req.top_logprobs)) {
+          out.top.push_back({format_.tokenizer().token_to_piece(cand.token), lsm(cand.logit)});
+        }
+      }
+    }
+    ++c.completion_tokens;
+    if (job.callbacks.on_token) job.callbacks.on_token(out);
+    if (stops.stopped()) {
+      c.reason = FinishReason::Stop;
+      break;
+    }
+    if (static_cast<int64_t>(session.context().size()) >= session.n_ctx()) break;  // length
+    if (i + 1 < req.max_tokens) {
+      if (auto st = session.decode(token); !st.ok()) return fail(st.error().message);
+    }
+  }
+  if (!stops.stopped() && c.reason != FinishReason::Cancelled) {
+    std::string tail = stops.push(decoder.flush()).text;
+    if (stops.stopped()) {
+      c.reason = FinishReason::Stop;
+    } else {
+      tail += stops.flush();
+    }
+    tail = shown(std::move(tail));
+    if (!tail.empty() && job.callbacks.on_token) {
+      TokenOut out;
+      out.text = std::move(tail);
+      job.callbacks.on_token(out);
+    }
+  }
+  return c;
+}
+
+}  // namespace hearth::server

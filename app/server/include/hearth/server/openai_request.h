@@ -1,0 +1,54 @@
+// OpenAI request bodies -> checked, typed requests. Every field is checked
+// for its type and range; a field Hearth cannot honour (n > 1, tools,
+// logit_bias, ...) is refused by name instead of being ignored.
+#pragma once
+
+#include <hearth/engine/chat/chat_template.h>
+#include <hearth/engine/sampling/sampler.h>
+#include <hearth/server/backend.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace hearth::server {
+
+// OpenAI's error object: {"error": {"message", "type", "param", "code"}}.
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // empty: null
+  std::string code;   // empty: null
+};
+std::string to_json(const ApiError& error);
+
+enum class Endpoint { ChatCompletions, Completions };
+enum class ResponseFormat { Text, JsonObject, JsonSchema };
+
+struct ParsedRequest {
+  Endpoint endpoint = Endpoint::ChatCompletions;
+  std::vector<chat::ChatMessage> messages;  // chat
+  std::string prompt;                       // completions
+  sampling::SamplerConfig sampler;
+  std::optional<int64_t> max_tokens;        // none: as much as the context leaves
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;
+  int32_t top_logprobs = -1;  // -1: none
+  ResponseFormat format = ResponseFormat::Text;
+  nlohmann::json schema;      // JsonSchema: the schema object
+};
+
+using ParseResult = std::variant<ParsedRequest, ApiError>;
+
+// `model_id`: the one model served; a request naming another is refused.
+// `random_seed`: the seed used when the request gives none.
+ParseResult parse_request(Endpoint endpoint, std::string_view body, const std::string& model_id, uint64_t random_seed);
+
+}  // namespace hearth::server
