@@ -45,6 +45,9 @@ inline constexpr FixtureCase kFixtureCases[] = {
     {"tiny-smollm3-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
     {"tiny-smollm3-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
     {"tiny-smollm3-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama31-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-llama31-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama31-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
 };
 
 // A gtest-friendly name for a case: the model file with punctuation as '_'.
