@@ -190,15 +190,16 @@ Draw make_draw(const OpCase& c, unsigned seed) {
       d.rope.head_dim = d.head_dim;
       d.rope.n_dims = rng() % 2 ? d.head_dim : d.head_dim / 2;
       d.rope.freq_base = 10000.0f;
-      // One draw in two with YaRN (gpt-oss: factor 32 over 4096 positions),
-      // one in two with Llama 3.1 frequency factors, independently.
-      if (rng() % 2) {
+      // The four draws (seed % 4): plain, YaRN (gpt-oss: factor 32 over 4096
+      // positions), Llama 3.1 frequency factors, both.
+      const unsigned variant = seed % 4;
+      if (variant == 1 || variant == 3) {
         d.rope.freq_scale = 1.0f / 32.0f;
         d.rope.ext_factor = 1.0f;
         d.rope.n_ctx_orig = 4096;
         d.rope.attn_factor = std::uniform_real_distribution<float>(0.5f, 1.0f)(rng);
       }
-      if (rng() % 2) {
+      if (variant >= 2) {
         d.freq_factors.resize(static_cast<size_t>(d.rope.n_dims / 2));
         for (auto& f : d.freq_factors) f = std::uniform_real_distribution<float>(1.0f, 8.0f)(rng);
       }
