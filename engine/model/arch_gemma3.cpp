@@ -75,11 +75,12 @@ Status read(const gguf::GgufFile& file, HParams& hp) {
   hp.window_layers = SlidingWindowLayers::PerLayer;
   HEARTH_CHECK(read_window_pattern(file, hp));
   HEARTH_TRY(const double swa_base, float_key(file, "gemma3.rope.freq_base_swa", 10000.0, FloatRange::Positive));
-  hp.rope_swa = hp.rope;
-  hp.rope_swa.freq_base = static_cast<float>(swa_base);
-  hp.rope_swa.freq_scale = 1.0f;
-  hp.rope_swa.ext_factor = 0.0f;
-  hp.rope_swa.attn_factor = 1.0f;
+  backend::RopeParams local = hp.rope;
+  local.freq_base = static_cast<float>(swa_base);
+  local.freq_scale = 1.0f;
+  local.ext_factor = 0.0f;
+  local.attn_factor = 1.0f;
+  hp.rope_swa = local;
   return {};
 }
 
@@ -100,9 +101,7 @@ Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
 backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
   const float eps = ctx.hp.rms_eps;
-  const bool local = ctx.hp.window_of_layer(ctx.layer) > 0;
-  const backend::RopeParams* rope = local ? &ctx.hp.rope_swa : &ctx.hp.rope;
-  backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), rope);
+  backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
   backend::Tensor* h = g.add(x, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
   backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
   return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));

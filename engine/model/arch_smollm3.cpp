@@ -6,11 +6,12 @@
 namespace hearth::model {
 namespace {
 
-constexpr int64_t kNoRopeStep = 4;
+constexpr int32_t kNoRopeStep = 4;
 
 Status read(const gguf::GgufFile& file, HParams& hp) {
   HEARTH_CHECK(read_common_hparams(file, hp));
   hp.rope.mode = backend::RopeMode::Normal;
+  hp.no_rope_step = kNoRopeStep;
   return {};
 }
 
@@ -26,9 +27,8 @@ Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
 
 backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
-  const bool use_rope = (ctx.layer + 1) % kNoRopeStep != 0;
   backend::Tensor* attn =
-      attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps), use_rope ? &ctx.hp.rope : nullptr);
+      attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps), ctx.hp.rope_of_layer(ctx.layer));
   backend::Tensor* h = g.add(x, attn);
   return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }

@@ -41,8 +41,11 @@ TEST(Gemma3Windows, FixtureHasFiveLocalLayersThenOneGlobal) {
   // Local layers rotate with rope.freq_base_swa and no scaling; global ones
   // with rope.freq_base and the linear factor 8.
   const HParams& hp = (*model)->hparams();
-  EXPECT_FLOAT_EQ(hp.rope_swa.freq_base, 10000.0f);
-  EXPECT_FLOAT_EQ(hp.rope_swa.freq_scale, 1.0f);
+  ASSERT_TRUE(hp.rope_swa.has_value());
+  EXPECT_EQ(hp.rope_of_layer(0), &*hp.rope_swa);
+  EXPECT_EQ(hp.rope_of_layer(5), &hp.rope);
+  EXPECT_FLOAT_EQ(hp.rope_swa->freq_base, 10000.0f);
+  EXPECT_FLOAT_EQ(hp.rope_swa->freq_scale, 1.0f);
   EXPECT_FLOAT_EQ(hp.rope.freq_base, 1000000.0f);
   EXPECT_FLOAT_EQ(hp.rope.freq_scale, 1.0f / 8.0f);
   EXPECT_EQ(hp.head_dim, 80);

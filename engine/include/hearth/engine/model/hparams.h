@@ -5,6 +5,7 @@
 #include <hearth/engine/backend/graph.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ struct HParams {
   float rms_eps = 1e-5f;
 
   backend::RopeParams rope;  // mode, n_dims, base, scaling (freq_factors bound with the weights)
-  backend::RopeParams rope_swa;  // Gemma 3: the sliding-window layers' own base, unscaled
+  // Gemma 3: the sliding-window layers' own RoPE (own base, unscaled).
+  std::optional<backend::RopeParams> rope_swa;
+  // SmolLM3: layer l has no RoPE where (l + 1) % no_rope_step == 0; 0: every layer has it.
+  int32_t no_rope_step = 0;
 
   float attn_scale = 0.0f;       // multiplies q.k; 1/sqrt(head_dim) unless the family says otherwise
   float attn_softcap = 0.0f;     // Gemma 2: score soft-capping
@@ -50,6 +54,14 @@ struct HParams {
                    : 0;
     }
     return 0;
+  }
+
+  // The RoPE layer `layer` rotates its queries and keys with (the K shift
+  // rotates cached keys with it too); nullptr for a layer without RoPE.
+  const backend::RopeParams* rope_of_layer(int64_t layer) const {
+    if (no_rope_step > 0 && (layer + 1) % no_rope_step == 0) return nullptr;
+    if (rope_swa && window_of_layer(layer) > 0) return &*rope_swa;
+    return &rope;
   }
 };
 
