@@ -23,15 +23,36 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx;
   float rope_base, rms_eps;
   bool qkv_bias;
+  // Gemma 3: head size apart from n_embd / n_head, QK norms, post-attention
+  // and post-FFN norms, sliding-window layers (5 local : 1 global) with their
+  // own RoPE base, linear RoPE scaling on the global layers.
+  int64_t head_dim = 0;  // 0: n_embd / n_head
+  bool gemma3 = false;
+  int64_t window = 0;
+  float rope_base_swa = 0.0f;
+  float rope_linear = 0.0f;  // scaling factor; 0: none
 };
 
-// Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8) and
-// Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases); `tiny` is the fixtures' shape.
+// Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8),
+// Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases), Gemma 3 1B and 4B (tied, head
+// size 256, window 512 / 1024, 4B with linear RoPE scaling 8), SmolLM3 3B
+// (tied, GQA 16/4, no RoPE on every 4th layer); `tiny*` are the fixtures' shapes.
 constexpr Shape kShapes[] = {
     {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, false},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
+    {"gemma3-1b", "gemma3", 1152, 26, 4, 1, 6912, 32768, 1000000.0f, 1e-6f, false, 256, true, 512, 10000.0f, 0.0f},
+    {"gemma3-4b", "gemma3", 2560, 34, 8, 4, 10240, 131072, 1000000.0f, 1e-6f, false, 256, true, 1024, 10000.0f, 8.0f},
+    {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 65536, 5000000.0f, 1e-6f, false},
     {"tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000.0f, 1e-5f, false},
+    {"tiny-gemma3", "gemma3", 256, 6, 4, 2, 512, 512, 1000000.0f, 1e-6f, false, 80, true, 24, 10000.0f, 8.0f},
+    {"tiny-smollm3", "smollm3", 256, 4, 4, 2, 512, 512, 2000000.0f, 1e-6f, false, 64},
 };
+
+std::string shape_names() {
+  std::string names;
+  for (const Shape& s : kShapes) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  return names;
+}
 
 // Q4_K_M's mix, as the reference quantizer makes it: Q6_K for the output
 // matrix (the embedding when tied) and for attn_v / ffn_down on the first and
@@ -60,9 +81,10 @@ struct Planned {
 }  // namespace
 
 int run_gen_model(const std::vector<std::string>& argv) {
-  VerbSpec spec{"gen-model", "--shape llama3.2-1b|qwen2.5-0.5b|tiny --vocab V.gguf --type TYPE --out OUT.gguf",
+  const std::string names = shape_names();
+  VerbSpec spec{"gen-model", "--shape NAME --vocab V.gguf --type TYPE --out OUT.gguf",
                 "Writes a random-weight model with a real model's shapes and vocabulary.",
-                {{"shape", FlagKind::Value, "llama3.2-1b, qwen2.5-0.5b or tiny", "", "NAME"},
+                {{"shape", FlagKind::Value, names, "", "NAME"},
                  {"vocab", FlagKind::Value, "GGUF whose tokenizer (and chat template) to copy", "", "V.gguf"},
                  {"type", FlagKind::Value, "F32, F16, Q8_0, Q4_0, Q4_K_M, Q6_K, ... (default Q4_K_M)", "", "TYPE"},
                  {"out", FlagKind::Value, "output file", "o", "OUT.gguf"},
@@ -77,7 +99,7 @@ int run_gen_model(const std::vector<std::string>& argv) {
     if (shape_name == s.name) shape = &s;
   }
   if (!shape || !args->has("vocab") || !args->has("out")) {
-    std::fprintf(stderr, "gen-model: --shape (llama3.2-1b, qwen2.5-0.5b, tiny), --vocab and --out are required\n");
+    std::fprintf(stderr, "gen-model: --shape (%s), --vocab and --out are required\n", names.c_str());
     return kExitUsage;
   }
   const std::string type_name = args->get_or("type", "Q4_K_M");
@@ -106,7 +128,7 @@ int run_gen_model(const std::vector<std::string>& argv) {
   }
   const auto n_vocab = static_cast<int64_t>(*tokens);
   const Shape& s = *shape;
-  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const std::string a = s.arch;
 
   gguf::GgufWriter w;
@@ -121,6 +143,18 @@ int run_gen_model(const std::vector<std::string>& argv) {
   w.add_metadata(a + ".attention.layer_norm_rms_epsilon", gguf::make_float32(s.rms_eps));
   w.add_metadata(a + ".rope.freq_base", gguf::make_float32(s.rope_base));
   w.add_metadata(a + ".rope.dimension_count", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+  if (s.head_dim > 0) {
+    w.add_metadata(a + ".attention.key_length", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+    w.add_metadata(a + ".attention.value_length", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+  }
+  if (s.window > 0) {
+    w.add_metadata(a + ".attention.sliding_window", gguf::make_uint32(static_cast<uint32_t>(s.window)));
+    w.add_metadata(a + ".rope.freq_base_swa", gguf::make_float32(s.rope_base_swa));
+  }
+  if (s.rope_linear > 0.0f) {
+    w.add_metadata(a + ".rope.scaling.type", gguf::make_string("linear"));
+    w.add_metadata(a + ".rope.scaling.factor", gguf::make_float32(s.rope_linear));
+  }
   for (const auto& kv : vocab->metadata()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) w.add_metadata(kv.key, kv.value);
   }
@@ -149,11 +183,17 @@ int run_gen_model(const std::vector<std::string>& argv) {
       add(name("attn_k.bias"), {kv}, il);
       add(name("attn_v.bias"), {kv}, il);
     }
+    if (s.gemma3) {
+      add(name("attn_q_norm.weight"), {head_dim}, il);
+      add(name("attn_k_norm.weight"), {head_dim}, il);
+    }
     add(name("attn_output.weight"), {q, s.n_embd}, il);
+    if (s.gemma3) add(name("post_attention_norm.weight"), {s.n_embd}, il);
     add(name("ffn_norm.weight"), {s.n_embd}, il);
     add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
     add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
     add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+    if (s.gemma3) add(name("post_ffw_norm.weight"), {s.n_embd}, il);
   }
   for (const auto& p : plan) {
     if (auto st = w.add_tensor(p.spec); !st.ok()) {

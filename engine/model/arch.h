@@ -55,5 +55,7 @@ const ArchDef& arch_qwen2();
 const ArchDef& arch_qwen3();
 const ArchDef& arch_phi3();
 const ArchDef& arch_gemma2();
+const ArchDef& arch_gemma3();
+const ArchDef& arch_smollm3();
 
 }  // namespace hearth::model

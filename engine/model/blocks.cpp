@@ -170,7 +170,9 @@ Status bind_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw
   return {};
 }
 
-Tensor* attention_block(LayerContext& ctx, Tensor* x) {
+Tensor* attention_block(LayerContext& ctx, Tensor* x) { return attention_block(ctx, x, &ctx.hp.rope); }
+
+Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams* rope) {
   auto& g = ctx.graph;
   const HParams& hp = ctx.hp;
   const LayerWeights& w = ctx.w;
@@ -188,8 +190,10 @@ Tensor* attention_block(LayerContext& ctx, Tensor* x) {
   }
   if (w.q_norm) q = g.rms_norm(q, w.q_norm, hp.rms_eps, hp.head_dim);
   if (w.k_norm) k = g.rms_norm(k, w.k_norm, hp.rms_eps, hp.head_dim);
-  q = g.rope(q, ctx.positions, hp.rope);
-  k = g.rope(k, ctx.positions, hp.rope);
+  if (rope) {
+    q = g.rope(q, ctx.positions, *rope);
+    k = g.rope(k, ctx.positions, *rope);
+  }
   g.kv_store(k, v, ctx.positions, ctx.kv);
   backend::AttentionParams ap;
   ap.n_head = static_cast<int32_t>(hp.n_head);

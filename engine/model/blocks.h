@@ -26,6 +26,9 @@ std::string layer_tensor(int64_t layer, const char* name);
 // Self-attention on the normalized input: Q/K/V (fused or separate, with
 // biases and per-head norms when bound), RoPE, KV store, attention, output.
 backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x);
+// The same with the layer's own RoPE (Gemma 3's local layers), or none at all
+// when `rope` is null (SmolLM3's NoPE layers).
+backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x, const backend::RopeParams* rope);
 // silu(gate) * up -> down (fused gate_up when bound).
 backend::Tensor* ffn_swiglu(LayerContext& ctx, backend::Tensor* x);
 // gelu(gate) * up -> down.

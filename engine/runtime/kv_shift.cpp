@@ -36,8 +36,12 @@ Status shift_keys(backend::Backend& backend, kv::KvCache& cache, const model::HP
   const int64_t width = c.n_head_kv * c.head_dim;
   std::vector<float> rows(static_cast<size_t>(width * n));
   std::vector<int32_t> deltas(static_cast<size_t>(n), delta);
-  const backend::RopeParams params = shift_params(hp.rope);
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
+    // Each layer's keys carry that layer's RoPE (Gemma 3's local base), or
+    // none (SmolLM3's NoPE layers: nothing to rotate).
+    const backend::RopeParams* layer_rope = hp.rope_of_layer(layer);
+    if (!layer_rope) continue;
+    const backend::RopeParams params = shift_params(*layer_rope);
     const backend::KvView v = cache.layer_view(layer);
     if (v.k == nullptr) return make_error(ErrorCode::Unsupported, "K shift: the KV cache is not host-visible");
     for (int64_t t = 0; t < n; ++t) {

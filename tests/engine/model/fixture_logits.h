@@ -25,7 +25,8 @@ struct FixtureCase {
 
 inline constexpr double kF32Cosine = 0.99999, kF16Cosine = 0.9998, kQuantCosine = 0.998;
 
-// Every model of tests/data/models with reference logits.
+// Every model of tests/data/models with reference logits (the ConformanceKv
+// test picks cases by index: new ones go at the end).
 inline constexpr FixtureCase kFixtureCases[] = {
     {"tiny-llama-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
     {"tiny-llama-f16.gguf", "tokens.txt", kF16Cosine, 0.95},
@@ -37,6 +38,16 @@ inline constexpr FixtureCase kFixtureCases[] = {
     {"tiny-qwen2-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
     {"tiny-qwen2-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
     {"stories260K.gguf", "stories260K.prompt-tokens.txt", kF32Cosine, 1.0},
+    // models2 of the fixtures (a 2026 reference build), copied into models/.
+    {"tiny-gemma3-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-gemma3-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-gemma3-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-smollm3-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-smollm3-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-smollm3-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama31-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-llama31-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-llama31-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
 };
 
 // A gtest-friendly name for a case: the model file with punctuation as '_'.

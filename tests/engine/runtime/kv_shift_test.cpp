@@ -7,6 +7,7 @@
 #include <hearth/engine/runtime/conversation.h>
 #include <hearth/engine/runtime/kv_shift.h>
 
+#include <cmath>
 #include <cstring>
 #include <iostream>
 
@@ -93,6 +94,90 @@ TEST_F(KvShift, EvictReRotatesTheKeptKeysToTheirNewPositions) {
   EXPECT_EQ(layer0_keys(s->cache(), 0, 21), layer0_keys(fresh->cache(), 0, 21));
   EXPECT_LT(max_rel_diff(layer0_keys(s->cache(), 21, n), layer0_keys(fresh->cache(), 21, n)), 1e-5);
 }
+
+// Gemma 3 and SmolLM3 rotate some layers differently: shifting the cache by
+// `delta` must rotate each layer's keys as the fixture's documented RoPE of
+// that layer does (FIXTURES-README.md, models2; bases from the files'
+// metadata), here with a naive scalar rotation: Gemma 3's 5 local layers NeoX
+// with base 1e4 unscaled, its global layer base 1e6 with linear factor 8;
+// SmolLM3 adjacent pairs with base 2e6, and layer 3 (no RoPE) left as is.
+struct LayerRope {
+  bool none = false;
+  bool neox = false;
+  double base = 10000.0, scale = 1.0;
+};
+
+LayerRope documented_rope(const std::string& model, int64_t layer) {
+  if (model.find("gemma3") != std::string::npos) return {false, true, layer < 5 ? 1e4 : 1e6, layer < 5 ? 1.0 : 1.0 / 8};
+  return {layer == 3, false, 2e6, 1.0};
+}
+
+std::vector<float> rotate(std::vector<float> rows, int64_t head_dim, int32_t delta, const LayerRope& r) {
+  if (r.none) return rows;
+  for (size_t at = 0; at < rows.size(); at += static_cast<size_t>(head_dim)) {
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      const double theta = delta * r.scale * std::pow(r.base, -2.0 * double(i) / double(head_dim));
+      const size_t a = at + static_cast<size_t>(r.neox ? i : 2 * i);
+      const size_t b = at + static_cast<size_t>(r.neox ? i + head_dim / 2 : 2 * i + 1);
+      const double x0 = rows[a], x1 = rows[b];
+      rows[a] = static_cast<float>(x0 * std::cos(theta) - x1 * std::sin(theta));
+      rows[b] = static_cast<float>(x0 * std::sin(theta) + x1 * std::cos(theta));
+    }
+  }
+  return rows;
+}
+
+// K rows of one layer, positions [begin, begin + n), as floats.
+std::vector<float> layer_keys(const kv::KvCache& cache, int64_t layer, int64_t begin, int64_t n) {
+  const backend::KvView v = cache.layer_view(layer);
+  std::vector<float> out;
+  for (int64_t h = 0; h < v.n_head_kv; ++h) {
+    for (int64_t p = begin; p < begin + n; ++p) {
+      const int64_t block = v.block_table[p / v.block_tokens];
+      const uint8_t* row = v.k + ((block * v.n_head_kv + h) * v.block_tokens + p % v.block_tokens) * v.row_bytes;
+      const size_t at = out.size();
+      out.resize(at + static_cast<size_t>(v.head_dim));
+      std::memcpy(out.data() + at, row, static_cast<size_t>(v.head_dim) * 4);
+    }
+  }
+  return out;
+}
+
+double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+class KvShiftPerLayerRope : public ModelFixture, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override { load(GetParam()); }
+};
+
+TEST_P(KvShiftPerLayerRope, EachLayerRotatesWithItsOwnRope) {
+  constexpr int64_t kTokens = 30;
+  constexpr int32_t kDelta = 40;
+  auto s = session(kCtx);
+  ASSERT_TRUE(s->prefill(synthetic_tokens(kTokens, 41, n_vocab())).ok());
+  const int64_t n_layer = model_->hparams().n_layer, head_dim = model_->hparams().head_dim;
+  std::vector<std::vector<float>> before;
+  for (int64_t l = 0; l < n_layer; ++l) before.push_back(layer_keys(s->cache(), l, 0, kTokens));
+  ASSERT_TRUE(shift_keys(*backend_, s->cache(), model_->hparams(), 0, kTokens, kDelta).ok());
+  for (int64_t l = 0; l < n_layer; ++l) {
+    const auto want = rotate(before[static_cast<size_t>(l)], head_dim, kDelta, documented_rope(GetParam(), l));
+    EXPECT_LT(rel_l2(layer_keys(s->cache(), l, 0, kTokens), want), 1e-5) << "layer " << l;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, KvShiftPerLayerRope,
+                         ::testing::Values("models/tiny-gemma3-f32.gguf", "models/tiny-smollm3-f32.gguf"),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return std::string(param_info.param).find("gemma3") != std::string::npos ? "gemma3"
+                                                                                                     : "smollm3";
+                         });
 
 // Evicting is an approximation by design: the kept turns' upper-layer keys
 // and values were computed while the dropped turn was visible. The fixture

@@ -50,6 +50,20 @@ TEST(ModelInfo, TinyLlamaSummary) {
   EXPECT_EQ(s->bytes_by_type.size(), 3u);
 }
 
+// tiny-gemma3 (FIXTURES-README.md, models2): head size 80 while n_embd / n_head
+// is 64, 2 KV heads, 6 layers of which the first 5 have a window of 24.
+TEST(ModelInfo, TinyGemma3HeadSizeAndWindows) {
+  auto file = gguf::GgufFile::open(model_path("tiny-gemma3-q8_0.gguf"));
+  ASSERT_TRUE(file.ok());
+  auto s = summarize_model(*file);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->architecture, "gemma3");
+  EXPECT_EQ(s->dims.n_layer, 6);
+  EXPECT_EQ(s->dims.head_dim, 80);
+  EXPECT_EQ(s->dims.n_head_kv, 2);
+  EXPECT_EQ(s->dims.layer_windows, (std::vector<int32_t>{24, 24, 24, 24, 24, 0}));
+}
+
 TEST(ModelInfo, MemoryEstimateByHand) {
   const kv::ModelDims dims{2, 256, 4, 2, 64};
   // F16: 2 (K and V) * 2 layers * 2 KV heads * 64 * n_ctx * 2 bytes; n_ctx 512 is whole blocks.

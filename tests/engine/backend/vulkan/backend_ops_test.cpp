@@ -12,7 +12,8 @@
 //    values are the same floats (dequantisation is exact in f32);
 //  - F32 maths with exp/tanh/rsqrt (RmsNorm, SwiGlu, GeluGlu, SoftCap):
 //    1e-9, a few ulp of library differences;
-//  - Rope: 1e-7, sin/cos of angles up to a few hundred radians;
+//  - Rope (plain, YaRN, Llama 3.1 frequency factors): 1e-7, sin/cos of
+//    angles up to a few hundred radians;
 //  - MatMul on F32: 1e-9; on F16/BF16: 1e-6 (the fast path may round the
 //    activations to the weight's precision); on block-quantised weights:
 //    5e-4, as the fast kernels quantise the activations to 8 bits the way
@@ -124,6 +125,7 @@ struct Draw {
   float scalar = 1.0f;
   int64_t offset = 0, width = 0, last = 0, group = 0;
   RopeParams rope;
+  std::vector<float> freq_factors;  // Llama 3.1 rope_freqs when not empty (bound in run())
   // KV: heads, head size, positions stored and the queries' positions.
   int32_t n_head = 0, n_head_kv = 0, head_dim = 0;
   std::vector<int32_t> positions, query_positions;
@@ -188,6 +190,19 @@ Draw make_draw(const OpCase& c, unsigned seed) {
       d.rope.head_dim = d.head_dim;
       d.rope.n_dims = rng() % 2 ? d.head_dim : d.head_dim / 2;
       d.rope.freq_base = 10000.0f;
+      // The four draws (seed % 4): plain, YaRN (gpt-oss: factor 32 over 4096
+      // positions), Llama 3.1 frequency factors, both.
+      const unsigned variant = seed % 4;
+      if (variant == 1 || variant == 3) {
+        d.rope.freq_scale = 1.0f / 32.0f;
+        d.rope.ext_factor = 1.0f;
+        d.rope.n_ctx_orig = 4096;
+        d.rope.attn_factor = std::uniform_real_distribution<float>(0.5f, 1.0f)(rng);
+      }
+      if (variant >= 2) {
+        d.freq_factors.resize(static_cast<size_t>(d.rope.n_dims / 2));
+        for (auto& f : d.freq_factors) f = std::uniform_real_distribution<float>(1.0f, 8.0f)(rng);
+      }
       d.positions.resize(static_cast<size_t>(d.tokens));
       std::uniform_int_distribution<int32_t> p(0, 500);
       for (auto& x : d.positions) x = p(rng);
@@ -298,10 +313,13 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
       }
       case Op::Add: g.output = g.add(in(d.a, d.cols, d.tokens), in(d.b, d.cols, d.tokens)); break;
       case Op::Scale: g.output = g.scale(in(d.a, d.cols, d.tokens), d.scalar); break;
-      case Op::Rope:
+      case Op::Rope: {
+        RopeParams rope = d.rope;
+        if (!d.freq_factors.empty()) rope.freq_factors = d.freq_factors.data();
         g.output = g.rope(in(d.a, d.cols, d.tokens), g.input(DType::I32, {d.tokens, 1, 1, 1}, d.positions.data()),
-                          d.rope);
+                          rope);
         break;
+      }
       case Op::SwiGlu: g.output = g.swiglu(in(d.a, d.cols, d.tokens), in(d.b, d.cols, d.tokens)); break;
       case Op::GeluGlu: g.output = g.geglu(in(d.a, d.cols, d.tokens), in(d.b, d.cols, d.tokens)); break;
       case Op::SoftCap: g.output = g.softcap(in(d.a, d.cols, d.tokens), d.scalar); break;

@@ -5,12 +5,15 @@
 #include <hearth/engine/backend/graph.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace hearth::model {
 
-// Which layers use a sliding attention window.
-enum class SlidingWindowLayers { None, All, EvenLayers };
+// Which layers use a sliding attention window. PerLayer: those marked in
+// HParams::window_pattern (Gemma 3's 5 local : 1 global, or a file's own list).
+enum class SlidingWindowLayers { None, All, EvenLayers, PerLayer };
 
 struct HParams {
   std::string architecture;  // "llama", "qwen2", ...
@@ -26,6 +29,10 @@ struct HParams {
   float rms_eps = 1e-5f;
 
   backend::RopeParams rope;  // mode, n_dims, base, scaling (freq_factors bound with the weights)
+  // Gemma 3: the sliding-window layers' own RoPE (own base, unscaled).
+  std::optional<backend::RopeParams> rope_swa;
+  // SmolLM3: layer l has no RoPE where (l + 1) % no_rope_step == 0; 0: every layer has it.
+  int32_t no_rope_step = 0;
 
   float attn_scale = 0.0f;       // multiplies q.k; 1/sqrt(head_dim) unless the family says otherwise
   float attn_softcap = 0.0f;     // Gemma 2: score soft-capping
@@ -33,14 +40,28 @@ struct HParams {
   float embd_scale = 0.0f;       // Gemma: embeddings times sqrt(n_embd); 0 = none
   int32_t sliding_window = 0;
   SlidingWindowLayers window_layers = SlidingWindowLayers::None;
+  std::vector<bool> window_pattern;  // PerLayer: true where layer l is a sliding-window layer
 
   int32_t window_of_layer(int64_t layer) const {
     switch (window_layers) {
       case SlidingWindowLayers::None: return 0;
       case SlidingWindowLayers::All: return sliding_window;
       case SlidingWindowLayers::EvenLayers: return layer % 2 == 0 ? sliding_window : 0;
+      case SlidingWindowLayers::PerLayer:
+        return layer >= 0 && static_cast<size_t>(layer) < window_pattern.size() &&
+                       window_pattern[static_cast<size_t>(layer)]
+                   ? sliding_window
+                   : 0;
     }
     return 0;
+  }
+
+  // The RoPE layer `layer` rotates its queries and keys with (the K shift
+  // rotates cached keys with it too); nullptr for a layer without RoPE.
+  const backend::RopeParams* rope_of_layer(int64_t layer) const {
+    if (no_rope_step > 0 && (layer + 1) % no_rope_step == 0) return nullptr;
+    if (rope_swa && window_of_layer(layer) > 0) return &*rope_swa;
+    return &rope;
   }
 };
 

@@ -1,0 +1,117 @@
+// Gemma 3: Gemma 2's layer (embeddings scaled by sqrt(n_embd), GELU-gated
+// feed-forward, RMSNorms after attention and after the feed-forward) with an
+// RMSNorm over each head of Q and K, no score soft-capping, and sliding-window
+// ("local") layers in a pattern: by default 5 local then 1 global, or the
+// file's own per-layer list. Local layers rotate with their own RoPE base
+// (rope.freq_base_swa, 10000 when absent) and no scaling; global layers with
+// rope.freq_base and the file's RoPE scaling (linear 8 on 4B and up). NeoX RoPE,
+// head size from attention.key_length (not n_embd / n_head), tied output.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "blocks.h"
+
+namespace hearth::model {
+namespace {
+
+constexpr uint64_t kDefaultPeriod = 6;
+
+// attention.sliding_window_pattern: a period p (layer l is local unless
+// l % p == p - 1; 0 makes every layer local), or one entry per layer (bool or
+// integer; true / non-zero: local).
+Status read_window_pattern(const gguf::GgufFile& file, HParams& hp) {
+  const std::string k = "gemma3.attention.sliding_window_pattern";
+  const std::string where = file.path().string();
+  hp.window_pattern.assign(static_cast<size_t>(hp.n_layer), false);
+  const gguf::Value* v = file.find(k);
+  const auto* list = v ? std::get_if<gguf::Array>(&v->data) : nullptr;
+  if (list) {
+    if (list->items.size() != static_cast<size_t>(hp.n_layer)) {
+      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has {} entries for {} layers", where, k,
+                                                              list->items.size(), hp.n_layer));
+    }
+    for (size_t l = 0; l < list->items.size(); ++l) {
+      const auto& d = list->items[l].data;
+      if (const bool* b = std::get_if<bool>(&d)) {
+        hp.window_pattern[l] = *b;
+      } else if (const uint64_t* u = std::get_if<uint64_t>(&d)) {
+        hp.window_pattern[l] = *u != 0;
+      } else if (const int64_t* i = std::get_if<int64_t>(&d)) {
+        hp.window_pattern[l] = *i != 0;
+      } else {
+        return make_error(ErrorCode::InvalidFormat,
+                          fmt::format("{}: key '{}' element {} is neither a bool nor an integer", where, k, l));
+      }
+    }
+    return {};
+  }
+  HEARTH_TRY(const auto period_value, file.find_uint(k));
+  const uint64_t period = period_value.value_or(kDefaultPeriod);
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    hp.window_pattern[static_cast<size_t>(l)] = period == 0 || static_cast<uint64_t>(l) % period < period - 1;
+  }
+  return {};
+}
+
+Status read(const gguf::GgufFile& file, HParams& hp) {
+  HEARTH_CHECK(read_common_hparams(file, hp));
+  hp.rope.mode = backend::RopeMode::NeoX;
+  hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  HEARTH_TRY(const double final_cap, float_key(file, "gemma3.final_logit_softcapping", 0.0, FloatRange::NonNegative));
+  hp.final_softcap = static_cast<float>(final_cap);
+  // Queries scaled by query_pre_attn_scalar^-1/2, which GGUF does not store:
+  // n_embd / n_head for 27B (62 layers), head_dim for the others.
+  const float scalar = hp.n_layer == 62 ? static_cast<float>(hp.n_embd / hp.n_head) : static_cast<float>(hp.head_dim);
+  hp.attn_scale = 1.0f / std::sqrt(scalar);
+
+  HEARTH_TRY(const auto window, file.find_uint("gemma3.attention.sliding_window"));
+  if (!window || *window == 0) return {};  // no local layers: every layer global
+  if (*window > static_cast<uint64_t>(INT32_MAX)) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key 'gemma3.attention.sliding_window' = {} is out of range",
+                                                            file.path().string(), *window));
+  }
+  hp.sliding_window = static_cast<int32_t>(*window);
+  hp.window_layers = SlidingWindowLayers::PerLayer;
+  HEARTH_CHECK(read_window_pattern(file, hp));
+  HEARTH_TRY(const double swa_base, float_key(file, "gemma3.rope.freq_base_swa", 10000.0, FloatRange::Positive));
+  backend::RopeParams local = hp.rope;
+  local.freq_base = static_cast<float>(swa_base);
+  local.freq_scale = 1.0f;
+  local.ext_factor = 0.0f;
+  local.attn_factor = 1.0f;
+  hp.rope_swa = local;
+  return {};
+}
+
+Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
+  HEARTH_CHECK(bind_globals(b, hp, w));
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    auto& lw = w.layers[static_cast<size_t>(il)];
+    HEARTH_CHECK(bind_attention(b, hp, il, lw));
+    HEARTH_TRY(lw.q_norm, b.require(layer_tensor(il, "attn_q_norm.weight"), {hp.head_dim}));
+    HEARTH_TRY(lw.k_norm, b.require(layer_tensor(il, "attn_k_norm.weight"), {hp.head_dim}));
+    HEARTH_TRY(lw.post_attn_norm, b.require(layer_tensor(il, "post_attention_norm.weight"), {hp.n_embd}));
+    HEARTH_CHECK(bind_ffn(b, hp, il, lw));
+    HEARTH_TRY(lw.post_ffn_norm, b.require(layer_tensor(il, "post_ffw_norm.weight"), {hp.n_embd}));
+  }
+  return {};
+}
+
+backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
+  auto& g = ctx.graph;
+  const float eps = ctx.hp.rms_eps;
+  backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
+  backend::Tensor* h = g.add(x, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
+  backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
+  return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));
+}
+
+}  // namespace
+
+const ArchDef& arch_gemma3() {
+  static const ArchDef def{"gemma3", read, bind, layer};
+  return def;
+}
+
+}  // namespace hearth::model
