@@ -55,5 +55,6 @@ const ArchDef& arch_qwen2();
 const ArchDef& arch_qwen3();
 const ArchDef& arch_phi3();
 const ArchDef& arch_gemma2();
+const ArchDef& arch_qwen3moe();
 
 }  // namespace hearth::model

@@ -9,8 +9,9 @@
 namespace hearth::model {
 namespace {
 
-std::array<const ArchDef*, 5> all_archs() {
-  return {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_phi3(), &arch_gemma2()};
+std::array<const ArchDef*, 6> all_archs() {
+  return {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_phi3(), &arch_gemma2(),
+          &arch_qwen3moe()};
 }
 
 }  // namespace

@@ -116,6 +116,10 @@ class VulkanBackendImpl final : public VulkanBackend {
       case Op::MatMul: return Kernels::supports_weights(type);
       case Op::KvStore:
       case Op::Attention: return type == DType::F16 || type == DType::Q8_0;
+      case Op::TopK:
+      case Op::MoeGate:
+      case Op::MatMulId:
+      case Op::MoeSum: return false;
       default: return type == DType::F32;
     }
   }
@@ -531,6 +535,10 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const uint64_t row = 4ull * a->ne[0];
       return s.copy(view(a).sub((a->ne[1] - n.dst->ne[1]) * row, n.dst->bytes()), view(n.dst));
     }
+    case Op::TopK:
+    case Op::MoeGate:
+    case Op::MatMulId:
+    case Op::MoeSum: break;
   }
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }
