@@ -17,7 +17,7 @@ hearth_add_shader(moe_gate moe.comp DEFINES MOE_GATE)
 hearth_add_shader(moe_sum moe.comp DEFINES MOE_SUM)
 
 # Weight-reading shaders, one variant per tensor type.
-set(HEARTH_WEIGHT_TYPES F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS)
+set(HEARTH_WEIGHT_TYPES F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS MXFP4)
 foreach(type IN LISTS HEARTH_WEIGHT_TYPES)
   string(TOLOWER ${type} lower)
   hearth_add_shader(matvec_${lower} matvec.comp DEFINES TYPE_${type})

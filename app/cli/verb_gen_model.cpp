@@ -23,20 +23,31 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_ctx;
   float rope_base, rms_eps;
   bool qkv_bias;
+  int64_t head_dim = 0;  // 0: n_embd / n_head
+  bool qk_norm = false;  // per-head Q and K RMSNorm (Qwen3)
+  // Mixture of experts (0: a dense feed-forward of n_ff).
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
 };
 
-// Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8) and
-// Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases); `tiny` is the fixtures' shape.
+// Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8),
+// Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases) and Qwen3-30B-A3B (48 layers,
+// 128 experts of 768, 8 per token, heads of 128, untied output); `tiny` and
+// `tiny-qwen3moe` are the fixtures' shapes.
 constexpr Shape kShapes[] = {
     {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, false},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
+    {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 40960, 1000000.0f, 1e-6f, false, 128, true, 128, 8, 768},
     {"tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000.0f, 1e-5f, false},
+    {"tiny-qwen3moe", "qwen3moe", 256, 2, 4, 2, 768, 2048, 1000000.0f, 1e-6f, false, 64, true, 8, 2, 128},
 };
+constexpr const char* kShapeNames = "llama3.2-1b, qwen2.5-0.5b, qwen3-30b-a3b, tiny, tiny-qwen3moe";
 
 // Q4_K_M's mix, as the reference quantizer makes it: Q6_K for the output
 // matrix (the embedding when tied) and for attn_v / ffn_down on the first and
 // last eighth of the layers and every third layer between.
 DType tensor_type(const std::string& name, int64_t layer, int64_t n_layer, DType base, bool q4_k_m) {
+  // The router stays F32, as the reference quantizer leaves it.
+  if (name.find("ffn_gate_inp") != std::string::npos) return DType::F32;
   if (!q4_k_m) return base;
   if (name == "token_embd.weight" || name == "output.weight") return DType::Q6_K;
   const bool more_bits = layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
@@ -60,9 +71,10 @@ struct Planned {
 }  // namespace
 
 int run_gen_model(const std::vector<std::string>& argv) {
-  VerbSpec spec{"gen-model", "--shape llama3.2-1b|qwen2.5-0.5b|tiny --vocab V.gguf --type TYPE --out OUT.gguf",
+  VerbSpec spec{"gen-model", "--shape NAME --vocab V.gguf --type TYPE --out OUT.gguf [--layers N]",
                 "Writes a random-weight model with a real model's shapes and vocabulary.",
-                {{"shape", FlagKind::Value, "llama3.2-1b, qwen2.5-0.5b or tiny", "", "NAME"},
+                {{"shape", FlagKind::Value, kShapeNames, "", "NAME"},
+                 {"layers", FlagKind::Value, "keep only the first N layers (default: the shape's count)", "", "N"},
                  {"vocab", FlagKind::Value, "GGUF whose tokenizer (and chat template) to copy", "", "V.gguf"},
                  {"type", FlagKind::Value, "F32, F16, Q8_0, Q4_0, Q4_K_M, Q6_K, ... (default Q4_K_M)", "", "TYPE"},
                  {"out", FlagKind::Value, "output file", "o", "OUT.gguf"},
@@ -77,7 +89,7 @@ int run_gen_model(const std::vector<std::string>& argv) {
     if (shape_name == s.name) shape = &s;
   }
   if (!shape || !args->has("vocab") || !args->has("out")) {
-    std::fprintf(stderr, "gen-model: --shape (llama3.2-1b, qwen2.5-0.5b, tiny), --vocab and --out are required\n");
+    std::fprintf(stderr, "gen-model: --shape (%s), --vocab and --out are required\n", kShapeNames);
     return kExitUsage;
   }
   const std::string type_name = args->get_or("type", "Q4_K_M");
@@ -89,8 +101,10 @@ int run_gen_model(const std::vector<std::string>& argv) {
   }
   auto seed = args->get_int("seed", 1, 0, INT64_MAX);
   auto threads = args->get_int("threads", 2, 1, 64);
-  if (!seed.ok() || !threads.ok()) {
-    std::fprintf(stderr, "gen-model: bad --seed or --threads\n");
+  auto layers = args->get_int("layers", shape->n_layer, 1, shape->n_layer);
+  if (!seed.ok() || !threads.ok() || !layers.ok()) {
+    std::fprintf(stderr, "gen-model: bad --seed, --threads or --layers (1..%lld)\n",
+                 static_cast<long long>(shape->n_layer));
     return kExitUsage;
   }
 
@@ -105,8 +119,9 @@ int run_gen_model(const std::vector<std::string>& argv) {
     return kExitBadInput;
   }
   const auto n_vocab = static_cast<int64_t>(*tokens);
-  const Shape& s = *shape;
-  const int64_t head_dim = s.n_embd / s.n_head;
+  Shape s = *shape;
+  s.n_layer = *layers;
+  const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const std::string a = s.arch;
 
   gguf::GgufWriter w;
@@ -121,6 +136,15 @@ int run_gen_model(const std::vector<std::string>& argv) {
   w.add_metadata(a + ".attention.layer_norm_rms_epsilon", gguf::make_float32(s.rms_eps));
   w.add_metadata(a + ".rope.freq_base", gguf::make_float32(s.rope_base));
   w.add_metadata(a + ".rope.dimension_count", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+  if (s.head_dim > 0) {
+    w.add_metadata(a + ".attention.key_length", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+    w.add_metadata(a + ".attention.value_length", gguf::make_uint32(static_cast<uint32_t>(head_dim)));
+  }
+  if (s.n_expert > 0) {
+    w.add_metadata(a + ".expert_count", gguf::make_uint32(static_cast<uint32_t>(s.n_expert)));
+    w.add_metadata(a + ".expert_used_count", gguf::make_uint32(static_cast<uint32_t>(s.n_expert_used)));
+    w.add_metadata(a + ".expert_feed_forward_length", gguf::make_uint32(static_cast<uint32_t>(s.n_ff_exp)));
+  }
   for (const auto& kv : vocab->metadata()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) w.add_metadata(kv.key, kv.value);
   }
@@ -150,11 +174,24 @@ int run_gen_model(const std::vector<std::string>& argv) {
       add(name("attn_v.bias"), {kv}, il);
     }
     add(name("attn_output.weight"), {q, s.n_embd}, il);
+    if (s.qk_norm) {
+      add(name("attn_q_norm.weight"), {head_dim}, il);
+      add(name("attn_k_norm.weight"), {head_dim}, il);
+    }
     add(name("ffn_norm.weight"), {s.n_embd}, il);
-    add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
-    add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
-    add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+    if (s.n_expert > 0) {
+      add(name("ffn_gate_inp.weight"), {s.n_embd, s.n_expert}, il);
+      add(name("ffn_gate_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
+      add(name("ffn_up_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
+      add(name("ffn_down_exps.weight"), {s.n_ff_exp, s.n_embd, s.n_expert}, il);
+    } else {
+      add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
+      add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
+      add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+    }
   }
+  // Untied output (Qwen3-30B-A3B): its own matrix.
+  if (s.n_expert > 0) add("output.weight", {s.n_embd, n_vocab}, -1);
   for (const auto& p : plan) {
     if (auto st = w.add_tensor(p.spec); !st.ok()) {
       std::fprintf(stderr, "gen-model: %s\n", st.error().message.c_str());
@@ -170,7 +207,8 @@ int run_gen_model(const std::vector<std::string>& argv) {
   for (size_t ti = 0; ti < plan.size(); ++ti) {
     const auto& p = plan[ti];
     const int64_t cols = p.spec.dims[0];
-    const int64_t rows = p.spec.dims.size() > 1 ? p.spec.dims[1] : 1;
+    int64_t rows = 1;  // every row of every matrix (experts stacked along dims[2])
+    for (size_t d = 1; d < p.spec.dims.size(); ++d) rows *= p.spec.dims[d];
     const size_t rb = *row_bytes(p.spec.type, cols);
     std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
     auto work = [&](int64_t r0, int64_t r1) {
@@ -201,8 +239,8 @@ int run_gen_model(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "\ngen-model: %s\n", st.error().message.c_str());
     return kExitBadInput;
   }
-  std::fprintf(stderr, "\nwrote %s (%s, %s, %lld tokens)\n", out.c_str(), s.name, type_name.c_str(),
-               static_cast<long long>(n_vocab));
+  std::fprintf(stderr, "\nwrote %s (%s, %lld layers, %s, %lld tokens)\n", out.c_str(), s.name,
+               static_cast<long long>(s.n_layer), type_name.c_str(), static_cast<long long>(n_vocab));
   return kExitOk;
 }
 

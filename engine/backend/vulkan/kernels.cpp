@@ -29,6 +29,7 @@ constexpr WeightShaders kWeightShaders[] = {
     HEARTH_WEIGHT_ENTRY(Q5_0, q5_0),   HEARTH_WEIGHT_ENTRY(Q5_1, q5_1),     HEARTH_WEIGHT_ENTRY(Q2_K, q2_k),
     HEARTH_WEIGHT_ENTRY(Q3_K, q3_k),   HEARTH_WEIGHT_ENTRY(Q4_K, q4_k),     HEARTH_WEIGHT_ENTRY(Q5_K, q5_k),
     HEARTH_WEIGHT_ENTRY(Q6_K, q6_k),   HEARTH_WEIGHT_ENTRY(IQ4_NL, iq4_nl), HEARTH_WEIGHT_ENTRY(IQ4_XS, iq4_xs),
+    HEARTH_WEIGHT_ENTRY(MXFP4, mxfp4),
 };
 #undef HEARTH_WEIGHT_ENTRY
 
@@ -52,6 +53,12 @@ Result<uint32_t> row_stride_units(DType type, uint32_t ncols, std::string_view o
   auto bytes = row_bytes(type, ncols);
   if (!bytes.ok()) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan {}: {}", op, bytes.error().message));
+  }
+  // The shaders address 16-bit words: MXFP4's 17-byte blocks need an even
+  // number of them per row (a multiple of 64 values).
+  if (type == DType::MXFP4 && ncols % 64 != 0) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("Vulkan {}: MXFP4 rows of {} values (the shaders need a multiple of 64)", op, ncols));
   }
   return static_cast<uint32_t>(*bytes / (type == DType::F32 ? 4 : 2));
 }

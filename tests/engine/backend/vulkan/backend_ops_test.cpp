@@ -59,7 +59,7 @@ struct OpCase {
 constexpr DType kAllTypes[] = {DType::F32,  DType::F16,  DType::Q4_0, DType::Q4_1,   DType::Q5_0,   DType::Q5_1,
                                DType::Q8_0, DType::Q8_1, DType::Q2_K, DType::Q3_K,   DType::Q4_K,   DType::Q5_K,
                                DType::Q6_K, DType::Q8_K, DType::IQ4_NL, DType::IQ4_XS, DType::I8,   DType::I16,
-                               DType::I32,  DType::I64,  DType::F64,  DType::BF16};
+                               DType::I32,  DType::I64,  DType::F64,  DType::BF16, DType::MXFP4};
 
 // Every (op, dtype) the CPU backend says it supports, on both targets.
 std::vector<OpCase> all_cases() {
@@ -150,6 +150,8 @@ Draw make_draw(const OpCase& c, unsigned seed) {
   d.tag = "harness." + std::to_string(seed);
   const int64_t block = traits(c.type).block_elements;
   d.cols = block > 1 ? block * pick(rng, {1, 2, 3}) : pick(rng, {1, 7, 33, 64, 129});
+  // The Vulkan shaders read MXFP4 rows two 17-byte blocks at a time.
+  if (c.type == DType::MXFP4) d.cols = 64 * pick(rng, {1, 2, 3});
   d.rows = pick(rng, {1, 5, 17, 67});
   d.tokens = pick(rng, {1, 3, 8, 13});
   const auto n = static_cast<size_t>(d.cols * d.tokens);
