@@ -165,6 +165,11 @@ int64_t layer_of(std::string_view name) {
 DType choose_tensor_type(QuantTarget target, const TensorContext& t) {
   if (t.n_dims < 2) return DType::F32;  // norms and biases: tiny, and sensitive
   if (contains(t.name, "ffn_gate_inp.weight")) return DType::F32;  // the router: left as it is
+  // Only weights are quantized; 2-D biases (gpt-oss's per-expert ones) stay.
+  constexpr std::string_view kWeight = ".weight";
+  if (t.name.size() < kWeight.size() || t.name.compare(t.name.size() - kWeight.size(), kWeight.size(), kWeight) != 0) {
+    return DType::F32;
+  }
   DType type = is_quantized_target(target) ? mixed_type(target, t) : default_type(target);
   if (t.row_length % traits(type).block_elements != 0) {
     type = fallback_type(type);
