@@ -31,21 +31,30 @@ struct Shape {
   int64_t window = 0;
   float rope_base_swa = 0.0f;
   float rope_linear = 0.0f;  // scaling factor; 0: none
+  bool qk_norm = false;      // per-head Q and K RMSNorm (Qwen3)
+  // Mixture of experts (0: a dense feed-forward of n_ff).
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
 };
 
 // Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8),
 // Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases), Gemma 3 1B and 4B (tied, head
 // size 256, window 512 / 1024, 4B with linear RoPE scaling 8), SmolLM3 3B
-// (tied, GQA 16/4, no RoPE on every 4th layer); `tiny*` are the fixtures' shapes.
+// (tied, GQA 16/4, no RoPE on every 4th layer), Qwen3-30B-A3B (48 layers, 128
+// experts of 768, 8 per token, heads of 128, untied output); `tiny*` are the
+// fixtures' shapes.
 constexpr Shape kShapes[] = {
     {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, false},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
     {"gemma3-1b", "gemma3", 1152, 26, 4, 1, 6912, 32768, 1000000.0f, 1e-6f, false, 256, true, 512, 10000.0f, 0.0f},
     {"gemma3-4b", "gemma3", 2560, 34, 8, 4, 10240, 131072, 1000000.0f, 1e-6f, false, 256, true, 1024, 10000.0f, 8.0f},
     {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 65536, 5000000.0f, 1e-6f, false},
+    {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 40960, 1000000.0f, 1e-6f, false, 128, false, 0, 0.0f, 0.0f,
+     true, 128, 8, 768},
     {"tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000.0f, 1e-5f, false},
     {"tiny-gemma3", "gemma3", 256, 6, 4, 2, 512, 512, 1000000.0f, 1e-6f, false, 80, true, 24, 10000.0f, 8.0f},
     {"tiny-smollm3", "smollm3", 256, 4, 4, 2, 512, 512, 2000000.0f, 1e-6f, false, 64},
+    {"tiny-qwen3moe", "qwen3moe", 256, 2, 4, 2, 768, 2048, 1000000.0f, 1e-6f, false, 64, false, 0, 0.0f, 0.0f, true, 8,
+     2, 128},
 };
 
 std::string shape_names() {
@@ -58,6 +67,8 @@ std::string shape_names() {
 // matrix (the embedding when tied) and for attn_v / ffn_down on the first and
 // last eighth of the layers and every third layer between.
 DType tensor_type(const std::string& name, int64_t layer, int64_t n_layer, DType base, bool q4_k_m) {
+  // The router stays F32, as the reference quantizer leaves it.
+  if (name.find("ffn_gate_inp") != std::string::npos) return DType::F32;
   if (!q4_k_m) return base;
   if (name == "token_embd.weight" || name == "output.weight") return DType::Q6_K;
   const bool more_bits = layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
@@ -82,9 +93,10 @@ struct Planned {
 
 int run_gen_model(const std::vector<std::string>& argv) {
   const std::string names = shape_names();
-  VerbSpec spec{"gen-model", "--shape NAME --vocab V.gguf --type TYPE --out OUT.gguf",
+  VerbSpec spec{"gen-model", "--shape NAME --vocab V.gguf --type TYPE --out OUT.gguf [--layers N]",
                 "Writes a random-weight model with a real model's shapes and vocabulary.",
                 {{"shape", FlagKind::Value, names, "", "NAME"},
+                 {"layers", FlagKind::Value, "keep only the first N layers (default: the shape's count)", "", "N"},
                  {"vocab", FlagKind::Value, "GGUF whose tokenizer (and chat template) to copy", "", "V.gguf"},
                  {"type", FlagKind::Value, "F32, F16, Q8_0, Q4_0, Q4_K_M, Q6_K, ... (default Q4_K_M)", "", "TYPE"},
                  {"out", FlagKind::Value, "output file", "o", "OUT.gguf"},
@@ -111,8 +123,10 @@ int run_gen_model(const std::vector<std::string>& argv) {
   }
   auto seed = args->get_int("seed", 1, 0, INT64_MAX);
   auto threads = args->get_int("threads", 2, 1, 64);
-  if (!seed.ok() || !threads.ok()) {
-    std::fprintf(stderr, "gen-model: bad --seed or --threads\n");
+  auto layers = args->get_int("layers", shape->n_layer, 1, shape->n_layer);
+  if (!seed.ok() || !threads.ok() || !layers.ok()) {
+    std::fprintf(stderr, "gen-model: bad --seed, --threads or --layers (1..%lld)\n",
+                 static_cast<long long>(shape->n_layer));
     return kExitUsage;
   }
 
@@ -127,7 +141,8 @@ int run_gen_model(const std::vector<std::string>& argv) {
     return kExitBadInput;
   }
   const auto n_vocab = static_cast<int64_t>(*tokens);
-  const Shape& s = *shape;
+  Shape s = *shape;
+  s.n_layer = *layers;
   const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const std::string a = s.arch;
 
@@ -154,6 +169,11 @@ int run_gen_model(const std::vector<std::string>& argv) {
   if (s.rope_linear > 0.0f) {
     w.add_metadata(a + ".rope.scaling.type", gguf::make_string("linear"));
     w.add_metadata(a + ".rope.scaling.factor", gguf::make_float32(s.rope_linear));
+  }
+  if (s.n_expert > 0) {
+    w.add_metadata(a + ".expert_count", gguf::make_uint32(static_cast<uint32_t>(s.n_expert)));
+    w.add_metadata(a + ".expert_used_count", gguf::make_uint32(static_cast<uint32_t>(s.n_expert_used)));
+    w.add_metadata(a + ".expert_feed_forward_length", gguf::make_uint32(static_cast<uint32_t>(s.n_ff_exp)));
   }
   for (const auto& kv : vocab->metadata()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) w.add_metadata(kv.key, kv.value);
@@ -189,12 +209,25 @@ int run_gen_model(const std::vector<std::string>& argv) {
     }
     add(name("attn_output.weight"), {q, s.n_embd}, il);
     if (s.gemma3) add(name("post_attention_norm.weight"), {s.n_embd}, il);
+    if (s.qk_norm) {
+      add(name("attn_q_norm.weight"), {head_dim}, il);
+      add(name("attn_k_norm.weight"), {head_dim}, il);
+    }
     add(name("ffn_norm.weight"), {s.n_embd}, il);
-    add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
-    add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
-    add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+    if (s.n_expert > 0) {
+      add(name("ffn_gate_inp.weight"), {s.n_embd, s.n_expert}, il);
+      add(name("ffn_gate_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
+      add(name("ffn_up_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
+      add(name("ffn_down_exps.weight"), {s.n_ff_exp, s.n_embd, s.n_expert}, il);
+    } else {
+      add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
+      add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
+      add(name("ffn_down.weight"), {s.n_ff, s.n_embd}, il);
+    }
     if (s.gemma3) add(name("post_ffw_norm.weight"), {s.n_embd}, il);
   }
+  // Untied output (Qwen3-30B-A3B): its own matrix.
+  if (s.n_expert > 0) add("output.weight", {s.n_embd, n_vocab}, -1);
   for (const auto& p : plan) {
     if (auto st = w.add_tensor(p.spec); !st.ok()) {
       std::fprintf(stderr, "gen-model: %s\n", st.error().message.c_str());
@@ -210,7 +243,8 @@ int run_gen_model(const std::vector<std::string>& argv) {
   for (size_t ti = 0; ti < plan.size(); ++ti) {
     const auto& p = plan[ti];
     const int64_t cols = p.spec.dims[0];
-    const int64_t rows = p.spec.dims.size() > 1 ? p.spec.dims[1] : 1;
+    int64_t rows = 1;  // every row of every matrix (experts stacked along dims[2])
+    for (size_t d = 1; d < p.spec.dims.size(); ++d) rows *= p.spec.dims[d];
     const size_t rb = *row_bytes(p.spec.type, cols);
     std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
     auto work = [&](int64_t r0, int64_t r1) {
@@ -241,8 +275,8 @@ int run_gen_model(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "\ngen-model: %s\n", st.error().message.c_str());
     return kExitBadInput;
   }
-  std::fprintf(stderr, "\nwrote %s (%s, %s, %lld tokens)\n", out.c_str(), s.name, type_name.c_str(),
-               static_cast<long long>(n_vocab));
+  std::fprintf(stderr, "\nwrote %s (%s, %lld layers, %s, %lld tokens)\n", out.c_str(), s.name,
+               static_cast<long long>(s.n_layer), type_name.c_str(), static_cast<long long>(n_vocab));
   return kExitOk;
 }
 

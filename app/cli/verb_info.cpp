@@ -45,6 +45,13 @@ void print_text(const std::string& path, const tools::ModelSummary& s, const kv:
                 static_cast<long long>(windowed), static_cast<long long>(s.dims.n_layer),
                 static_cast<long long>(kv::windowed_positions(m.n_ctx, window, m.n_batch)));
   }
+  if (s.dims.n_expert > 0) {
+    std::printf("experts:        %lld, %lld used per token, expert FFN %lld; expert tensors %s\n",
+                static_cast<long long>(s.dims.n_expert), static_cast<long long>(s.dims.n_expert_used),
+                static_cast<long long>(s.dims.n_ff_exp), human_bytes(s.expert_bytes).c_str());
+    std::printf("active weights: %s per token (of %s)\n", human_bytes(s.active_bytes).c_str(),
+                human_bytes(s.tensor_bytes).c_str());
+  }
   std::printf("chat template:  %s\n", s.chat_template ? "yes" : "no");
   std::printf("tensor types:\n");
   for (const auto& [type, bytes] : s.bytes_by_type) std::printf("  %-8s %s\n", type.c_str(), human_bytes(bytes).c_str());
@@ -68,6 +75,11 @@ std::string to_json(const tools::ModelSummary& s, const kv::MemoryEstimate& m) {
       {"head_dim", s.dims.head_dim},
       {"n_embd", s.dims.n_embd},
       {"layer_windows", s.dims.layer_windows},
+      {"n_expert", s.dims.n_expert},
+      {"n_expert_used", s.dims.n_expert_used},
+      {"n_ff_exp", s.dims.n_ff_exp},
+      {"expert_bytes", s.expert_bytes},
+      {"active_bytes", s.active_bytes},
       {"tensor_types", types},
       {"chat_template", s.chat_template},
       {"memory",

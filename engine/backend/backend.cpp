@@ -7,10 +7,10 @@ namespace hearth::backend {
 Status check_supported(const Backend& backend, const Graph& graph) {
   for (const Node& n : graph.nodes()) {
     DType type = DType::F32;
-    if (n.op == Op::MatMul || n.op == Op::GetRows) type = n.src[0]->type;
+    if (n.op == Op::MatMul || n.op == Op::GetRows || n.op == Op::MatMulId) type = n.src[0]->type;
     if (n.op == Op::KvStore || n.op == Op::Attention) type = n.params.kv.type;
     if (!backend.supports(n.op, type)) {
-      const std::string what = n.op == Op::MatMul || n.op == Op::GetRows
+      const std::string what = n.op == Op::MatMul || n.op == Op::GetRows || n.op == Op::MatMulId
                                    ? fmt::format(" (tensor '{}')", n.src[0]->name)
                                    : std::string();
       return make_error(ErrorCode::Unsupported, fmt::format("the {} backend cannot run {} on {} data{}",

@@ -19,6 +19,10 @@ const char* to_string(Op op) {
     case Op::SoftCap: return "softcap";
     case Op::SliceCols: return "slice_cols";
     case Op::LastRows: return "last_rows";
+    case Op::TopK: return "top_k";
+    case Op::MoeGate: return "moe_gate";
+    case Op::MatMulId: return "matmul_id";
+    case Op::MoeSum: return "moe_sum";
   }
   return "?";
 }
@@ -129,6 +133,37 @@ Tensor* Graph::slice_cols(Tensor* x, int64_t offset, int64_t width) {
 Tensor* Graph::last_rows(Tensor* x, int64_t n) {
   Tensor* dst = activation({x->ne[0], n, 1, 1});
   push(Op::LastRows, dst, x);
+  return dst;
+}
+
+Tensor* Graph::top_k(Tensor* scores, int64_t k) {
+  assert(k > 0 && k <= scores->ne[0]);
+  Tensor* dst = activation({k, scores->ne[1], 1, 1});
+  dst->type = DType::I32;
+  push(Op::TopK, dst, scores);
+  return dst;
+}
+
+Tensor* Graph::moe_gate(Tensor* logits, Tensor* ids, const MoeParams& p) {
+  assert(ids->ne[1] == logits->ne[1]);
+  Tensor* dst = activation({ids->ne[0], ids->ne[1], 1, 1});
+  push(Op::MoeGate, dst, logits, ids).params.moe = p;
+  return dst;
+}
+
+Tensor* Graph::matmul_id(Tensor* experts, Tensor* x, Tensor* ids) {
+  const int64_t k = ids->ne[0], n = ids->ne[1];
+  assert(experts->ne[0] == x->ne[0] && (x->ne[1] == n || x->ne[1] == k * n));
+  Tensor* dst = activation({experts->ne[1], k * n, 1, 1});
+  push(Op::MatMulId, dst, experts, x, ids);
+  return dst;
+}
+
+Tensor* Graph::moe_sum(Tensor* y, Tensor* weights) {
+  const int64_t k = weights->ne[0], n = weights->ne[1];
+  assert(y->ne[1] == k * n);
+  Tensor* dst = activation({y->ne[0], n, 1, 1});
+  push(Op::MoeSum, dst, y, weights);
   return dst;
 }
 

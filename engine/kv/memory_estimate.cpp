@@ -28,7 +28,14 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
                                   "n_head_kv {}, head_dim {})",
                                   n_ctx, n_batch, dims.n_embd, dims.n_head, dims.n_head_kv, dims.head_dim));
   }
-  for (int64_t v : {n_ctx, n_batch, dims.n_embd, dims.n_head, dims.n_head_kv, dims.head_dim, dims.n_ff, dims.n_vocab}) {
+  const bool moe = dims.n_expert > 0;
+  if (moe && (dims.n_expert_used <= 0 || dims.n_expert_used > dims.n_expert || dims.n_ff_exp <= 0)) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("scratch size needs 1..{} experts used and a positive expert width (got {} and {})",
+                                  dims.n_expert, dims.n_expert_used, dims.n_ff_exp));
+  }
+  for (int64_t v : {n_ctx, n_batch, dims.n_embd, dims.n_head, dims.n_head_kv, dims.head_dim, dims.n_ff, dims.n_vocab,
+                    dims.n_expert, dims.n_ff_exp}) {
     if (v > kMaxCount) {
       return make_error(ErrorCode::LimitExceeded,
                         fmt::format("scratch size overflows (n_ctx {}, n_embd {}, count {})", n_ctx, dims.n_embd, v));
@@ -38,7 +45,7 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
   const auto E = static_cast<uint64_t>(dims.n_embd);
   const uint64_t Q = static_cast<uint64_t>(dims.n_head) * static_cast<uint64_t>(dims.head_dim);
   const uint64_t KV = static_cast<uint64_t>(std::max<int64_t>(1, dims.n_head_kv)) * static_cast<uint64_t>(dims.head_dim);
-  const uint64_t F = dims.n_ff > 0 ? static_cast<uint64_t>(dims.n_ff) : 4 * E;
+  const uint64_t F = moe ? static_cast<uint64_t>(dims.n_ff_exp) : dims.n_ff > 0 ? static_cast<uint64_t>(dims.n_ff) : 4 * E;
   const auto V = static_cast<uint64_t>(dims.n_vocab);
   // A tensor of width w over the batch, and over one token.
   const auto s = [&](uint64_t w) { return backend::activation_slot_bytes(n * w); };
@@ -53,9 +60,24 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
       s(E) + s(Q) + 3 * s(KV),             // x, rope(q), k and rope(k) (or its norm), v
       2 * s(E) + s(Q),                     // x, attention output, its projection
       3 * s(E),                            // x, the projection (or its norm), h
-      2 * s(E) + 2 * s(F),                 // h, norm(h), gate, up
-      s(E) + 3 * s(F),                     // h, gate, up, act(gate) * up
   });
+  if (!moe) {
+    peak = std::max({peak,
+                     2 * s(E) + 2 * s(F),  // h, norm(h), gate, up
+                     s(E) + 3 * s(F)});    // h, gate, up, act(gate) * up
+  } else {
+    // Per token: router logits (X), the chosen ids and their weights (K
+    // each, ids as 4-byte integers), and K slots of gate, up, their product
+    // (F each) and of the experts' outputs (E).
+    const auto X = static_cast<uint64_t>(dims.n_expert);
+    const auto K = static_cast<uint64_t>(dims.n_expert_used);
+    peak = std::max({peak,
+                     2 * s(E) + s(X) + 2 * s(K),      // h, norm(h), logits, ids, weights
+                     2 * s(E) + 2 * s(K) + 2 * s(K * F),  // h, norm(h), ids, weights, gate, up
+                     s(E) + 2 * s(K) + 3 * s(K * F),  // h, ids, weights, gate, up, act(gate) * up
+                     s(E) + 2 * s(K) + s(K * F) + s(K * E),  // h, ids, weights, act, the experts' outputs
+                     2 * s(E) + s(K) + s(K * E)});    // h, weights, the experts' outputs, their weighted sum
+  }
   if (dims.projections == ProjectionLayout::Fused) {
     peak = std::max({peak,
                      2 * s(E) + s(Q + 2 * KV),                  // x, norm(x), qkv
@@ -69,8 +91,18 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
 
   ScratchSizes sizes;
   sizes.activation_bytes = peak;
-  sizes.conversion_bytes = n * std::max({E, Q, F}) * sizeof(float);
+  // One token's product by expert id converts one input row per chosen
+  // expert at once.
+  const uint64_t rows_converted = moe ? std::max(n, static_cast<uint64_t>(dims.n_expert_used)) : n;
+  sizes.conversion_bytes = rows_converted * std::max({E, Q, F}) * sizeof(float);
   sizes.tile_bytes = static_cast<uint64_t>(kScratchTileThreads) * 64 * std::max({E, Q, F});
+  if (moe) {
+    // The gathered inputs (start on a cache line) then the outputs: E in and
+    // F out (gate, up), or F in and E out (down).
+    const auto rows_of = [&](uint64_t w) { return n * w * sizeof(float); };
+    const auto line = [](uint64_t b) { return (b + 63) / 64 * 64; };
+    sizes.expert_bytes = std::max(line(rows_of(E)) + rows_of(F), line(rows_of(F)) + rows_of(E));
+  }
   return sizes;
 }
 

@@ -57,5 +57,6 @@ const ArchDef& arch_phi3();
 const ArchDef& arch_gemma2();
 const ArchDef& arch_gemma3();
 const ArchDef& arch_smollm3();
+const ArchDef& arch_qwen3moe();
 
 }  // namespace hearth::model

@@ -170,6 +170,32 @@ Status bind_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw
   return {};
 }
 
+Status read_moe_hparams(const gguf::GgufFile& file, HParams& hp) {
+  const std::string where = file.path().string();
+  HEARTH_TRY(hp.n_expert, positive(file, key(hp, "expert_count"), std::nullopt));
+  HEARTH_TRY(hp.n_expert_used, positive(file, key(hp, "expert_used_count"), std::nullopt));
+  if (hp.n_expert_used > hp.n_expert) {
+    return make_error(ErrorCode::InvalidFormat, fmt::format("{}: expert_used_count {} exceeds expert_count {}", where,
+                                                            hp.n_expert_used, hp.n_expert));
+  }
+  HEARTH_TRY(hp.n_ff_exp, positive(file, key(hp, "expert_feed_forward_length"),
+                                   static_cast<uint64_t>(std::max<int64_t>(1, hp.n_ff / hp.n_expert_used))));
+  HEARTH_TRY(const double scale, float_key(file, key(hp, "expert_weights_scale"), 0.0, FloatRange::NonNegative));
+  // 0 (absent) and 1 leave the weights as they are.
+  hp.moe.scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
+  return {};
+}
+
+Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw) {
+  const int64_t E = hp.n_embd, F = hp.n_ff_exp, X = hp.n_expert;
+  HEARTH_TRY(lw.ffn_norm, b.require(layer_tensor(il, "ffn_norm.weight"), {E}));
+  HEARTH_TRY(lw.ffn_gate_inp, b.require(layer_tensor(il, "ffn_gate_inp.weight"), {E, X}));
+  HEARTH_TRY(lw.ffn_gate_exps, b.require(layer_tensor(il, "ffn_gate_exps.weight"), {E, F, X}));
+  HEARTH_TRY(lw.ffn_up_exps, b.require(layer_tensor(il, "ffn_up_exps.weight"), {E, F, X}));
+  HEARTH_TRY(lw.ffn_down_exps, b.require(layer_tensor(il, "ffn_down_exps.weight"), {F, E, X}));
+  return {};
+}
+
 Tensor* attention_block(LayerContext& ctx, Tensor* x) { return attention_block(ctx, x, &ctx.hp.rope); }
 
 Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams* rope) {
@@ -224,6 +250,19 @@ Tensor* ffn_swiglu(LayerContext& ctx, Tensor* x) {
 Tensor* ffn_geglu(LayerContext& ctx, Tensor* x) {
   auto& g = ctx.graph;
   return g.matmul(ctx.w.w_down, g.geglu(g.matmul(ctx.w.w_gate, x), g.matmul(ctx.w.w_up, x)));
+}
+
+Tensor* ffn_moe_swiglu(LayerContext& ctx, Tensor* x) {
+  auto& g = ctx.graph;
+  const LayerWeights& w = ctx.w;
+  // Top-k of the logits is the top-k of their softmax (it is monotonic).
+  Tensor* logits = g.matmul(w.ffn_gate_inp, x);
+  Tensor* ids = g.top_k(logits, ctx.hp.n_expert_used);
+  Tensor* weights = g.moe_gate(logits, ids, ctx.hp.moe);
+  Tensor* gate = g.matmul_id(w.ffn_gate_exps, x, ids);
+  Tensor* up = g.matmul_id(w.ffn_up_exps, x, ids);
+  Tensor* down = g.matmul_id(w.ffn_down_exps, g.swiglu(gate, up), ids);
+  return g.moe_sum(down, weights);
 }
 
 Tensor* prenorm_layer(LayerContext& ctx, Tensor* x) {

@@ -22,6 +22,11 @@ Status bind_attention(WeightBinder& b, const HParams& hp, int64_t layer, LayerWe
 // ffn_norm, ffn_gate, ffn_up, ffn_down.
 Status bind_ffn(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
 std::string layer_tensor(int64_t layer, const char* name);
+// {arch}.expert_count, expert_used_count and expert_feed_forward_length
+// (n_ff / expert_used_count when absent), checked against each other.
+Status read_moe_hparams(const gguf::GgufFile& file, HParams& hp);
+// ffn_norm, the router ffn_gate_inp and the stacked ffn_{gate,up,down}_exps.
+Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
 
 // Self-attention on the normalized input: Q/K/V (fused or separate, with
 // biases and per-head norms when bound), RoPE, KV store, attention, output.
@@ -33,6 +38,9 @@ backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x, const ba
 backend::Tensor* ffn_swiglu(LayerContext& ctx, backend::Tensor* x);
 // gelu(gate) * up -> down.
 backend::Tensor* ffn_geglu(LayerContext& ctx, backend::Tensor* x);
+// Mixture of experts with SwiGLU experts: router logits, top-k, gate
+// weights (hp.moe), each chosen expert's silu(gate) * up -> down, weighted sum.
+backend::Tensor* ffn_moe_swiglu(LayerContext& ctx, backend::Tensor* x);
 // The pre-norm residual layer of Llama-like families:
 // x + attn(norm(x)), then h + ffn(norm(h)).
 backend::Tensor* prenorm_layer(LayerContext& ctx, backend::Tensor* x);

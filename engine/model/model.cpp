@@ -160,9 +160,28 @@ uint64_t Model::bytes_per_token() const {
   for (const Tensor& t : tensors_) {
     if (&t == weights_.tok_embd && weights_.output != weights_.tok_embd) {
       total += t.row_bytes();  // one embedding row per token
+    } else if (is_expert_tensor(t)) {
+      total += active_expert_bytes(t);
     } else {
       total += t.bytes();
     }
+  }
+  return total;
+}
+
+bool Model::is_expert_tensor(const Tensor& t) const {
+  return hparams_.n_expert > 0 && t.ne[2] == hparams_.n_expert && t.ne[3] == 1;
+}
+
+uint64_t Model::active_expert_bytes(const Tensor& t) const {
+  // A token reads the matrices of the experts it is routed to, and only those.
+  return t.bytes() / static_cast<uint64_t>(hparams_.n_expert) * static_cast<uint64_t>(hparams_.n_expert_used);
+}
+
+uint64_t Model::expert_bytes() const {
+  uint64_t total = 0;
+  for (const Tensor& t : tensors_) {
+    if (is_expert_tensor(t)) total += t.bytes();
   }
   return total;
 }
@@ -198,6 +217,9 @@ kv::ModelDims Model::memory_dims() const {
     if (lw.wqkv || lw.w_gate_up) d.projections = kv::ProjectionLayout::Fused;
   }
   d.layer_windows = layer_windows();
+  d.n_expert = hparams_.n_expert;
+  d.n_expert_used = hparams_.n_expert_used;
+  d.n_ff_exp = hparams_.n_ff_exp;
   return d;
 }
 

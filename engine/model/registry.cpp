@@ -9,8 +9,9 @@
 namespace hearth::model {
 namespace {
 
-std::array<const ArchDef*, 7> all_archs() {
-  return {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_phi3(), &arch_gemma2(), &arch_gemma3(), &arch_smollm3()};
+std::array<const ArchDef*, 8> all_archs() {
+  return {&arch_llama(),  &arch_qwen2(),   &arch_qwen3(),   &arch_phi3(),
+          &arch_gemma2(), &arch_gemma3(),  &arch_smollm3(), &arch_qwen3moe()};
 }
 
 }  // namespace

@@ -297,6 +297,7 @@ void fill_scalar(KernelTable& t) {
   set_kernel(t, DType::Q5_K, DType::Q8_K, dot_q5_k, gemm_by_dot<dot_q5_k>, L);
   set_kernel(t, DType::Q6_K, DType::Q8_K, dot_q6_k, gemm_by_dot<dot_q6_k>, L);
   set_kernel(t, DType::IQ4_XS, DType::Q8_K, dot_iq4_xs, gemm_by_dot<dot_iq4_xs>, L);
+  set_kernel(t, DType::MXFP4, DType::Q8_0, dot_mxfp4_scalar, gemm_by_dot<dot_mxfp4_scalar>, L);
   for (size_t id = 0; id < t.by_type.size(); ++id) {
     if (t.by_type[id].vec_dot) t.by_type[id].quantize = reference_quantizer(static_cast<DType>(id));
   }

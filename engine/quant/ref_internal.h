@@ -72,6 +72,10 @@ void quantize_q4_1(const float* x, void* dst, int64_t n);
 void quantize_q5_0(const float* x, void* dst, int64_t n);
 void quantize_q5_1(const float* x, void* dst, int64_t n);
 void quantize_iq4_nl(const float* x, void* dst, int64_t n);
+void dequantize_mxfp4(const void* src, float* y, int64_t n);
+void quantize_mxfp4(const float* x, void* dst, int64_t n);
+// MXFP4 weights against Q8_0 activations (the scalar oracle).
+float dot_mxfp4_scalar(int64_t n, const void* w, const void* a);
 void quantize_q2_k(const float* x, void* dst, int64_t n);
 // The formats whose scale search dominates, with the search passed in.
 void quantize_q2_k_with(const float* x, void* dst, int64_t n, Qkx2Fn search);

@@ -37,6 +37,7 @@ constexpr std::array kTraits = {
     DTypeTraits{DType::I64, "I64", 1, 8, false},
     DTypeTraits{DType::F64, "F64", 1, 8, false},
     DTypeTraits{DType::BF16, "BF16", 1, 2, false},
+    DTypeTraits{DType::MXFP4, "MXFP4", QK, 1 + QK / 2, true},
 };
 
 }  // namespace

@@ -52,7 +52,7 @@ Result<std::unique_ptr<Session>> Session::create(const model::Model& model, back
   // Scratch up front, from the same function the memory estimate uses, so
   // the memory the user was shown is what is in use from the first token.
   HEARTH_TRY(const kv::ScratchSizes scratch, kv::scratch_sizes(model.memory_dims(), config.n_ctx, config.n_batch));
-  HEARTH_CHECK(backend.reserve_scratch(backend::ScratchReservation{scratch.activation_bytes, scratch.matmul_bytes()}));
+  HEARTH_CHECK(backend.reserve_scratch(backend::ScratchReservation{scratch.activation_bytes, scratch.matmul_bytes(), scratch.expert_bytes}));
   return s;
 }
 

@@ -71,6 +71,25 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
     s.dims.projections = kv::ProjectionLayout::Fused;
   }
   HEARTH_TRY(s.dims.layer_windows, layer_windows(file, a, s.dims.n_layer));
+  HEARTH_TRY(s.dims.n_expert, optional_count(file, a + ".expert_count", 0));
+  s.active_bytes = s.tensor_bytes;
+  if (s.dims.n_expert > 0) {
+    HEARTH_TRY(s.dims.n_expert_used, required_count(file, a + ".expert_used_count"));
+    if (s.dims.n_expert_used > s.dims.n_expert) {
+      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}.expert_used_count' = {} exceeds '{}.expert_count' = {}",
+                                                              file.path().string(), a, s.dims.n_expert_used, a,
+                                                              s.dims.n_expert));
+    }
+    HEARTH_TRY(s.dims.n_ff_exp, optional_count(file, a + ".expert_feed_forward_length",
+                                               std::max<int64_t>(1, s.dims.n_ff / s.dims.n_expert_used)));
+    // Expert tensors are the ones stacked along a third dimension of n_expert.
+    for (const auto& t : file.tensors()) {
+      if (t.dims[2] != s.dims.n_expert || t.dims[3] != 1) continue;
+      s.expert_bytes += t.bytes;
+      s.active_bytes -= t.bytes - t.bytes / static_cast<uint64_t>(s.dims.n_expert) *
+                                      static_cast<uint64_t>(s.dims.n_expert_used);
+    }
+  }
   s.chat_template = file.chat_template().has_value();
   return s;
 }

@@ -20,7 +20,7 @@ struct TargetInfo {
   uint32_t file_type;  // the reference's llama_ftype value
 };
 
-constexpr std::array<TargetInfo, 14> kTargets{{
+constexpr std::array<TargetInfo, 15> kTargets{{
     {QuantTarget::Q8_0, "Q8_0", DType::Q8_0, 7},
     {QuantTarget::Q4_0, "Q4_0", DType::Q4_0, 2},
     {QuantTarget::Q4_1, "Q4_1", DType::Q4_1, 3},
@@ -35,6 +35,7 @@ constexpr std::array<TargetInfo, 14> kTargets{{
     {QuantTarget::IQ4_XS, "IQ4_XS", DType::IQ4_XS, 30},
     {QuantTarget::F16, "F16", DType::F16, 1},
     {QuantTarget::BF16, "BF16", DType::BF16, 32},
+    {QuantTarget::MXFP4_MOE, "MXFP4_MOE", DType::MXFP4, 38},
 }};
 
 const TargetInfo& info(QuantTarget target) {
@@ -57,6 +58,7 @@ DType fallback_type(DType type) {
     case DType::Q4_K: return DType::Q5_0;
     case DType::Q5_K: return DType::Q5_1;
     case DType::Q6_K: return DType::Q8_0;
+    case DType::MXFP4: return DType::Q8_0;
     default: return DType::F16;
   }
 }
@@ -67,6 +69,10 @@ DType mixed_type(QuantTarget target, const TensorContext& t) {
   const int64_t nl = t.n_layer;
   const std::string_view name = t.name;
 
+  // MXFP4_MOE: tensors stacked by expert (3-D) in MXFP4, everything else
+  // (output and embedding included) in Q8_0.
+  if (target == QuantTarget::MXFP4_MOE) return t.n_dims >= 3 ? DType::MXFP4 : DType::Q8_0;
+
   // Output matrix (or the embedding that doubles as it): more bits, as the
   // logits are sensitive to it.
   if (name == "output.weight" || (!t.has_output && name == "token_embd.weight")) {
@@ -75,6 +81,15 @@ DType mixed_type(QuantTarget target, const TensorContext& t) {
   }
   if (name == "token_embd.weight") return type;  // unchanged for the targets offered
 
+  // The reference's rules for 8-expert models (Mixtral-like): K and V in
+  // Q8_0 (a small cost next to the experts), the attention output in Q5_K
+  // for the lower-bit targets.
+  if (t.n_expert == 8 && (contains(name, "attn_v.weight") || contains(name, "attn_k.weight"))) return DType::Q8_0;
+  if (t.n_expert == 8 && contains(name, "attn_output.weight") &&
+      (target == QuantTarget::Q2_K || target == QuantTarget::Q3_K_M || target == QuantTarget::IQ4_NL ||
+       target == QuantTarget::Q4_K_M || target == QuantTarget::IQ4_XS)) {
+    return DType::Q5_K;
+  }
   if (contains(name, "attn_v.weight")) {
     switch (target) {
       case QuantTarget::Q2_K: return t.n_gqa >= 4 ? DType::Q4_K : DType::Q3_K;
@@ -149,6 +164,12 @@ int64_t layer_of(std::string_view name) {
 
 DType choose_tensor_type(QuantTarget target, const TensorContext& t) {
   if (t.n_dims < 2) return DType::F32;  // norms and biases: tiny, and sensitive
+  if (contains(t.name, "ffn_gate_inp.weight")) return DType::F32;  // the router: left as it is
+  // Only weights are quantized; 2-D biases (gpt-oss's per-expert ones) stay.
+  constexpr std::string_view kWeight = ".weight";
+  if (t.name.size() < kWeight.size() || t.name.compare(t.name.size() - kWeight.size(), kWeight.size(), kWeight) != 0) {
+    return DType::F32;
+  }
   DType type = is_quantized_target(target) ? mixed_type(target, t) : default_type(target);
   if (t.row_length % traits(type).block_elements != 0) {
     type = fallback_type(type);

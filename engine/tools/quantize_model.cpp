@@ -171,6 +171,11 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
   const int64_t n_layer = model_layers(order);
   const int64_t n_gqa = model_gqa(file);
   const bool has_output = file.find_tensor("output.weight") != nullptr;
+  int64_t n_expert = 0;
+  if (auto arch = file.architecture(); arch.ok()) {
+    HEARTH_TRY(const auto experts, file.find_uint(*arch + ".expert_count"));
+    n_expert = static_cast<int64_t>(experts.value_or(0));
+  }
 
   gguf::GgufWriter writer(file.alignment());
   for (const auto& kv : file.metadata()) {
@@ -182,7 +187,7 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
 
   std::vector<DType> types;
   for (const auto* t : order) {
-    TensorContext ctx{t->name, t->n_dims, t->row_length(), layer_of(t->name), n_layer, n_gqa, has_output};
+    TensorContext ctx{t->name, t->n_dims, t->row_length(), layer_of(t->name), n_layer, n_gqa, has_output, n_expert};
     const DType type = choose_tensor_type(options.target, ctx);
     types.push_back(type);
     gguf::TensorSpec spec{t->name, type, {}};

@@ -90,6 +90,7 @@ class CpuBackend final : public Backend {
   bool supports(Op op, DType type) const override {
     switch (op) {
       case Op::MatMul:
+      case Op::MatMulId:
       case Op::GetRows: return cpu::has_row_ops(type);
       case Op::KvStore:
       case Op::Attention: return type == DType::F16 || type == DType::F32 || type == DType::Q8_0;
@@ -108,6 +109,7 @@ class CpuBackend final : public Backend {
   Status reserve_scratch(const ScratchReservation& r) override {
     if (r.activation_bytes > arena_bytes_) HEARTH_CHECK(set_arena(r.activation_bytes));
     if (r.conversion_bytes > matmul_scratch_.buffer.capacity()) matmul_scratch_.buffer.reserve(static_cast<size_t>(r.conversion_bytes));
+    if (r.expert_bytes > matmul_scratch_.expert.capacity()) matmul_scratch_.expert.reserve(static_cast<size_t>(r.expert_bytes));
     note_scratch();
     return {};
   }
@@ -116,7 +118,8 @@ class CpuBackend final : public Backend {
     MemoryUse use;
     use.weights_bytes = counters_->of(BufferUsage::Weights);
     use.kv_bytes = counters_->of(BufferUsage::KvCache);
-    use.scratch_bytes = counters_->of(BufferUsage::Scratch) + arena_bytes_ + matmul_scratch_.buffer.capacity();
+    use.scratch_bytes = counters_->of(BufferUsage::Scratch) + arena_bytes_ + matmul_scratch_.buffer.capacity() +
+                        matmul_scratch_.expert.capacity();
     use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
     use.scratch_growths = scratch_growths_;
     return use;
@@ -135,8 +138,10 @@ class CpuBackend final : public Backend {
       tensor->data = static_cast<uint8_t*>(arena_.get()) + offset;
     }
     const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
+    const size_t expert_capacity = matmul_scratch_.expert.capacity();
     run_nodes(graph.nodes());
     if (matmul_scratch_.buffer.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
+    if (matmul_scratch_.expert.capacity() != expert_capacity && expert_capacity > 0) ++scratch_growths_;
     note_scratch();
     return {};
   }
@@ -178,6 +183,10 @@ class CpuBackend final : public Backend {
       case Op::SoftCap: op_softcap(n, pool_); break;
       case Op::SliceCols: op_slice_cols(n, pool_); break;
       case Op::LastRows: op_last_rows(n, pool_); break;
+      case Op::TopK: op_top_k(n, pool_); break;
+      case Op::MoeGate: op_moe_gate(n, pool_); break;
+      case Op::MatMulId: op_matmul_id(n, pool_, kernels_, matmul_scratch_); break;
+      case Op::MoeSum: op_moe_sum(n, pool_); break;
     }
   }
 

@@ -32,6 +32,10 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
 // and counts any growth.
 struct MatmulScratch {
   std::vector<uint8_t> buffer;
+  // Products by expert id (op_matmul_id): one expert's input rows gathered
+  // together and its output rows before they are scattered to their slots.
+  // Reserved up front with the rest (kv::ScratchSizes::expert_bytes).
+  std::vector<uint8_t> expert;
 };
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
@@ -48,6 +52,28 @@ constexpr size_t kMaxDecodeGroup = 4;
 // first) as one range of rows split across the threads.
 void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
                             MatmulScratch& scratch);
+
+// One-token products of several weight ranges, each with its own prepared
+// activation (as DecodeKernels::prepare left it), run as one range of rows
+// split across the threads.
+struct DecodePart {
+  const quant::TypeKernels* k = nullptr;
+  const uint8_t* w = nullptr;  // first row
+  size_t rb = 0;               // bytes per row
+  int64_t rows = 0;
+  const uint8_t* act = nullptr;
+  float* y = nullptr;
+};
+void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPool& pool);
+
+// Mixture of experts (graph.h: TopK, MoeGate, MatMulId, MoeSum).
+void op_top_k(const Node& n, ThreadPool& pool);
+void op_moe_gate(const Node& n, ThreadPool& pool);
+void op_moe_sum(const Node& n, ThreadPool& pool);
+// One token: only the chosen experts' rows are read, all slots in one split
+// of rows. More tokens: grouped by expert, one product per expert over the
+// tokens that chose it.
+void op_matmul_id(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
 // RoPE cos/sin for one position, shared with the KV shift of the cache.
 void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* sin_out);

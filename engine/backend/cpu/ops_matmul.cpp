@@ -172,6 +172,28 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
   }
 }
 
+void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPool& pool) {
+  std::vector<int64_t> first(parts.size() + 1, 0);
+  for (size_t i = 0; i < parts.size(); ++i) first[i + 1] = first[i] + parts[i].rows;
+  const int64_t total = first.back();
+  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
+    size_t i = 0;
+    while (first[i + 1] <= b) ++i;
+    for (; b < e; ++i) {
+      const DecodePart& part = parts[i];
+      const int64_t stop = std::min(e, first[i + 1]);
+      const int64_t r = b - first[i];
+      const uint8_t* w = part.w + static_cast<size_t>(r) * part.rb;
+      if (part.k->decode.rows) {
+        part.k->decode.rows(cols, w, part.rb, stop - b, part.act, part.y + r);
+      } else {
+        for (int64_t j = 0; j < stop - b; ++j) part.y[r + j] = part.k->vec_dot(cols, w + static_cast<size_t>(j) * part.rb, part.act);
+      }
+      b = stop;
+    }
+  });
+}
+
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];

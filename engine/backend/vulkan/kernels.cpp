@@ -16,11 +16,12 @@ using shaders::ShaderId;
 
 struct WeightShaders {
   DType type;
-  ShaderId matvec, matvec_sg, matmul, get_rows;
+  ShaderId matvec, matvec_sg, matmul, get_rows, matvec_id;
 };
 
 #define HEARTH_WEIGHT_ENTRY(T, t) \
-  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matvec_sg_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t }
+  WeightShaders { DType::T, ShaderId::matvec_##t, ShaderId::matvec_sg_##t, ShaderId::matmul_##t, ShaderId::get_rows_##t, \
+                  ShaderId::matvec_id_##t }
 
 constexpr WeightShaders kWeightShaders[] = {
     HEARTH_WEIGHT_ENTRY(F32, f32),     HEARTH_WEIGHT_ENTRY(F16, f16),       HEARTH_WEIGHT_ENTRY(BF16, bf16),
@@ -28,6 +29,7 @@ constexpr WeightShaders kWeightShaders[] = {
     HEARTH_WEIGHT_ENTRY(Q5_0, q5_0),   HEARTH_WEIGHT_ENTRY(Q5_1, q5_1),     HEARTH_WEIGHT_ENTRY(Q2_K, q2_k),
     HEARTH_WEIGHT_ENTRY(Q3_K, q3_k),   HEARTH_WEIGHT_ENTRY(Q4_K, q4_k),     HEARTH_WEIGHT_ENTRY(Q5_K, q5_k),
     HEARTH_WEIGHT_ENTRY(Q6_K, q6_k),   HEARTH_WEIGHT_ENTRY(IQ4_NL, iq4_nl), HEARTH_WEIGHT_ENTRY(IQ4_XS, iq4_xs),
+    HEARTH_WEIGHT_ENTRY(MXFP4, mxfp4),
 };
 #undef HEARTH_WEIGHT_ENTRY
 
@@ -51,6 +53,12 @@ Result<uint32_t> row_stride_units(DType type, uint32_t ncols, std::string_view o
   auto bytes = row_bytes(type, ncols);
   if (!bytes.ok()) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan {}: {}", op, bytes.error().message));
+  }
+  // The shaders address 16-bit words: MXFP4's 17-byte blocks need an even
+  // number of them per row (a multiple of 64 values).
+  if (type == DType::MXFP4 && ncols % 64 != 0) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("Vulkan {}: MXFP4 rows of {} values (the shaders need a multiple of 64)", op, ncols));
   }
   return static_cast<uint32_t>(*bytes / (type == DType::F32 ? 4 : 2));
 }
@@ -263,6 +271,80 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
                       fmt::format("Vulkan matmul: {} rows x {} tokens in one dispatch", m_rows, n_tokens));
   }
   return run(seq, shaders->matmul, tile_n, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+}
+
+Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,
+                          const BufferView& ids, const BufferView& y, const MatvecIdShape& s) {
+  const auto shaders = weight_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec_id: no shader for {}", traits(type).name));
+  }
+  if (s.k == 0 || s.n_slots % s.k != 0 || s.n_expert == 0) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan matvec_id: {} slots of {} experts out of {}",
+                                                              s.n_slots, s.k, s.n_expert));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, s.ncols, "matvec_id"));
+  const uint64_t expert_units = uint64_t{stride} * s.nrows;
+  const uint64_t unit = type == DType::F32 ? 4 : 2;
+  // The shader trusts ids (made by moe_top_k, below n_expert): every expert
+  // must be in the binding, and its offset must fit the shader's 32 bits.
+  if (expert_units * s.n_expert > UINT32_MAX) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("Vulkan matvec_id: {} experts of {} bytes exceed one binding's addressing",
+                                  s.n_expert, expert_units * unit));
+  }
+  HEARTH_CHECK(need_bytes("matvec_id", "weights", w, expert_units * s.n_expert * unit));
+  HEARTH_CHECK(need_bytes("matvec_id", "ids", ids, 4ull * s.n_slots));
+  HEARTH_CHECK(need_bytes("matvec_id", "x", x, 4ull * s.ncols * (s.x_per_slot ? s.n_slots : s.n_slots / s.k)));
+  HEARTH_CHECK(need_bytes("matvec_id", "y", y, 4ull * s.nrows * s.n_slots));
+  if (s.nrows > ctx_.limits().max_workgroup_count[0] || s.n_slots > ctx_.limits().max_workgroup_count[1]) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("Vulkan matvec_id: {} rows x {} slots in one dispatch", s.nrows, s.n_slots));
+  }
+  const sp::MatvecIdParams p{s.ncols, s.nrows, stride, static_cast<uint32_t>(expert_units), s.k,
+                             s.x_per_slot ? 1u : 0u};
+  const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}, {ids, Access::Read}};
+  return run(seq, shaders->matvec_id, tuning_.matvec, bind, &p, push_size<sp::MatvecIdParams>(),
+             {s.nrows, s.n_slots, 1}, "matvec_id");
+}
+
+Status Kernels::moe_top_k(CommandSequence& seq, const BufferView& logits, const BufferView& ids, const MoeShape& s) {
+  if (s.k == 0 || s.k > s.n_expert) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan moe_top_k: k {} of {} experts", s.k, s.n_expert));
+  }
+  HEARTH_CHECK(need_bytes("moe_top_k", "logits", logits, 4ull * s.n_expert * s.n_tokens));
+  HEARTH_CHECK(need_bytes("moe_top_k", "ids", ids, 4ull * s.k * s.n_tokens));
+  const sp::MoeRouteParams p{s.n_expert, s.k, s.n_tokens, 0, 0, 0, 1.0f};
+  const Binding bind[] = {{logits, Access::Read}, {ids, Access::Write}};
+  return run(seq, ShaderId::moe_top_k, tuning_.elementwise, bind, &p, push_size<sp::MoeRouteParams>(),
+             grid((s.n_tokens + tuning_.elementwise - 1) / tuning_.elementwise), "moe_top_k");
+}
+
+Status Kernels::moe_gate(CommandSequence& seq, const BufferView& logits, const BufferView& ids,
+                         const BufferView& weights, const MoeShape& s, uint32_t gating, bool normalize, float scale) {
+  if (s.k == 0 || s.k > s.n_expert || gating > 1) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan moe_gate: k {} of {} experts, gating {}", s.k, s.n_expert, gating));
+  }
+  HEARTH_CHECK(need_bytes("moe_gate", "logits", logits, 4ull * s.n_expert * s.n_tokens));
+  HEARTH_CHECK(need_bytes("moe_gate", "ids", ids, 4ull * s.k * s.n_tokens));
+  HEARTH_CHECK(need_bytes("moe_gate", "weights", weights, 4ull * s.k * s.n_tokens));
+  const sp::MoeRouteParams p{s.n_expert, s.k, s.n_tokens, 0, gating, normalize ? 1u : 0u, scale};
+  const Binding bind[] = {{logits, Access::Read}, {ids, Access::Read}, {weights, Access::Write}};
+  return run(seq, ShaderId::moe_gate, tuning_.elementwise, bind, &p, push_size<sp::MoeRouteParams>(),
+             grid((s.n_tokens + tuning_.elementwise - 1) / tuning_.elementwise), "moe_gate");
+}
+
+Status Kernels::moe_sum(CommandSequence& seq, const BufferView& y, const BufferView& weights, const BufferView& out,
+                        const MoeShape& s) {
+  const uint64_t n = uint64_t{s.n_tokens} * s.width;
+  HEARTH_CHECK(need_bytes("moe_sum", "y", y, 4 * n * s.k));
+  HEARTH_CHECK(need_bytes("moe_sum", "weights", weights, 4ull * s.k * s.n_tokens));
+  HEARTH_CHECK(need_bytes("moe_sum", "out", out, 4 * n));
+  const sp::MoeRouteParams p{0, s.k, s.n_tokens, s.width, 0, 0, 1.0f};
+  const Binding bind[] = {{y, Access::Read}, {weights, Access::Read}, {out, Access::Write}};
+  return run(seq, ShaderId::moe_sum, tuning_.elementwise, bind, &p, push_size<sp::MoeRouteParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "moe_sum");
 }
 
 namespace {

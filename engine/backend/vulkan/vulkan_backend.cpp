@@ -116,6 +116,7 @@ class VulkanBackendImpl final : public VulkanBackend {
       case Op::MatMul: return Kernels::supports_weights(type);
       case Op::KvStore:
       case Op::Attention: return type == DType::F16 || type == DType::Q8_0;
+      case Op::MatMulId: return Kernels::supports_weights(type);
       default: return type == DType::F32;
     }
   }
@@ -430,6 +431,9 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     add_sig(static_cast<uint64_t>(p.rope.n_dims) << 32 | static_cast<uint32_t>(p.rope.head_dim));
     add_sig(static_cast<uint64_t>(p.rope.mode));
     add_sig(static_cast<uint64_t>(p.attn.n_head) << 32 | static_cast<uint32_t>(p.attn.window));
+    uint32_t moe_scale;
+    std::memcpy(&moe_scale, &p.moe.scale, 4);
+    add_sig(static_cast<uint64_t>(p.moe.gating) << 40 | static_cast<uint64_t>(p.moe.normalize) << 32 | moe_scale);
   }
   return {};
 }
@@ -531,6 +535,26 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const uint64_t row = 4ull * a->ne[0];
       return s.copy(view(a).sub((a->ne[1] - n.dst->ne[1]) * row, n.dst->bytes()), view(n.dst));
     }
+    case Op::TopK:
+      return k.moe_top_k(s, view(a), view(n.dst), {u32(a->ne[0]), u32(n.dst->ne[0]), u32(a->ne[1]), 0});
+    case Op::MoeGate: {
+      const auto& m = n.params.moe;
+      return k.moe_gate(s, view(a), view(b), view(n.dst), {u32(a->ne[0]), u32(b->ne[0]), u32(a->ne[1]), 0},
+                        m.gating == backend::MoeGating::Softmax ? 0u : 1u, m.normalize, m.scale);
+    }
+    case Op::MatMulId: {
+      const Tensor* ids = n.src[2];
+      Kernels::MatvecIdShape shape;
+      shape.ncols = u32(a->ne[0]);
+      shape.nrows = u32(a->ne[1]);
+      shape.n_expert = u32(a->ne[2]);
+      shape.k = u32(ids->ne[0]);
+      shape.n_slots = u32(ids->ne[0] * ids->ne[1]);
+      shape.x_per_slot = b->ne[1] != ids->ne[1];
+      return k.matvec_id(s, a->type, view(a), view(b), view(ids), view(n.dst), shape);
+    }
+    case Op::MoeSum:
+      return k.moe_sum(s, view(a), view(b), view(n.dst), {0, u32(b->ne[0]), u32(b->ne[1]), u32(a->ne[0])});
   }
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }

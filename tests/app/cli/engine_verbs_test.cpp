@@ -104,6 +104,10 @@ INSTANTIATE_TEST_SUITE_P(Cpu, CliLogitsAllModels, ::testing::ValuesIn(hearth::te
                          [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
                            return "cpu_" + hearth::testing::fixture_case_name(param_info.param);
                          });
+INSTANTIATE_TEST_SUITE_P(CpuMoe, CliLogitsAllModels, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return "cpu_" + hearth::testing::fixture_case_name(param_info.param);
+                         });
 
 TEST(CliLogits, BadInputIsExitCodeTwoWithOneLine) {
   const std::string cmd = cli() + " logits --model " + data_path("models/tokens.txt") + " --tokens 1 --out /dev/null 2>/dev/null";

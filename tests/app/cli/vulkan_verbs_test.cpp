@@ -46,6 +46,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CliVulkanLogits, ::testing::ValuesIn(hearth::
                          [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
                            return hearth::testing::fixture_case_name(param_info.param);
                          });
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, CliVulkanLogits, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
 
 // Partial offload from the command line: the first layer on Vulkan, the rest
 // (and the embedding and output head) on the CPU.
@@ -73,6 +77,10 @@ TEST_P(CliPartialOffloadLogits, OneLayerOnGpuMatchesReferenceWithinTolerance) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CliPartialOffloadLogits, ::testing::ValuesIn(hearth::testing::kFixtureCases),
+                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, CliPartialOffloadLogits, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
                          [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
                            return hearth::testing::fixture_case_name(param_info.param);
                          });

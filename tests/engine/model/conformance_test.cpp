@@ -78,14 +78,17 @@ TEST(ConformanceKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, Conformance, ::testing::ValuesIn(kCases), [](const ::testing::TestParamInfo<Case>& param_info) {
+std::string case_name(const ::testing::TestParamInfo<Case>& param_info) {
   std::string name = param_info.param.model;
   name = name.substr(0, name.size() - 5);
   for (char& ch : name) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
   return name;
-});
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Conformance, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, Conformance, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases), case_name);
 
 }  // namespace
 }  // namespace hearth::model

@@ -50,6 +50,14 @@ inline constexpr FixtureCase kFixtureCases[] = {
     {"tiny-llama31-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
 };
 
+// The mixture-of-experts fixtures (tests/data/FIXTURES-README.md,
+// models/tiny-qwen3moe-*), kept apart so suites opt in per backend.
+inline constexpr FixtureCase kMoeFixtureCases[] = {
+    {"tiny-qwen3moe-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
+    {"tiny-qwen3moe-q8_0.gguf", "tokens.txt", kQuantCosine, 0.85},
+    {"tiny-qwen3moe-q4_k_m.gguf", "tokens.txt", kQuantCosine, 0.85},
+};
+
 // A gtest-friendly name for a case: the model file with punctuation as '_'.
 inline std::string fixture_case_name(const FixtureCase& c) {
   std::string n = c.model;

@@ -159,14 +159,17 @@ TEST_P(FixtureWeights, BothPlacesHoldTheFilesBytesAndGiveTheReferenceLogits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, FixtureWeights, ::testing::ValuesIn(hearth::testing::kFixtureCases),
-                         [](const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
-                           std::string n = param_info.param.model;
-                           for (char& ch : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return n;
-                         });
+std::string weights_case_name(const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
+  std::string n = param_info.param.model;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, FixtureWeights, ::testing::ValuesIn(hearth::testing::kFixtureCases), weights_case_name);
+INSTANTIATE_TEST_SUITE_P(MoeModels, FixtureWeights, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
+                         weights_case_name);
 
 }  // namespace
 }  // namespace hearth::model

@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(QuantizeRow, ZeroRowsStayZero) {
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
                   DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_K, DType::IQ4_NL,
-                  DType::IQ4_XS}) {
+                  DType::IQ4_XS, DType::MXFP4}) {
     std::vector<float> x(256, 0.0f), y(256, 1.0f);
     std::vector<uint8_t> q(*row_bytes(t, 256));
     ASSERT_TRUE(quantize_row(t, x.data(), q.data(), 256).ok());

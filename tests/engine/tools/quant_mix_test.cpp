@@ -33,14 +33,16 @@ TEST(QuantMix, LayerOfName) {
 TEST(QuantMix, TargetsParseAndCarryTheReferenceFileType) {
   EXPECT_EQ(*quant_target_from_name("q4_k_m"), QuantTarget::Q4_K_M);
   EXPECT_FALSE(quant_target_from_name("Q4_K").ok());
-  // llama_ftype values: Q4_0 2, Q8_0 7, Q4_K_M 15, Q6_K 18, IQ4_XS 30, BF16 32.
+  // llama_ftype values: Q4_0 2, Q8_0 7, Q4_K_M 15, Q6_K 18, IQ4_XS 30, BF16 32, MXFP4_MOE 38.
   EXPECT_EQ(file_type_id(QuantTarget::Q4_0), 2u);
   EXPECT_EQ(file_type_id(QuantTarget::Q8_0), 7u);
   EXPECT_EQ(file_type_id(QuantTarget::Q4_K_M), 15u);
   EXPECT_EQ(file_type_id(QuantTarget::Q6_K), 18u);
   EXPECT_EQ(file_type_id(QuantTarget::IQ4_XS), 30u);
   EXPECT_EQ(file_type_id(QuantTarget::BF16), 32u);
-  EXPECT_EQ(all_quant_targets().size(), 14u);
+  EXPECT_EQ(*quant_target_from_name("mxfp4_moe"), QuantTarget::MXFP4_MOE);
+  EXPECT_EQ(file_type_id(QuantTarget::MXFP4_MOE), 38u);
+  EXPECT_EQ(all_quant_targets().size(), 15u);
 }
 
 TEST(QuantMix, Q4KMixKeepsOutputAndSomeLayersAtQ6K) {

@@ -140,6 +140,37 @@ TEST_F(QuantizeModel, Q4_K_MMixAndErrorMatchReference) {
   expect_error_close(ours, ref, f32);
 }
 
+// Mixture of experts: the reference's MXFP4_MOE file of the tiny gpt-oss
+// model (experts in MXFP4, every other matrix in Q8_0, the router left F32)
+// is reproduced type for type and byte for byte.
+TEST_F(QuantizeModel, Mxfp4MoeMatchesReferenceBytes) {
+  const auto out = quantize("tiny-gpt-oss-f32.gguf", QuantTarget::MXFP4_MOE);
+  const auto ours = open_or_die(out);
+  const auto ref = open_or_die(model_path("tiny-gpt-oss-mxfp4_moe.gguf"));
+  expect_same_layout(ours, ref);
+  expect_byte_identical(ours, ref, DType::Q8_0);
+  int experts = 0;
+  for (const auto& r : ref.tensors()) {
+    if (r.type != DType::MXFP4) continue;
+    const gguf::TensorInfo* o = ours.find_tensor(r.name);
+    ASSERT_NE(o, nullptr) << r.name;
+    const auto a = ours.tensor_data(*o);
+    const auto b = ref.tensor_data(r);
+    ASSERT_EQ(a.size(), b.size()) << r.name;
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0) << r.name << " differs from the reference";
+    ++experts;
+  }
+  EXPECT_GT(experts, 0);
+}
+
+// The Q4_K_M mix of an 8-expert model (the reference's rules for such
+// models: K and V in Q8_0, the attention output in Q5_K), on the tiny
+// qwen3moe fixture.
+TEST_F(QuantizeModel, Q4_K_MMixOfAnEightExpertModelMatchesReference) {
+  const auto out = quantize("tiny-qwen3moe-f32.gguf", QuantTarget::Q4_K_M);
+  expect_same_layout(open_or_die(out), open_or_die(model_path("tiny-qwen3moe-q4_k_m.gguf")));
+}
+
 TEST_F(QuantizeModel, Q6_KErrorMatchesReference) {
   const auto out = quantize("tiny-llama-f32.gguf", QuantTarget::Q6_K);
   const auto ours = open_or_die(out);

@@ -81,6 +81,35 @@ struct MatvecParams {
   uint row_stride;
 };
 
+// Products by expert id: slot s (token s / k, its (s % k)-th expert) gives
+// y[s][r] = sum_c W[ids[s]][r][c] * x[xs][c], xs = s when x_per_slot != 0
+// (one input row per slot), s / k otherwise (the token's row); the experts'
+// matrices lie expert_stride storage units apart.
+struct MatvecIdParams {
+  uint ncols;
+  uint nrows;
+  uint row_stride;
+  uint expert_stride;
+  uint k;
+  uint x_per_slot;
+};
+
+// Mixture-of-experts routing and combination, per token t:
+// top-k: ids[t][0..k) = the k largest of logits[t][0..n_expert), largest
+// first, ties to the lower index; gate: w[t][s] from logits[t] at ids[t][s]
+// (gating 0: softmax over every expert; 1: softmax over the chosen ones),
+// divided by max(sum, 2^-14) when normalize != 0, times scale; sum:
+// out[t][c] = sum_s w[t][s] * y[t * k + s][c] over rows of `width`.
+struct MoeRouteParams {
+  uint n_expert;
+  uint k;
+  uint n_tokens;
+  uint width;
+  uint gating;
+  uint normalize;
+  float scale;
+};
+
 // Y[n][m] = sum_k W[m][k] * X[n][k]; W: [m_rows][k] (shader's type, rows
 // row_stride storage units apart); X: [n_tokens][k] f32; Y: [n_tokens][m_rows].
 struct MatmulParams {
@@ -126,6 +155,8 @@ static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
+static_assert(sizeof(MatvecIdParams) == 24);
+static_assert(sizeof(MoeRouteParams) == 28);
 static_assert(sizeof(AttentionParams) == 32);
 static_assert(sizeof(KvStoreParams) == 16);
 }  // namespace hearth::shaders

@@ -62,6 +62,22 @@ void dequant_chunk(uint b, uint chunk, out float v[32]) {
   }
 }
 
+#elif defined(TYPE_MXFP4)
+// 17-byte blocks: two of them (34 bytes, 64 values) make one 16-bit-aligned
+// unit, so rows must hold an even number of blocks (the host checks).
+#define BLOCK_U16 17u
+#define CHUNKS_PER_BLOCK 2u
+const float kMxfp4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
+void dequant_chunk(uint b, uint chunk, out float v[32]) {
+  const uint o = 17u * chunk;  // the chunk's block, in bytes from word b
+  const float d = ldexp(1.0, int(wbyte(b, o)) - 128);
+  for (uint l = 0u; l < 16u; ++l) {
+    const uint q = wbyte(b, o + 1u + l);
+    v[l] = d * kMxfp4[q & 0xFu];
+    v[l + 16u] = d * kMxfp4[q >> 4];
+  }
+}
+
 #elif defined(TYPE_Q4_1)
 #define BLOCK_U16 10u
 #define CHUNKS_PER_BLOCK 1u

@@ -23,6 +23,8 @@
 //    rounding tie may land one quantum apart);
 //  - Attention: 1e-6 for F32/F16 caches, 1e-4 for Q8_0 (the query may be
 //    quantised to 8 bits for the dot products).
+//  - TopK: exact (the chosen ids, compared as numbers); MoeGate: 1e-9 (exp);
+//    MoeSum: 1e-12 (the same products and sums); MatMulId: as MatMul.
 // KvStore writes no tensor; its graph also scales a one-element input so that
 // the graph has an output, which the Vulkan backend reads back.
 #include <gtest/gtest.h>
@@ -58,7 +60,7 @@ struct OpCase {
 constexpr DType kAllTypes[] = {DType::F32,  DType::F16,  DType::Q4_0, DType::Q4_1,   DType::Q5_0,   DType::Q5_1,
                                DType::Q8_0, DType::Q8_1, DType::Q2_K, DType::Q3_K,   DType::Q4_K,   DType::Q5_K,
                                DType::Q6_K, DType::Q8_K, DType::IQ4_NL, DType::IQ4_XS, DType::I8,   DType::I16,
-                               DType::I32,  DType::I64,  DType::F64,  DType::BF16};
+                               DType::I32,  DType::I64,  DType::F64,  DType::BF16, DType::MXFP4};
 
 // Every (op, dtype) the CPU backend says it supports, on both targets.
 std::vector<OpCase> all_cases() {
@@ -90,6 +92,10 @@ double max_nmse(Op op, DType type) {
     case Op::MatMul: return type == DType::F32 ? 1e-9 : blocks ? 5e-4 : 1e-6;
     case Op::KvStore: return type == DType::Q8_0 ? 1e-4 : 1e-12;
     case Op::Attention: return type == DType::Q8_0 ? 1e-4 : 1e-6;
+    case Op::TopK: return 0;
+    case Op::MoeGate: return 1e-9;
+    case Op::MoeSum: return 1e-12;
+    case Op::MatMulId: return type == DType::F32 ? 1e-9 : blocks ? 5e-4 : 1e-6;
   }
   return 0;
 }
@@ -126,6 +132,10 @@ struct Draw {
   int64_t offset = 0, width = 0, last = 0, group = 0;
   RopeParams rope;
   std::vector<float> freq_factors;  // Llama 3.1 rope_freqs when not empty (bound in run())
+  // Mixture of experts: experts, chosen per token, x one row per slot.
+  int64_t n_expert = 0, k = 0;
+  bool x_per_slot = false;
+  MoeParams moe;
   // KV: heads, head size, positions stored and the queries' positions.
   int32_t n_head = 0, n_head_kv = 0, head_dim = 0;
   std::vector<int32_t> positions, query_positions;
@@ -142,6 +152,8 @@ Draw make_draw(const OpCase& c, unsigned seed) {
   d.tag = "harness." + std::to_string(seed);
   const int64_t block = traits(c.type).block_elements;
   d.cols = block > 1 ? block * pick(rng, {1, 2, 3}) : pick(rng, {1, 7, 33, 64, 129});
+  // The Vulkan shaders read MXFP4 rows two 17-byte blocks at a time.
+  if (c.type == DType::MXFP4) d.cols = 64 * pick(rng, {1, 2, 3});
   d.rows = pick(rng, {1, 5, 17, 67});
   d.tokens = pick(rng, {1, 3, 8, 13});
   const auto n = static_cast<size_t>(d.cols * d.tokens);
@@ -181,6 +193,40 @@ Draw make_draw(const OpCase& c, unsigned seed) {
       break;
     case Op::LastRows: d.last = std::uniform_int_distribution<int64_t>(1, d.tokens)(rng); break;
     case Op::Add: break;
+    case Op::TopK:
+    case Op::MoeGate:
+    case Op::MoeSum:
+    case Op::MatMulId: {
+      d.n_expert = c.op == Op::MatMulId ? pick(rng, {3, 8}) : pick(rng, {4, 8, 33, 128});
+      d.k = std::uniform_int_distribution<int64_t>(1, std::min<int64_t>(d.n_expert, 8))(rng);
+      // Each token's k distinct experts, in a random order.
+      std::vector<int32_t> all(static_cast<size_t>(d.n_expert));
+      d.ids.clear();
+      for (int64_t t = 0; t < d.tokens; ++t) {
+        std::iota(all.begin(), all.end(), 0);
+        std::shuffle(all.begin(), all.end(), rng);
+        d.ids.insert(d.ids.end(), all.begin(), all.begin() + d.k);
+      }
+      if (c.op == Op::TopK || c.op == Op::MoeGate) {
+        d.a = random_floats(rng, static_cast<size_t>(d.n_expert * d.tokens), 4.0f);  // router logits
+        d.moe.gating = rng() % 2 ? MoeGating::Softmax : MoeGating::SoftmaxSelected;
+        d.moe.normalize = rng() % 2 != 0;
+        d.moe.scale = rng() % 2 ? 1.0f : 2.5f;
+      } else if (c.op == Op::MoeSum) {
+        d.a = random_floats(rng, static_cast<size_t>(d.cols * d.k * d.tokens));
+        d.b = random_floats(rng, static_cast<size_t>(d.k * d.tokens));
+      } else {
+        const uint64_t rb = *row_bytes(c.type, d.cols);
+        d.weight.resize(rb * static_cast<size_t>(d.rows * d.n_expert));
+        const auto values = random_floats(rng, static_cast<size_t>(d.cols * d.rows * d.n_expert));
+        for (int64_t r = 0; r < d.rows * d.n_expert; ++r) {
+          EXPECT_TRUE(quant::quantize_row(c.type, values.data() + r * d.cols, d.weight.data() + r * rb, d.cols).ok());
+        }
+        d.x_per_slot = rng() % 2 != 0;
+        d.a = random_floats(rng, static_cast<size_t>(d.cols * d.tokens * (d.x_per_slot ? d.k : 1)));
+      }
+      break;
+    }
     case Op::Rope: {
       d.head_dim = static_cast<int32_t>(pick(rng, {32, 64}));
       d.n_head = static_cast<int32_t>(pick(rng, {1, 3, 5}));
@@ -325,6 +371,20 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
       case Op::SoftCap: g.output = g.softcap(in(d.a, d.cols, d.tokens), d.scalar); break;
       case Op::SliceCols: g.output = g.slice_cols(in(d.a, d.cols, d.tokens), d.offset, d.width); break;
       case Op::LastRows: g.output = g.last_rows(in(d.a, d.cols, d.tokens), d.last); break;
+      case Op::TopK: g.output = g.top_k(in(d.a, d.n_expert, d.tokens), d.k); break;
+      case Op::MoeGate:
+        g.output = g.moe_gate(in(d.a, d.n_expert, d.tokens), g.input(DType::I32, {d.k, d.tokens, 1, 1}, d.ids.data()),
+                              d.moe);
+        break;
+      case Op::MoeSum: g.output = g.moe_sum(in(d.a, d.cols, d.k * d.tokens), in(d.b, d.k, d.tokens)); break;
+      case Op::MatMulId: {
+        Tensor* w = g.input(c.type, {d.cols, d.rows, d.n_expert, 1}, d.weight.data());
+        w->kind = TensorKind::Weight;
+        w->name = d.tag + ".experts";
+        g.output = g.matmul_id(w, in(d.a, d.cols, d.tokens * (d.x_per_slot ? d.k : 1)),
+                               g.input(DType::I32, {d.k, d.tokens, 1, 1}, d.ids.data()));
+        break;
+      }
       case Op::KvStore:
       case Op::Attention: break;
     }
@@ -332,6 +392,10 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
   const auto st = be.compute(g);
   EXPECT_TRUE(st.ok()) << st.error().message;
   if (!st.ok()) return {};
+  if (g.output->type == DType::I32) {  // TopK's ids, compared as numbers
+    const int32_t* ids = g.output->as<const int32_t>();
+    return std::vector<float>(ids, ids + g.output->elements());
+  }
   const float* y = g.output->as<const float>();
   return {y, y + g.output->elements()};
 }

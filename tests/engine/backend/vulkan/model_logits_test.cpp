@@ -98,6 +98,14 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases
                            }
                            return name;
                          });
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, VulkanModelLogits, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.model;
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace hearth::vulkan

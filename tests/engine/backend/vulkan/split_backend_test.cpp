@@ -133,6 +133,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, SplitLogits, ::testing::ValuesIn(hearth::test
                          [](const ::testing::TestParamInfo<Case>& param_info) {
                            return hearth::testing::fixture_case_name(param_info.param);
                          });
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, SplitLogits, ::testing::ValuesIn(hearth::testing::kMoeFixtureCases),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           return hearth::testing::fixture_case_name(param_info.param);
+                         });
 
 const Case& stories_case() {
   for (const auto& c : hearth::testing::kFixtureCases) {

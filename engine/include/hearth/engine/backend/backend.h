@@ -31,6 +31,7 @@ enum class BufferUsage { Weights, KvCache, Scratch };
 struct ScratchReservation {
   uint64_t activation_bytes = 0;  // the arena activations are planned into (activation_plan.h)
   uint64_t conversion_bytes = 0;  // the matrix products' buffer: converted activations (e.g. 8-bit blocks) and kernel tiles
+  uint64_t expert_bytes = 0;      // products by expert id: one expert's gathered inputs and outputs (0 without experts)
 };
 
 // What a backend holds now, counted where it allocates, so tests can hold the

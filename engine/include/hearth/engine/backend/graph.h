@@ -29,8 +29,13 @@ enum class Op {
   SoftCap,     // dst = cap * tanh(src0 / cap)
   SliceCols,   // dst = src0[:, offset : offset + dst.ne0]
   LastRows,    // dst = the last dst.ne1 rows of src0
+  // Mixture of experts (see moe_* below).
+  TopK,        // dst I32 {k, n}: indices of the k largest values of each row of src0, largest first
+  MoeGate,     // dst {k, n}: routing weights of the experts src1 (I32 {k, n}) from router logits src0
+  MatMulId,    // dst[t*k+s][r] = sum_c src0[src2[t][s]][r][c] * x[c]; x = src1 row t (shared) or t*k+s
+  MoeSum,      // dst[t][c] = sum_s src1[t][s] * src0[t*k+s][c]
 };
-inline constexpr int kOpCount = static_cast<int>(Op::LastRows) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::MoeSum) + 1;
 const char* to_string(Op op);
 
 enum class RopeMode { Normal, NeoX };  // adjacent pairs / first and second halves
@@ -83,6 +88,18 @@ struct AttentionParams {
   int32_t window = 0;          // > 0: sliding window, keys within the last `window` positions
 };
 
+// How router logits become the weights of the chosen experts.
+enum class MoeGating {
+  Softmax,          // softmax over all experts, the chosen ones' probabilities (Qwen MoE)
+  SoftmaxSelected,  // softmax over the chosen experts' logits only (gpt-oss)
+};
+
+struct MoeParams {
+  MoeGating gating = MoeGating::Softmax;
+  bool normalize = false;  // divide by the chosen weights' sum (clamped below at 2^-14, as the reference does)
+  float scale = 1.0f;      // multiplies the weights at the end
+};
+
 struct OpParams {
   float eps = 0.0f;
   float scalar = 1.0f;
@@ -91,6 +108,7 @@ struct OpParams {
   RopeParams rope;
   AttentionParams attn;
   KvView kv;
+  MoeParams moe;
 };
 
 struct Node {
@@ -126,6 +144,16 @@ class Graph {
   Tensor* softcap(Tensor* x, float cap);
   Tensor* slice_cols(Tensor* x, int64_t offset, int64_t width);
   Tensor* last_rows(Tensor* x, int64_t n);
+
+  // Mixture of experts. Router logits {n_expert, n} -> top_k ids I32 {k, n}
+  // -> moe_gate weights {k, n}; matmul_id runs each token's chosen experts
+  // of a stacked weight {cols, rows, n_expert} on x ({cols, n}: one row per
+  // token shared by its k experts, or {cols, k*n}: one row per (token,
+  // expert) slot) giving {rows, k*n}; moe_sum weighs and adds the k slots.
+  Tensor* top_k(Tensor* scores, int64_t k);
+  Tensor* moe_gate(Tensor* logits, Tensor* ids, const MoeParams& p);
+  Tensor* matmul_id(Tensor* experts, Tensor* x, Tensor* ids);
+  Tensor* moe_sum(Tensor* y, Tensor* weights);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& nodes() { return nodes_; }

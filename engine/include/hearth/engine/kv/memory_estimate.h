@@ -32,6 +32,11 @@ struct ModelDims {
   ProjectionLayout projections = ProjectionLayout::Separate;
   // Sliding window per layer (0: global); empty when no layer has one.
   std::vector<int32_t> layer_windows = {};
+  // Mixture of experts (n_expert 0: dense). The feed-forward is then
+  // n_expert_used experts of n_ff_exp each per token, and n_ff is unused.
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  int64_t n_ff_exp = 0;
 };
 
 // Prompt tokens per forward pass: the runtime's default batch
@@ -63,9 +68,12 @@ struct ScratchSizes {
   // each two 16-row groups of the widest input (at most 64 bytes per input
   // value). More threads than that grow the buffer (counted by the backend).
   uint64_t tile_bytes = 0;
+  // Products by expert id (CPU): one expert's gathered input rows and its
+  // output rows for up to a whole batch of tokens, as floats; 0 when dense.
+  uint64_t expert_bytes = 0;
   // What the backend reserves for its matrix products (one buffer).
   uint64_t matmul_bytes() const { return conversion_bytes + tile_bytes; }
-  uint64_t total() const { return activation_bytes + conversion_bytes + tile_bytes; }
+  uint64_t total() const { return activation_bytes + conversion_bytes + tile_bytes + expert_bytes; }
 };
 
 // Errors: a non-positive count, n_embd, n_head or head_dim unknown, overflow.

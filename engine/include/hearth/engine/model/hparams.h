@@ -42,6 +42,12 @@ struct HParams {
   SlidingWindowLayers window_layers = SlidingWindowLayers::None;
   std::vector<bool> window_pattern;  // PerLayer: true where layer l is a sliding-window layer
 
+  // Mixture of experts (0 experts: a dense feed-forward).
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;  // experts each token runs (top-k of the router)
+  int64_t n_ff_exp = 0;       // feed-forward width of one expert
+  backend::MoeParams moe;     // how router logits become the chosen experts' weights
+
   int32_t window_of_layer(int64_t layer) const {
     switch (window_layers) {
       case SlidingWindowLayers::None: return 0;

@@ -74,8 +74,12 @@ class Model {
   // Where the weights ended up: Mapped or HugePageCopy.
   WeightMemory weight_memory() const { return weight_memory_; }
   // Weight bytes read per generated token (every matrix once; the embedding
-  // table only for one row).
+  // table only for one row; of each stacked expert tensor, the n_expert_used
+  // experts a token is routed to: the active bytes, what decode speed follows).
   uint64_t bytes_per_token() const;
+  // Bytes of the stacked expert tensors (all experts): part of weight_bytes(),
+  // what a placement keeping experts apart would move. 0 for dense models.
+  uint64_t expert_bytes() const;
 
   // Builds the forward pass for `batch` into `graph`, writing K/V for the
   // batch's positions into `cache`. Returns the logits tensor:
@@ -99,6 +103,8 @@ class Model {
   kv::ModelDims memory_dims() const;
 
  private:
+  bool is_expert_tensor(const Tensor& t) const;
+  uint64_t active_expert_bytes(const Tensor& t) const;
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
   static Result<std::unique_ptr<Model>> bind(gguf::GgufFile file);
   // Faults the mapped weights in, reporting progress.

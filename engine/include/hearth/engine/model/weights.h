@@ -29,6 +29,11 @@ struct LayerWeights {
   Tensor* w_gate_up = nullptr;   // fused (phi3): {n_embd, 2*n_ff}, gate first
   Tensor* w_down = nullptr;      // {n_ff, n_embd}
   Tensor* post_ffn_norm = nullptr;   // {n_embd} (gemma2)
+  // Mixture of experts: the router and the experts stacked along ne[2].
+  Tensor* ffn_gate_inp = nullptr;    // {n_embd, n_expert}
+  Tensor* ffn_gate_exps = nullptr;   // {n_embd, n_ff_exp, n_expert}
+  Tensor* ffn_up_exps = nullptr;     // {n_embd, n_ff_exp, n_expert}
+  Tensor* ffn_down_exps = nullptr;   // {n_ff_exp, n_embd, n_expert}
 };
 
 struct ModelWeights {

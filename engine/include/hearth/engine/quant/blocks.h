@@ -104,6 +104,23 @@ struct BlockIQ4_XS {
   uint8_t qs[kQK_K / 2];
 };
 
+// MXFP4 (OCP microscaling): 32 E2M1 values sharing one power-of-two scale.
+// x = kMxfp4Values[q] * 2^(e - 128): the table holds the E2M1 values doubled
+// (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, times 2), so the half of
+// the E8M0 scale 2^(e - 127) undoes it. qs as in Q4_0.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kQK / 2];
+};
+// 2^(e - 128) as a float, exactly (e 0 and 1 give the subnormals 2^-128, 2^-127).
+inline float mxfp4_half_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e) - 1u) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -117,5 +134,6 @@ static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 }  // namespace hearth::quant

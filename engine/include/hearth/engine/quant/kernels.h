@@ -147,7 +147,7 @@ using HalfToFloatFn = void (*)(const uint16_t* src, float* dst, int64_t n);
 
 struct KernelTable {
   KernelLevel level = KernelLevel::Scalar;
-  std::array<TypeKernels, 32> by_type{};  // indexed by the DType id
+  std::array<TypeKernels, 40> by_type{};  // indexed by the DType id (MXFP4 is 39)
   QuantizeFn quantize_q8_0 = nullptr;
   QuantizeFn quantize_q8_k = nullptr;
   // F16 rows (the KV cache) to floats: F16C where present.

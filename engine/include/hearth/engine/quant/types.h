@@ -37,6 +37,7 @@ enum class DType : uint32_t {
   I64 = 27,
   F64 = 28,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 struct DTypeTraits {

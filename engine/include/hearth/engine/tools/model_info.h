@@ -22,6 +22,13 @@ struct ModelSummary {
   kv::ModelDims dims;            // n_layer, n_embd, n_head, n_head_kv, head_dim
   bool chat_template = false;
   std::map<std::string, uint64_t> bytes_by_type;  // "Q4_K" -> bytes of tensors of that type
+  // Mixture of experts (dims.n_expert > 0): the stacked expert tensors'
+  // bytes (all experts, what memory holds), and the tensor bytes a token
+  // reads: every tensor once, but of the experts only the n_expert_used it
+  // is routed to (what decode speed follows). active_bytes is tensor_bytes
+  // for a dense model.
+  uint64_t expert_bytes = 0;
+  uint64_t active_bytes = 0;
 };
 
 // Errors name the file and the key: a missing architecture, block count or

@@ -18,6 +18,9 @@ namespace hearth::tools {
 // recipe: a default type plus the mix rules of its `_M` variant.
 enum class QuantTarget {
   Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, F16, BF16,
+  // Mixture-of-experts models: the stacked expert tensors in MXFP4, every
+  // other matrix in Q8_0 (the reference's MXFP4_MOE).
+  MXFP4_MOE,
 };
 
 std::string_view to_string(QuantTarget target);                      // "Q4_K_M"
@@ -38,13 +41,15 @@ struct TensorContext {
   int64_t n_layer = 0;      // layers of the model (from the tensors present)
   int64_t n_gqa = 1;        // n_head / n_head_kv
   bool has_output = true;   // false when the output matrix is tied to token_embd
+  int64_t n_expert = 0;     // {arch}.expert_count, 0 for dense models
 };
 
 // True when the reference's rule `use_more_bits` asks for more bits in layer
 // i of n: the first and last eighth of the layers and every third in between.
 bool use_more_bits(int64_t i, int64_t n);
 
-// The type for one tensor: 1-D tensors (norms, biases) stay F32; otherwise
+// The type for one tensor: 1-D tensors (norms, biases) and the MoE router
+// (ffn_gate_inp, which the reference never quantizes) stay F32; otherwise
 // the target's rules; then a row length that is not a whole number of the
 // chosen type's blocks falls back to a compatible smaller-block type (Q4_K ->
 // Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS -> IQ4_NL) and, if even

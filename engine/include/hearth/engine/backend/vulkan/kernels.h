@@ -117,6 +117,27 @@ class Kernels {
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
+  // Products by expert id: w: [n_expert][nrows][ncols] of `type`; ids:
+  // [n_slots] i32 (slot s: token s / k); x: [n_slots][ncols] f32 when
+  // x_per_slot, else [n_slots / k][ncols]; y: [n_slots][nrows] f32.
+  struct MatvecIdShape {
+    uint32_t ncols = 0, nrows = 0, n_expert = 0, k = 0, n_slots = 0;
+    bool x_per_slot = false;
+  };
+  Status matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& ids,
+                   const BufferView& y, const MatvecIdShape& shape);
+  // Mixture-of-experts routing (params.h: MoeRouteParams). top_k: logits
+  // [n_tokens][n_expert] -> ids [n_tokens][k] i32; gate: logits, ids ->
+  // weights [n_tokens][k]; sum: y [n_tokens * k][width], weights ->
+  // out [n_tokens][width].
+  struct MoeShape {
+    uint32_t n_expert = 0, k = 0, n_tokens = 0, width = 0;
+  };
+  Status moe_top_k(CommandSequence& seq, const BufferView& logits, const BufferView& ids, const MoeShape& shape);
+  Status moe_gate(CommandSequence& seq, const BufferView& logits, const BufferView& ids, const BufferView& weights,
+                  const MoeShape& shape, uint32_t gating, bool normalize, float scale);
+  Status moe_sum(CommandSequence& seq, const BufferView& y, const BufferView& weights, const BufferView& out,
+                 const MoeShape& shape);
   // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as the
   // layout's type (f16, or Q8_0 quantized like the CPU's) at positions[t]
   // (i32). The block table must cover every position.
