@@ -97,6 +97,8 @@ class CpuBackend final : public Backend {
     }
   }
 
+  bool supports_sequence_batches() const override { return true; }
+
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
     auto buffer = std::make_unique<CpuBuffer>(bytes, usage, counters_);
     if (!buffer->valid()) {
