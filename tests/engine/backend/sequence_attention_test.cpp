@@ -158,6 +158,62 @@ INSTANTIATE_TEST_SUITE_P(
                       SeqAttentionCase{"q8_0_mha_fast", DType::Q8_0, KernelChoice::Fastest, 64, 3, 3, 0, 0.0f}),
     [](const auto& p) { return std::string(p.param.name); });
 
+// In a pass over several sequences, products of a few tokens run each
+// token through the decode kernels block by block: every token's result
+// against the reference kernels (one token at a time), for the weight types
+// of a Q4_K_M file, with row counts that leave partial blocks.
+TEST(SequencePassMatMul, FewTokensMatchTheReferenceKernels) {
+  for (const DType type : {DType::Q4_K, DType::Q6_K, DType::Q5_0, DType::Q8_0}) {
+    for (const int64_t n_tok : {int64_t{2}, int64_t{5}, int64_t{8}}) {
+      const int64_t cols = 512, rows = 301;
+      std::mt19937 rng(static_cast<unsigned>(n_tok) + static_cast<unsigned>(type));
+      std::normal_distribution<float> dist(0.0f, 1.0f);
+      const size_t rb = *row_bytes(type, cols);
+      std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+      std::vector<float> row(static_cast<size_t>(cols)), wf(static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        for (auto& v : row) v = 0.02f * dist(rng);
+        ASSERT_TRUE(quant::quantize_row(type, row.data(), w.data() + r * rb, cols).ok());
+        ASSERT_TRUE(quant::dequantize_row(type, w.data() + r * rb, wf.data() + r * cols, cols).ok());
+      }
+      std::vector<float> x(static_cast<size_t>(n_tok * cols));
+      for (auto& v : x) v = dist(rng);
+      // The fast kernels in a sequence pass (a KvStore with per-sequence
+      // tables marks it), the reference kernels token by token.
+      auto fast = make_cpu_backend(testing::cpu_options(2));
+      auto pool = kv::KvPool::create(*fast, kv::KvPoolConfig{1, 1, 32, DType::F32, 1, 32});
+      ASSERT_TRUE(pool.ok());
+      std::vector<int32_t> seq(static_cast<size_t>(n_tok)), pos(static_cast<size_t>(n_tok)), table{0};
+      for (int64_t t = 0; t < n_tok; ++t) pos[static_cast<size_t>(t)] = static_cast<int32_t>(t);
+      std::vector<float> kv(static_cast<size_t>(n_tok * 32), 0.25f);
+      Graph g;
+      Tensor* kt = g.input(DType::F32, {32, n_tok, 1, 1}, kv.data());
+      Tensor* ps = g.input(DType::I32, {n_tok, 1, 1, 1}, pos.data());
+      g.kv_store(kt, kt, ps, (*pool)->layer_view(0, seq.data(), table.data()));
+      Tensor* wt = g.input(type, {cols, rows, 1, 1}, w.data());
+      wt->kind = TensorKind::Weight;
+      g.output = g.matmul(wt, g.input(DType::F32, {cols, n_tok, 1, 1}, x.data()));
+      ASSERT_TRUE(fast->compute(g).ok());
+      auto ref = make_cpu_backend(testing::cpu_options(1, KernelChoice::Reference));
+      for (int64_t t = 0; t < n_tok; ++t) {
+        Graph one;
+        Tensor* w1 = one.input(type, {cols, rows, 1, 1}, w.data());
+        w1->kind = TensorKind::Weight;
+        one.output = one.matmul(w1, one.input(DType::F32, {cols, 1, 1, 1}, x.data() + t * cols));
+        ASSERT_TRUE(ref->compute(one).ok());
+        for (int64_t r = 0; r < rows; ++r) {
+          double mag = 0;
+          for (int64_t c = 0; c < cols; ++c) {
+            mag += std::fabs(static_cast<double>(wf[static_cast<size_t>(r * cols + c)]) * x[static_cast<size_t>(t * cols + c)]);
+          }
+          ASSERT_NEAR(g.output->as<float>()[t * rows + r], one.output->as<float>()[r], 2e-5 * mag + 1e-9)
+              << traits(type).name << " tokens " << n_tok << " token " << t << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 // Blocks are counted: taken, shared, given back.
 TEST(KvPool, CountsHoldersAndFreesBlocksWhenTheLastLetsGo) {
   auto be = make_cpu_backend(testing::cpu_options(1));
