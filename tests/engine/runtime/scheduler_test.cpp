@@ -410,6 +410,9 @@ TEST_F(SchedulerTest, PoolIsWhatTheParallelEstimateSays) {
   EXPECT_EQ(sched->pool().bytes(), by_hand);
   EXPECT_EQ(backend_->memory_use().kv_bytes - kv_before, by_hand);
   EXPECT_EQ(sched->pool().total_blocks(), 3 * 4);
+  EXPECT_EQ(kv::parallel_kv_bytes(2, 2, 64, 100, DType::F16, 0).error().code, ErrorCode::InvalidArgument);
+  config.parallel = 0;
+  EXPECT_EQ(Scheduler::create(*model_, *backend_, config).error().code, ErrorCode::InvalidArgument);
 }
 
 TEST_F(SchedulerTest, RefusesRequestsItCannotServe) {

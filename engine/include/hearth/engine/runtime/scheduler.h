@@ -9,8 +9,15 @@
 //
 // Priorities: Interactive sequences (the app's chat) are placed first in
 // every step (their decode token, then their prompt chunk) and are admitted
-// even when the running slots are full, so a burst of other requests never
-// delays their next token by more than one step.
+// even when the running slots are full; when the pool's blocks are all
+// reserved they preempt the least urgent running sequences (which free
+// their blocks, wait, and recompute their context when readmitted). So a
+// burst of other requests never delays their next token by more than one
+// step.
+//
+// Admission reserves the blocks a sequence's whole reply can reach
+// (min(prompt + max_tokens, n_ctx)), so a running sequence never finds the
+// pool empty; the pool holds `parallel` such slots of n_ctx.
 //
 // Threads: submit() may be called from any thread; step() runs on one thread
 // at a time (the run loop's, once start() was called, or a test's), and the
