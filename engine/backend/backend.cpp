@@ -8,7 +8,15 @@ Status check_supported(const Backend& backend, const Graph& graph) {
   for (const Node& n : graph.nodes()) {
     DType type = DType::F32;
     if (n.op == Op::MatMul || n.op == Op::GetRows || n.op == Op::MatMulId) type = n.src[0]->type;
-    if (n.op == Op::KvStore || n.op == Op::Attention) type = n.params.kv.type;
+    if (n.op == Op::KvStore || n.op == Op::Attention) {
+      type = n.params.kv.type;
+      if (n.params.kv.token_seq != nullptr && !backend.supports_sequence_batches()) {
+        return make_error(ErrorCode::Unsupported,
+                          fmt::format("the {} backend cannot run {} over several sequences in one pass "
+                                      "(per-sequence block tables); run the scheduler on the CPU backend",
+                                      backend.name(), to_string(n.op)));
+      }
+    }
     if (!backend.supports(n.op, type)) {
       const std::string what = n.op == Op::MatMul || n.op == Op::GetRows || n.op == Op::MatMulId
                                    ? fmt::format(" (tensor '{}')", n.src[0]->name)

@@ -134,4 +134,22 @@ Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_b
   return e;
 }
 
+Result<MemoryEstimate> estimate_parallel_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx,
+                                                DType kv_type, int64_t parallel, int64_t max_batch_tokens) {
+  MemoryEstimate e;
+  e.weights_bytes = weights_bytes;
+  e.n_ctx = n_ctx;
+  e.kv_type = kv_type;
+  e.n_batch = max_batch_tokens;
+  e.parallel = parallel;
+  HEARTH_TRY(e.kv_bytes, parallel_kv_bytes(dims.n_layer, dims.n_head_kv, dims.head_dim, n_ctx, kv_type, parallel));
+  HEARTH_TRY(e.scratch, scratch_sizes(dims, n_ctx, max_batch_tokens));
+  e.scratch_bytes = e.scratch.total();
+  auto total = checked_add(e.weights_bytes, e.kv_bytes);
+  if (total) total = checked_add(*total, e.scratch_bytes);
+  if (!total) return make_error(ErrorCode::LimitExceeded, "memory estimate overflows");
+  e.total_bytes = *total;
+  return e;
+}
+
 }  // namespace hearth::kv

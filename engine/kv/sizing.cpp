@@ -107,4 +107,23 @@ Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head
   return *total;
 }
 
+Result<int64_t> parallel_pool_blocks(int64_t n_ctx, int64_t parallel) {
+  if (n_ctx <= 0 || parallel <= 0) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("parallel KV needs positive counts (n_ctx {}, parallel {})", n_ctx, parallel));
+  }
+  const int64_t per_slot = allocated_positions(n_ctx) / kBlockTokens;
+  if (parallel > (int64_t{1} << 31) / kBlockTokens / per_slot) {
+    return make_error(ErrorCode::LimitExceeded,
+                      fmt::format("parallel KV of {} slots of {} positions is too large", parallel, n_ctx));
+  }
+  return parallel * per_slot;
+}
+
+Result<uint64_t> parallel_kv_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,
+                                   int64_t parallel) {
+  HEARTH_TRY(const int64_t blocks, parallel_pool_blocks(n_ctx, parallel));
+  return kv_cache_bytes(n_layer, n_head_kv, head_dim, blocks * kBlockTokens, kv_type);
+}
+
 }  // namespace hearth::kv

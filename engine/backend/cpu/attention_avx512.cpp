@@ -22,6 +22,7 @@
 #include <hearth/engine/quant/blocks.h>
 
 #include "attention_fast.h"
+#include "attention_tiles.h"
 #include "math_avx512.h"
 
 namespace hearth::backend::cpu {
@@ -32,8 +33,8 @@ namespace {
 constexpr int kLanes = 16;
 constexpr float kMasked = -1.0e30f;  // finite, so max/exp of masked lanes stay NaN-free
 
-const uint8_t* kv_row(const uint8_t* base, const KvView& kv, int32_t pos, int32_t head) {
-  const int32_t block = kv.block_table[pos / kv.block_tokens];
+const uint8_t* kv_row(const uint8_t* base, const KvView& kv, const int32_t* table, int32_t pos, int32_t head) {
+  const int32_t block = table[pos / kv.block_tokens];
   const int64_t index = (static_cast<int64_t>(block) * kv.n_head_kv + head) * kv.block_tokens + pos % kv.block_tokens;
   return base + static_cast<size_t>(index) * kv.row_bytes;
 }
@@ -91,6 +92,7 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
   const int64_t rp = (rows + kLanes - 1) / kLanes * kLanes;
   const int64_t chunks = rp / kLanes;
   const auto bt = kv.block_tokens;
+  const int32_t* table = token_block_table(kv, it.t0);  // one sequence per item (query_tiles)
   // Queries, transposed and scaled; rows past `rows` are zero and see no key.
   std::fill(sc.qt.data(), sc.qt.data() + hd * rp, 0.0f);
   int32_t lo = INT32_MAX, hi = -1;
@@ -118,8 +120,8 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
     const int32_t ja = std::max(j0, lo), jb = std::min(j0 + bt - 1, hi);
     const int32_t nk = jb - ja + 1;
     for (int32_t j = ja; j <= jb; ++j) {
-      load_row(kv_row(kv.k, kv, j, it.kvh), sc.k.data() + (j - ja) * hd, kv);
-      load_row(kv_row(kv.v, kv, j, it.kvh), sc.v.data() + (j - ja) * hd, kv);
+      load_row(kv_row(kv.k, kv, table, j, it.kvh), sc.k.data() + (j - ja) * hd, kv);
+      load_row(kv_row(kv.v, kv, table, j, it.kvh), sc.v.data() + (j - ja) * hd, kv);
     }
     // 1 + 2: scores and the online softmax, rows in lanes.
     for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -248,10 +250,10 @@ void attention_avx512(const Node& n, ThreadPool& pool) {
   // About 64 query rows per item: enough rows to share each converted K/V
   // block, few enough that a prefill still has many items per thread.
   const int64_t tile = std::max<int64_t>(1, 64 / group);
-  const int64_t tiles = (n_tok + tile - 1) / tile;
+  const std::vector<QueryTile> tiles = query_tiles(kv, n_tok, tile);
   const int64_t rp = (tile * group + kLanes - 1) / kLanes * kLanes;
   const auto bt = static_cast<size_t>(kv.block_tokens);
-  pool.parallel_for(tiles * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
+  pool.parallel_for(static_cast<int64_t>(tiles.size()) * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
     Scratch sc;
     const auto rows = static_cast<size_t>(rp), dim = static_cast<size_t>(hd);
     sc.qt.reset(dim * rows);
@@ -266,8 +268,9 @@ void attention_avx512(const Node& n, ThreadPool& pool) {
     sc.v.reset(bt * dim);
     for (int64_t i = b; i < e; ++i) {
       Item it;
-      it.t0 = (i / p.n_head_kv) * tile;
-      it.nt = std::min(tile, n_tok - it.t0);
+      const QueryTile& qt = tiles[static_cast<size_t>(i / p.n_head_kv)];
+      it.t0 = qt.t0;
+      it.nt = qt.nt;
       it.kvh = static_cast<int32_t>(i % p.n_head_kv);
       run_item(n, it, sc);
     }

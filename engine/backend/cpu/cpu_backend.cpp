@@ -98,6 +98,8 @@ class CpuBackend final : public Backend {
     }
   }
 
+  bool supports_sequence_batches() const override { return true; }
+
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
     auto buffer = std::make_unique<CpuBuffer>(bytes, usage, counters_);
     if (!buffer->valid()) {
@@ -137,6 +139,12 @@ class CpuBackend final : public Backend {
     for (const auto& [tensor, offset] : plan.offsets) {
       tensor->data = static_cast<uint8_t*>(arena_.get()) + offset;
     }
+    // A pass over several sequences (a scheduler step) runs its few-token
+    // products through the decode kernels (op_matmul_rows_batch); every
+    // other graph keeps its kernels, and so its exact results.
+    sequence_pass_ = std::ranges::any_of(graph.nodes(), [](const Node& n) {
+      return n.op == Op::KvStore && n.params.kv.token_seq != nullptr;
+    });
     const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
     const size_t expert_capacity = matmul_scratch_.expert.capacity();
     run_nodes(graph.nodes());
@@ -172,7 +180,13 @@ class CpuBackend final : public Backend {
     switch (n.op) {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
-      case Op::MatMul: op_matmul(n, pool_, kernels_, matmul_scratch_); break;
+      case Op::MatMul:
+        if (sequence_pass_ && n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
+          cpu::op_matmul_rows_batch(n, pool_, kernels_, matmul_scratch_);
+        } else {
+          op_matmul(n, pool_, kernels_, matmul_scratch_);
+        }
+        break;
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
       case Op::Rope: op_rope(n, pool_); break;
@@ -208,6 +222,7 @@ class CpuBackend final : public Backend {
 
   void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
+  bool sequence_pass_ = false;  // the running graph is a pass over several sequences
   cpu::MatmulScratch matmul_scratch_;  // converted activations, their kernel layouts, repacked weight tiles
   ActivationPlanner planner_;
   std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations

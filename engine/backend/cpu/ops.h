@@ -39,6 +39,19 @@ struct MatmulScratch {
 };
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
+// A few tokens of different sequences (a scheduler step): each token's
+// activation row prepared once, then, for each range of weight rows (small
+// enough to stay in cache), the decode kernel for every token. Each weight
+// row is read from memory once for all tokens, and each token's result is
+// what a one-token decode of it gives. Used for passes over several
+// sequences of at most kMaxRowsBatch tokens with a multi-row decode kernel:
+// the GEMM tiles repack every weight tile per product, which a handful of
+// tokens does not repay (Qwen2.5-0.5B Q4_K_M, 2 threads: CPU time per token
+// lower up to 8 tokens, higher from 16; tests/bench/scheduler_bench.cpp).
+inline constexpr int64_t kMaxRowsBatch = 8;
+bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt);
+void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
+
 // One-token products the multi-row decode kernels handle.
 bool is_decode_matmul(const Node& n, const quant::KernelTable& kt);
 // Whether `next` may run together with `first` (and any products between

@@ -12,6 +12,7 @@
 #include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/reference.h>
 
+#include "attention_tiles.h"
 #include "weight_rows.h"
 
 #if defined(HEARTH_BACKEND_X86)
@@ -21,8 +22,8 @@
 namespace hearth::backend::cpu {
 namespace {
 
-uint8_t* kv_row(uint8_t* base, const KvView& kv, int32_t pos, int32_t head) {
-  const int32_t block = kv.block_table[pos / kv.block_tokens];
+uint8_t* kv_row(uint8_t* base, const KvView& kv, const int32_t* table, int32_t pos, int32_t head) {
+  const int32_t block = table[pos / kv.block_tokens];
   const int64_t index = (static_cast<int64_t>(block) * kv.n_head_kv + head) * kv.block_tokens + pos % kv.block_tokens;
   return base + static_cast<size_t>(index) * kv.row_bytes;
 }
@@ -59,9 +60,12 @@ void op_kv_store(const Node& n, ThreadPool& pool) {
   // (every token writes its own rows).
   pool.parallel_for(k->ne[1], 16, [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) {
+      const int32_t* table = token_block_table(kv, t);
       for (int32_t h = 0; h < kv.n_head_kv; ++h) {
-        store_row(static_cast<const float*>(k->data) + t * k->ne[0] + h * kv.head_dim, kv_row(kv.k, kv, pos[t], h), kv);
-        store_row(static_cast<const float*>(v->data) + t * v->ne[0] + h * kv.head_dim, kv_row(kv.v, kv, pos[t], h), kv);
+        store_row(static_cast<const float*>(k->data) + t * k->ne[0] + h * kv.head_dim, kv_row(kv.k, kv, table, pos[t], h),
+                  kv);
+        store_row(static_cast<const float*>(v->data) + t * v->ne[0] + h * kv.head_dim, kv_row(kv.v, kv, table, pos[t], h),
+                  kv);
       }
     }
   });
@@ -91,17 +95,18 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
   const int64_t hd = p.head_dim;
   const int64_t bt = kv.block_tokens;
   constexpr int64_t kTile = 16;
-  const int64_t tiles = (n_tok + kTile - 1) / kTile;
+  const std::vector<QueryTile> tiles = query_tiles(kv, n_tok, kTile);
   const auto dot = kt.get(DType::F32).vec_dot;
-  pool.parallel_for(tiles * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
+  pool.parallel_for(static_cast<int64_t>(tiles.size()) * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
     std::vector<float> kbuf(static_cast<size_t>(bt * hd)), vbuf(static_cast<size_t>(bt * hd));
     // One accumulator row, running max and sum per (query of the tile, head of the group).
     const auto slots = static_cast<size_t>(kTile * group);
     std::vector<float> acc(slots * static_cast<size_t>(hd)), m(slots), l(slots);
     for (int64_t item = b; item < e; ++item) {
-      const int64_t tile = item / p.n_head_kv;
+      const QueryTile& tile = tiles[static_cast<size_t>(item / p.n_head_kv)];
       const auto kvh = static_cast<int32_t>(item % p.n_head_kv);
-      const int64_t t0 = tile * kTile, nt = std::min(kTile, n_tok - t0);
+      const int64_t t0 = tile.t0, nt = tile.nt;
+      const int32_t* table = token_block_table(kv, t0);
       int32_t lo = INT32_MAX, hi = 0;
       for (int64_t i = 0; i < nt; ++i) {
         const int32_t last = pos[t0 + i];
@@ -114,8 +119,8 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
       for (int32_t j0 = lo / static_cast<int32_t>(bt) * static_cast<int32_t>(bt); j0 <= hi; j0 += static_cast<int32_t>(bt)) {
         const int32_t j1 = std::min<int32_t>(j0 + static_cast<int32_t>(bt) - 1, hi);
         for (int32_t j = std::max(j0, lo); j <= j1; ++j) {
-          load_row(kv_row(kv.k, kv, j, kvh), kbuf.data() + (j - j0) * hd, kv, kt);
-          load_row(kv_row(kv.v, kv, j, kvh), vbuf.data() + (j - j0) * hd, kv, kt);
+          load_row(kv_row(kv.k, kv, table, j, kvh), kbuf.data() + (j - j0) * hd, kv, kt);
+          load_row(kv_row(kv.v, kv, table, j, kvh), vbuf.data() + (j - j0) * hd, kv, kt);
         }
         for (int64_t i = 0; i < nt; ++i) {
           const int32_t last = pos[t0 + i];

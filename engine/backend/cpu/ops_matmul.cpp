@@ -194,6 +194,48 @@ void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPoo
   });
 }
 
+bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt) {
+  if (n.op != Op::MatMul || n.src[1]->ne[1] > kMaxRowsBatch || !kt.supports(n.src[0]->type)) return false;
+  return kt.get(n.src[0]->type).decode.rows != nullptr;
+}
+
+void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
+  const Tensor* w = n.src[0];
+  const Tensor* x = n.src[1];
+  const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
+  const quant::TypeKernels& k = kt.get(w->type);
+  const size_t act_bytes =
+      align_up(static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes);
+  const size_t prepared_bytes = k.decode.prepare ? align_up(k.decode.prepared_bytes(cols)) : 0;
+  const size_t per_token = act_bytes + prepared_bytes;
+  if (scratch.buffer.size() < per_token * static_cast<size_t>(n_tok)) scratch.buffer.resize(per_token * static_cast<size_t>(n_tok));
+  uint8_t* base = scratch.buffer.data();
+  const float* xd = static_cast<const float*>(x->data);
+  pool.parallel_for(n_tok, 1, [&](int64_t b, int64_t e, int) {
+    for (int64_t t = b; t < e; ++t) {
+      uint8_t* act = base + static_cast<size_t>(t) * per_token;
+      kt.quantize_activation(k.act_type, xd + t * cols, act, cols);
+      if (k.decode.prepare) k.decode.prepare(act, act + act_bytes, cols);
+    }
+  });
+  const size_t rb = w->row_bytes();
+  const auto* wdata = static_cast<const uint8_t*>(w->data);
+  float* y = static_cast<float*>(n.dst->data);
+  // About 64 KB of weights per block: read from memory by the first token,
+  // from cache by the others.
+  const int64_t block = std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16);
+  for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
+    for (int64_t r0 = b; r0 < e; r0 += block) {
+      const int64_t nr = std::min(block, e - r0);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        const uint8_t* act = base + static_cast<size_t>(t) * per_token + (k.decode.prepare ? act_bytes : 0);
+        k.decode.rows(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, act, y + t * rows + r0);
+      }
+    }
+  });
+  if (n.src[2]) add_bias(y, static_cast<const float*>(n.src[2]->data), rows, n_tok);
+}
+
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];

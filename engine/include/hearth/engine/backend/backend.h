@@ -81,6 +81,9 @@ class Backend {
   // cache: this one, unless this backend places layers on several devices
   // (partial offload, split_backend.h).
   virtual Backend& backend_for_layer(int64_t /*layer*/) { return *this; }
+  // Whether KvStore/Attention take a KvView with per-sequence block tables
+  // (KvView::token_seq: several sequences in one forward pass).
+  virtual bool supports_sequence_batches() const { return false; }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so

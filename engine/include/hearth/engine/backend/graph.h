@@ -77,7 +77,20 @@ struct KvView {
   const int32_t* block_table = nullptr;
   int32_t table_blocks = 0;
   int32_t n_blocks = 0;
+  // Several sequences in one pass (runtime::Scheduler over a kv::KvPool):
+  // when token_seq is set, token t of the op belongs to sequence
+  // token_seq[t], whose own block table (table_blocks entries) starts at
+  // seq_tables + token_seq[t] * table_blocks, and block_table is unused. A
+  // token's query sees the keys of its own sequence only, causally by
+  // position. Null for the single-sequence pass.
+  const int32_t* token_seq = nullptr;
+  const int32_t* seq_tables = nullptr;
 };
+
+// The block table that token `t` of a KvStore/Attention op reads and writes.
+inline const int32_t* token_block_table(const KvView& kv, int64_t t) {
+  return kv.token_seq ? kv.seq_tables + static_cast<int64_t>(kv.token_seq[t]) * kv.table_blocks : kv.block_table;
+}
 
 struct AttentionParams {
   int32_t n_head = 0;

@@ -93,6 +93,7 @@ struct MemoryEstimate {
   DType kv_type = DType::F16;
   ScratchSizes scratch;
   int64_t n_batch = kScratchBatchTokens;
+  int64_t parallel = 1;  // sequences served at once (KV per slot)
 };
 
 // Errors: an unsupported KV type or a head size that is not a whole number of
@@ -102,5 +103,13 @@ Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_b
 // runtime::Session allocates on every backend, Full a cache without rings.
 Result<MemoryEstimate> estimate_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx, DType kv_type,
                                        int64_t n_batch, WindowedLayers windowed = WindowedLayers::Ring);
+
+// Serving `parallel` sequences of up to n_ctx positions at once
+// (runtime::Scheduler): KV is parallel_kv_bytes (one slot per sequence,
+// sliding-window layers full), scratch is one forward pass of
+// max_batch_tokens rows. parallel 1 is still a pool (no rings), so it can
+// exceed estimate_memory's single-conversation figure for windowed models.
+Result<MemoryEstimate> estimate_parallel_memory(const ModelDims& dims, uint64_t weights_bytes, int64_t n_ctx,
+                                                DType kv_type, int64_t parallel, int64_t max_batch_tokens);
 
 }  // namespace hearth::kv

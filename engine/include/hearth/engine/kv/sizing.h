@@ -73,4 +73,14 @@ std::vector<int32_t> family_layer_windows(std::string_view architecture, std::op
 Result<uint64_t> kv_cache_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,
                                 std::span<const int32_t> layer_windows, int64_t n_batch, WindowedLayers windowed);
 
+// Parallel sequences (runtime::Scheduler, "KV per slot"): one kv::KvPool of
+// `parallel` slots of allocated_positions(n_ctx) positions each, shared by
+// the running sequences. Every layer holds every position there (a
+// sliding-window layer is masked, not a ring), so the bytes are those of a
+// global-only cache of parallel * allocated_positions(n_ctx) positions.
+// Errors: a non-positive count, overflow, as kv_cache_bytes.
+Result<int64_t> parallel_pool_blocks(int64_t n_ctx, int64_t parallel);
+Result<uint64_t> parallel_kv_bytes(int64_t n_layer, int64_t n_head_kv, int64_t head_dim, int64_t n_ctx, DType kv_type,
+                                   int64_t parallel);
+
 }  // namespace hearth::kv

@@ -6,6 +6,7 @@
 #include <hearth/core/result.h>
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/kv/kv_pool.h>
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/hparams.h>
 #include <hearth/engine/model/weight_memory.h>
@@ -61,6 +62,19 @@ struct Batch {
   std::span<const int32_t> positions;  // same length as tokens
 };
 
+// One forward pass over several sequences sharing a kv::KvPool
+// (runtime::Scheduler): token i belongs to sequence token_seq[i], whose block
+// table is tables[token_seq[i] * pool.table_blocks() ...]; positions count
+// within each sequence. Logits are computed for the tokens listed in
+// logit_tokens (indices into tokens), in that order.
+struct SequenceBatch {
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;  // same length as tokens
+  std::span<const int32_t> token_seq;  // same length as tokens
+  std::span<const int32_t> tables;     // n_seq * pool.table_blocks() pool blocks
+  std::span<const int32_t> logit_tokens;
+};
+
 class Model {
  public:
   static Result<std::unique_ptr<Model>> load(const std::filesystem::path& path, const LoadOptions& options = {});
@@ -91,6 +105,16 @@ class Model {
   // (rows x n_vocab). Advances cache.used() past the batch.
   Status forward(backend::Backend& backend, kv::KvCache& cache, const Batch& batch, LogitsRows rows,
                  std::vector<float>& logits) const;
+
+  // The pass over several sequences: every matrix product runs once over
+  // all the batch's rows (each weight row is read once for all sequences),
+  // each token attends within its own sequence. K/V of the batch are written
+  // into the pool blocks its tables name. `logits` gets
+  // logit_tokens.size() x n_vocab values. Backends without
+  // supports_sequence_batches() answer Unsupported.
+  backend::Tensor* build_sequences(backend::Graph& graph, const SequenceBatch& batch, const kv::KvPool& pool) const;
+  Status forward_sequences(backend::Backend& backend, const kv::KvPool& pool, const SequenceBatch& batch,
+                           std::vector<float>& logits) const;
 
   // KV cache configuration for this model.
   // Windowed layers are Full here (any batch, any backend); runtime::Session
