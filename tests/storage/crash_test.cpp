@@ -80,6 +80,17 @@ std::string read_all(int fd) {
   return data;
 }
 
+// Reads until `lines` report lines arrived (or the child closed the pipe).
+std::string read_lines(int fd, int lines) {
+  std::string data;
+  char c = 0;
+  while (lines > 0 && read(fd, &c, 1) == 1) {
+    data.push_back(c);
+    if (c == '\n') --lines;
+  }
+  return data;
+}
+
 void apply_reports(const std::string& data, Expected& expected) {
   std::istringstream lines(data);
   std::string kind;
@@ -107,7 +118,12 @@ TEST(CrashTest, SigkillAtRandomMomentsLosesNothingCommitted) {
   TempDir dir;
   const auto path = dir.file("crash.db");
   std::mt19937 rng(8);
-  std::uniform_int_distribution<int> delay_us(2000, 80'000);
+  // The kill follows the child's progress, not the clock: after a random
+  // number of its reports (between the start of a reply and its last update)
+  // and a short random delay, so it lands mid-reply however loaded the
+  // machine is.
+  std::uniform_int_distribution<int> reports_before_kill(2, 13);
+  std::uniform_int_distribution<int> delay_us(0, 2000);
   Expected expected;
   int interrupted_checked = 0;
 
@@ -122,12 +138,14 @@ TEST(CrashTest, SigkillAtRandomMomentsLosesNothingCommitted) {
       child(path, fds[1]);
     }
     close(fds[1]);
+    std::string seen = read_lines(fds[0], reports_before_kill(rng));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the child stopped on its own with status " << status;
-    apply_reports(read_all(fds[0]), expected);
+    seen += read_all(fds[0]);
+    apply_reports(seen, expected);
     close(fds[0]);
 
     auto db = Database::open(path);

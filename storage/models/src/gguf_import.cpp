@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #if HEARTH_MODELS_HAVE_GGUF
 #include <hearth/engine/gguf/reader.h>
 #include <hearth/engine/quant/types.h>
@@ -65,6 +67,17 @@ Result<CatalogModel> describe_gguf(const std::filesystem::path& path) {
   if (file.find_tensor("blk.0.attn_qkv.weight") ||
       (file.find_tensor("blk.0.ffn_up.weight") && !file.find_tensor("blk.0.ffn_gate.weight"))) {
     m.shape.projections = kv::ProjectionLayout::Fused;
+  }
+  // Mixture of experts, read as the loader reads them (model/blocks.cpp):
+  // the expert width defaults to n_ff / n_expert_used.
+  HEARTH_TRY(auto n_expert, file.find_uint(key("expert_count")));
+  HEARTH_TRY(auto n_expert_used, file.find_uint(key("expert_used_count")));
+  if (n_expert.value_or(0) > 0 && n_expert_used.value_or(0) > 0) {
+    HEARTH_TRY(auto n_ff_exp, file.find_uint(key("expert_feed_forward_length")));
+    m.shape.n_expert = static_cast<uint32_t>(*n_expert);
+    m.shape.n_expert_used = static_cast<uint32_t>(*n_expert_used);
+    m.shape.n_ff_exp = static_cast<uint32_t>(
+        n_ff_exp.value_or(std::max<uint64_t>(1, n_ff.value_or(0) / *n_expert_used)));
   }
   HEARTH_TRY(auto window, file.find_uint(key("attention.sliding_window")));
   m.shape.layer_windows = kv::family_layer_windows(arch, window, static_cast<int64_t>(n_layer));

@@ -62,6 +62,9 @@ kv::ModelDims model_dims(const ModelShape& shape) {
                      shape.head_dim, shape.n_ff, shape.n_vocab};
   dims.projections = shape.projections;
   dims.layer_windows = shape.layer_windows;
+  dims.n_expert = shape.n_expert;
+  dims.n_expert_used = shape.n_expert_used;
+  dims.n_ff_exp = shape.n_ff_exp;
   return dims;
 }
 

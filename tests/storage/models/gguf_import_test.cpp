@@ -37,6 +37,7 @@ TEST(GgufImport, MissingFileIsAnError) {
 // The estimate the picker shows for an imported model equals the engine's own
 // allocation size for the numbers in the file header, for every fixture model.
 #include <hearth/engine/gguf/reader.h>
+#include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/kv/sizing.h>
 
 namespace hearth::models {
@@ -58,16 +59,24 @@ TEST(GgufImport, EstimateForFixtureModelsEqualsTheEngineAllocation) {
     const auto n_embd = file->get_uint(arch + ".embedding_length").value();
     const auto n_head_kv = file->find_uint(arch + ".attention.head_count_kv").value().value_or(n_head);
     const auto head_dim = file->find_uint(arch + ".attention.key_length").value().value_or(n_embd / n_head);
+    // Sliding-window layers as the fixtures' README documents them (tiny
+    // Gemma 3: five local layers of window 24, then one global); the engine
+    // keeps them as rings of window + one batch.
+    std::vector<int32_t> windows;
+    if (arch == "gemma3") windows = {24, 24, 24, 24, 24, 0};
+    ASSERT_EQ(model->shape.layer_windows, windows);
+    auto engine_kv = [&](uint32_t n_ctx, DType type) {
+      return kv::kv_cache_bytes(static_cast<int64_t>(n_layer), static_cast<int64_t>(n_head_kv),
+                                static_cast<int64_t>(head_dim), n_ctx, type, windows, kv::kScratchBatchTokens,
+                                kv::WindowedLayers::Ring);
+    };
     for (KvType kv_type : {KvType::F16, KvType::Q8_0}) {
       for (uint32_t n_ctx : {1u, 100u, 4096u}) {
         const auto estimate = estimate_memory(model->shape, model->variants[0].size_bytes, {n_ctx, kv_type});
-        auto engine = kv::kv_cache_bytes(static_cast<int64_t>(n_layer), static_cast<int64_t>(n_head_kv),
-                                         static_cast<int64_t>(head_dim), n_ctx,
-                                         kv_type == KvType::F16 ? DType::F16 : DType::Q8_0);
+        auto engine = engine_kv(n_ctx, kv_type == KvType::F16 ? DType::F16 : DType::Q8_0);
         if (!engine.ok() && kv_type == KvType::Q8_0) {
           // Heads narrower than a Q8_0 block (stories260K: 8) run with F16.
-          engine = kv::kv_cache_bytes(static_cast<int64_t>(n_layer), static_cast<int64_t>(n_head_kv),
-                                      static_cast<int64_t>(head_dim), n_ctx, DType::F16);
+          engine = engine_kv(n_ctx, DType::F16);
         }
         ASSERT_TRUE(engine.ok()) << engine.error().message;
         EXPECT_EQ(estimate.kv_bytes, engine.value());

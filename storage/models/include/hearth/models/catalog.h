@@ -27,6 +27,11 @@ struct ModelShape {
   // Sliding window per layer (0: global), empty when none: the engine keeps
   // windowed layers in rings of window + one batch (kv::layer_positions).
   std::vector<int32_t> layer_windows = {};
+  // Mixture of experts (0: dense): experts, used per token, and each one's
+  // feed-forward width; they size the expert gather buffers of the scratch.
+  uint32_t n_expert = 0;
+  uint32_t n_expert_used = 0;
+  uint32_t n_ff_exp = 0;
 };
 
 struct CatalogVariant {
