@@ -98,19 +98,10 @@ Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
   return {};
 }
 
-backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
-  auto& g = ctx.graph;
-  const float eps = ctx.hp.rms_eps;
-  backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
-  backend::Tensor* h = g.add(x, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
-  backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
-  return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));
-}
-
 }  // namespace
 
 const ArchDef& arch_gemma3() {
-  static const ArchDef def{"gemma3", read, bind, layer};
+  static const ArchDef def{"gemma3", read, bind, gemma_layer};
   return def;
 }
 

@@ -271,4 +271,13 @@ Tensor* prenorm_layer(LayerContext& ctx, Tensor* x) {
   return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }
 
+backend::Tensor* gemma_layer(LayerContext& ctx, backend::Tensor* x) {
+  auto& g = ctx.graph;
+  const float eps = ctx.hp.rms_eps;
+  backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
+  backend::Tensor* h = g.add(x, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
+  backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
+  return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));
+}
+
 }  // namespace hearth::model

@@ -38,6 +38,9 @@ backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x, const ba
 backend::Tensor* ffn_swiglu(LayerContext& ctx, backend::Tensor* x);
 // gelu(gate) * up -> down.
 backend::Tensor* ffn_geglu(LayerContext& ctx, backend::Tensor* x);
+// Gemma 2 and 3: attention and GeGLU feed-forward, each between a pre- and a
+// post-norm, with the layer's own RoPE (HParams::rope_of_layer).
+backend::Tensor* gemma_layer(LayerContext& ctx, backend::Tensor* x);
 // Mixture of experts with SwiGLU experts: router logits, top-k, gate
 // weights (hp.moe), each chosen expert's silu(gate) * up -> down, weighted sum.
 backend::Tensor* ffn_moe_swiglu(LayerContext& ctx, backend::Tensor* x);
