@@ -3,7 +3,6 @@
 // otherwise; every request needs the bearer token kept in --api-key-file.
 #include <fmt/format.h>
 #include <hearth/server/auth.h>
-#include <hearth/server/engine_backend.h>
 #include <hearth/server/http_server.h>
 
 #include <signal.h>
@@ -14,6 +13,7 @@
 
 #include "args.h"
 #include "engine_setup.h"
+#include "serve_backend.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -104,20 +104,13 @@ int run_serve(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "serve: %s\n", codec.error().message.c_str());
     return kExitBadInput;
   }
-  if (*parallel > 1 || args->has("max-batch-tokens")) {
-    std::fprintf(stderr, "serve: requests are served one at a time in arrival order (--parallel %lld waits for "
-                         "the batched scheduler); up to %lld more wait in the queue\n",
-                 static_cast<long long>(*parallel), static_cast<long long>(std::max<int64_t>(16, 4 * *parallel)));
-  }
   const std::string model_path = *args->get("model");
-  server::EngineBackendConfig bc;
-  bc.n_ctx = *ctx;
-  bc.kv_type = setup->kv_type;
-  bc.max_queued = static_cast<size_t>(std::max<int64_t>(16, 4 * *parallel));
-  bc.model_id = std::filesystem::path(model_path).stem().string();
+  const std::string model_id = std::filesystem::path(model_path).stem().string();
   struct stat st {};
-  bc.created = ::stat(model_path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
-  auto backend = server::EngineBackend::create(*setup->model, *setup->backend, codec->format(), bc);
+  const int64_t created = ::stat(model_path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+  const auto max_queued = static_cast<size_t>(std::max<int64_t>(16, 4 * *parallel));
+  auto backend = make_backend(*setup, codec->format(), ServeShape{*ctx, *parallel, *batch, max_queued}, model_id,
+                              created);
   if (!backend.ok()) {
     std::fprintf(stderr, "serve: %s\n", backend.error().message.c_str());
     return kExitBadInput;
@@ -130,7 +123,7 @@ int run_serve(const std::vector<std::string>& argv) {
   }
   const std::string& first = (*http)->addresses().front();
   const std::string shown = first.find(':') != std::string::npos ? "[" + first + "]" : first;
-  std::fprintf(stderr, "serve: model '%s', context %lld; API key in %s\n", bc.model_id.c_str(),
+  std::fprintf(stderr, "serve: model '%s', context %lld; API key in %s\n", model_id.c_str(),
                static_cast<long long>(*ctx), key_file.string().c_str());
   std::fprintf(stderr, "listening on http://%s:%d\n", shown.c_str(), (*http)->port());
   std::fflush(stderr);

@@ -16,6 +16,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"serve", "the local OpenAI-compatible API server", run_serve},
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
       {"bench-prefix", "time to first token with a system prompt: cold, warm in memory, warm from disk", run_bench_prefix},
+      {"bench-serve", "the local API server under concurrent streams: tok/s, TTFT, inter-token latency", run_bench_serve},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
       {"detokenize", "token ids back to text", run_detokenize},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},

@@ -30,6 +30,7 @@ int run_gen_model(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_chat(const std::vector<std::string>& args);
 int run_bench_prefix(const std::vector<std::string>& args);
+int run_bench_serve(const std::vector<std::string>& args);
 int run_template(const std::vector<std::string>& args);
 int run_tokenize(const std::vector<std::string>& args);
 int run_detokenize(const std::vector<std::string>& args);

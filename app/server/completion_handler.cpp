@@ -73,6 +73,8 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
     }
     g.prompt = std::move(prompt).value();
     g.strip_leading_space = true;
+  } else if (!p.prompt_tokens.empty()) {
+    g.prompt = std::move(p.prompt_tokens);
   } else {
     g.prompt = backend.format().tokenizer().tokenize(p.prompt, tokenizer::AddSpecial::AsVocab, tokenizer::ParseSpecial::No);
   }
@@ -90,6 +92,7 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
   g.sampler = p.sampler;
   g.stop = p.stop;
   g.top_logprobs = p.top_logprobs;
+  g.ignore_eos = p.ignore_eos;
   if (p.format != ResponseFormat::Text) {
     auto constraint = make_json_constraint(p.format, p.schema, backend.format().tokenizer());
     if (auto* e = std::get_if<ApiError>(&constraint)) {

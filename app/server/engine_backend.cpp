@@ -1,12 +1,7 @@
 #include <hearth/server/engine_backend.h>
 
 #include <fmt/format.h>
-#include <hearth/engine/chat/stop.h>
-#include <hearth/engine/tokenizer/stream_decoder.h>
-
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 namespace hearth::server {
 
@@ -20,27 +15,11 @@ const char* to_string(FinishReason reason) {
   return "error";
 }
 
-namespace {
-
-// log-softmax of the model's own distribution (before penalties, temperature
-// and truncation), which is what OpenAI's logprobs describe.
-struct LogSoftmax {
-  float max = 0;
-  double log_sum = 0;
-  explicit LogSoftmax(std::span<const float> logits) {
-    max = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float l : logits) sum += std::exp(static_cast<double>(l - max));
-    log_sum = std::log(sum);
-  }
-  float operator()(float logit) const { return static_cast<float>(static_cast<double>(logit - max) - log_sum); }
-};
-
-}  // namespace
 
 EngineBackend::EngineBackend(const runtime::ChatFormat& format, std::unique_ptr<runtime::Session> session,
                              const EngineBackendConfig& config, int64_t vocab_size)
-    : format_(format), session_(std::move(session)), config_(config), vocab_size_(vocab_size) {
+    : format_(format), session_(std::move(session)), config_(config), vocab_size_(vocab_size),
+      chooser_(format.tokenizer(), format.end_of_generation()) {
   description_.id = config.model_id;
   description_.context_length = session_->n_ctx();
   description_.created = config.created;
@@ -183,86 +162,42 @@ Completion EngineBackend::run(Job& job) {
   // additions it lacks: a token mask (grammar) before the draw and logprobs.
   sampling::Sampler sampler(req.sampler);
   for (int32_t t : session.context()) sampler.accept(t);
-  chat::StopMatcher stops(req.stop);
-  tokenizer::StreamDecoder decoder(format_.tokenizer());
-  bool first_visible = !req.strip_leading_space;
-  auto shown = [&](std::string text) {
-    if (!first_visible) {
-      const size_t skip = text.find_first_not_of(' ');
-      text = skip == std::string::npos ? std::string() : text.substr(skip);
-      if (!text.empty()) first_visible = true;
-    }
-    return text;
-  };
-  std::vector<float> masked;
-  std::vector<bool> allowed;
+  ReplyText text(format_.tokenizer(), req.stop, req.strip_leading_space);
   c.reason = FinishReason::Length;
   for (int32_t i = 0; i < req.max_tokens; ++i) {
     if (cancel.requested()) {
       c.reason = FinishReason::Cancelled;
       break;
     }
-    const std::span<const float> logits = session.last_logits();
-    int32_t token = -1;
-    if (req.constraint) {
-      allowed.assign(logits.size(), true);
-      req.constraint->mask(allowed, end_of_generation_);
-      masked.assign(logits.begin(), logits.end());
-      bool any = false;
-      for (size_t t = 0; t < masked.size(); ++t) {
-        if (!allowed[t]) {
-          masked[t] = -std::numeric_limits<float>::infinity();
-        } else {
-          any = true;
-        }
-      }
-      if (!any) return fail("no token of the vocabulary can continue the required format");
-      token = sampler.sample(masked);
-    } else {
-      token = sampler.sample(logits);
-    }
-    if (std::find(end_of_generation_.begin(), end_of_generation_.end(), token) != end_of_generation_.end()) {
+    auto choice =
+        chooser_.choose(session.last_logits(), sampler, req.constraint.get(), req.top_logprobs, req.ignore_eos);
+    if (!choice.ok()) return fail(choice.error().message);
+    if (choice->end_of_generation) {
       c.reason = FinishReason::Stop;
       break;
     }
-    if (req.constraint) req.constraint->accept(token);
     TokenOut out;
-    out.token = token;
-    out.text = shown(stops.push(decoder.push(token)).text);
-    if (req.top_logprobs >= 0) {
-      const LogSoftmax lsm(logits);
-      out.has_logprob = true;
-      out.chosen = {format_.tokenizer().token_to_piece(token), lsm(logits[static_cast<size_t>(token)])};
-      if (req.top_logprobs > 0) {
-        for (const auto& cand : sampling::top_candidates(logits, req.top_logprobs)) {
-          out.top.push_back({format_.tokenizer().token_to_piece(cand.token), lsm(cand.logit)});
-        }
-      }
-    }
+    out.token = choice->token;
+    out.text = text.push(choice->token);
+    out.has_logprob = choice->has_logprob;
+    out.chosen = std::move(choice->chosen);
+    out.top = std::move(choice->top);
     ++c.completion_tokens;
     if (job.callbacks.on_token) job.callbacks.on_token(out);
-    if (stops.stopped()) {
+    if (text.stopped()) {
       c.reason = FinishReason::Stop;
       break;
     }
     if (static_cast<int64_t>(session.context().size()) >= session.n_ctx()) break;  // length
     if (i + 1 < req.max_tokens) {
-      if (auto st = session.decode(token); !st.ok()) return fail(st.error().message);
+      if (auto st = session.decode(out.token); !st.ok()) return fail(st.error().message);
     }
   }
-  if (!stops.stopped() && c.reason != FinishReason::Cancelled) {
-    std::string tail = stops.push(decoder.flush()).text;
-    if (stops.stopped()) {
-      c.reason = FinishReason::Stop;
-    } else {
-      tail += stops.flush();
-    }
-    tail = shown(std::move(tail));
-    if (!tail.empty() && job.callbacks.on_token) {
-      TokenOut out;
-      out.text = std::move(tail);
-      job.callbacks.on_token(out);
-    }
+  if (!text.stopped() && c.reason != FinishReason::Cancelled) {
+    TokenOut out;
+    out.text = text.finish();
+    if (text.stopped()) c.reason = FinishReason::Stop;
+    if (!out.text.empty() && job.callbacks.on_token) job.callbacks.on_token(out);
   }
   return c;
 }

@@ -268,8 +268,19 @@ ParseResult parse_request(Endpoint endpoint, std::string_view text, const std::s
       out.prompt = prompt->get<std::string>();
     } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
       out.prompt = (*prompt)[0].get<std::string>();
+    } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number()) {
+      // OpenAI's other form: the prompt as token ids (checked against the
+      // vocabulary when the request is queued).
+      for (size_t i = 0; i < prompt->size() && !f.error; ++i) {
+        const auto& id = (*prompt)[i];
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+          f.fail("prompt", fmt::format("'prompt[{}]' must be a token id (a non-negative integer)", i));
+        } else {
+          out.prompt_tokens.push_back(static_cast<int32_t>(id.get<int64_t>()));
+        }
+      }
     } else {
-      f.fail("prompt", "'prompt' must be a string (or an array of one string)");
+      f.fail("prompt", "'prompt' must be a string, an array of one string or an array of token ids");
     }
   } else if (!f.error) {
     f.fail("prompt", "'prompt' is required");
@@ -297,6 +308,9 @@ ParseResult parse_request(Endpoint endpoint, std::string_view text, const std::s
   s.seed = seed ? static_cast<uint64_t>(*seed) : random_seed;
 
   parse_stop(out, f);
+  // Not OpenAI's: generate max_tokens whatever the model predicts (benchmarks;
+  // the reference engine's server takes the same field).
+  out.ignore_eos = f.boolean("ignore_eos").value_or(false);
   out.stream = f.boolean("stream").value_or(false);
   if (const auto* so = f.get("stream_options")) {
     if (!so->is_object()) {

@@ -28,6 +28,7 @@ namespace avx512 {
 #include "dot_avx512_decode.inc"
 #include "dot_avx512_rows.inc"
 #include "dot_avx512_rows_k.inc"
+#include "dot_avx512_rows_multi.inc"
 
 // 16 weight rows per 512-bit register for the repacked tiles.
 struct PackVec {
@@ -62,6 +63,7 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_packed(t);
   avx512::fill_avx512_rows(t);
   avx512::fill_avx512_rows_k(t);
+  avx512::fill_avx512_rows_multi(t);
   avx512::fill_avx512_prefill(t);
 }
 

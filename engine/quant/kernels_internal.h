@@ -30,9 +30,13 @@ static inline void set_kernel(KernelTable& t, DType type, DType act, VecDotFn do
 
 // Sets the decode kernels of a type; the act_type must already be the one
 // `prepare` reads.
+static inline void set_decode_multi(KernelTable& t, DType type, RowsMultiFn rows_multi) {
+  t.by_type[static_cast<size_t>(type)].decode.rows_multi = rows_multi;
+}
 static inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, PrepareFn prepare, PreparedBytesFn bytes) {
   auto& k = t.by_type[static_cast<size_t>(type)];
   k.decode.rows = rows;
+  k.decode.rows_multi = nullptr;  // a multi-token kernel must match this `rows` bit for bit: set after it
   k.decode.prepare = prepare;
   k.decode.prepared_bytes = bytes;
 }

@@ -402,7 +402,7 @@ Result<StepReport> Scheduler::step() {
   for (size_t r = 0; r < im.logit_seq.size(); ++r) {
     Sequence& s = *im.logit_seq[r];
     const std::span<const float> row(im.logits.data() + r * n_vocab, n_vocab);
-    const int32_t token = s.sampler.sample(row);
+    const int32_t token = s.req.choose ? s.req.choose(row, s.sampler) : s.sampler.sample(row);
     report.sampled.push_back(s.id);
     const auto& eog = s.req.end_of_generation;
     if (std::find(eog.begin(), eog.end(), token) != eog.end()) {
@@ -426,6 +426,8 @@ Result<StepReport> Scheduler::step() {
       end = StopReason::ContextFull;
     } else if (s.generated >= s.req.max_tokens) {
       end = StopReason::MaxTokens;
+    } else if (s.req.cancel.requested()) {
+      end = StopReason::Cancelled;
     }
     if (end) {
       finish(s, *end, pool, im.reserved);

@@ -134,6 +134,50 @@ void BM_DecodeRows(benchmark::State& state, DType type, KernelLevel level, size_
   state.SetLabel(std::string(to_string(k.level)) + (k.decode.rows ? " rows" : " vec_dot"));
 }
 
+// One continuous-batching step's product: `tokens` activation rows against
+// a cache-sized weight slice (the CPU backend hands the kernels ~64 KB
+// blocks), with decode.rows_multi (weights unpacked once for every token),
+// or with decode.rows once per token when `multi` is false. Bytes counted as
+// weight bytes x tokens, comparable with DecodeCache.
+void BM_DecodeBatch(benchmark::State& state, DType type, bool multi) {
+  const CpuFeatures f = detect_cpu_features();
+  const KernelTable kt = select_kernels(f);
+  const TypeKernels& k = kt.get(type);
+  if (!k.decode.rows || (multi && !k.decode.rows_multi)) {
+    state.SkipWithError("no decode kernel for this type at this level");
+    return;
+  }
+  const int64_t tokens = state.range(0);
+  const Weights w = make_weights(type, size_t{64} << 10);
+  const auto act = make_activations(kt, k.act_type, tokens);
+  const size_t act_rb = *row_bytes(k.act_type, kRowLength);
+  const size_t prep = k.decode.prepare ? k.decode.prepared_bytes(kRowLength) : act_rb;
+  std::vector<uint8_t> prepared(prep * static_cast<size_t>(tokens));
+  for (int64_t t = 0; t < tokens; ++t) {
+    if (k.decode.prepare) {
+      k.decode.prepare(act.data() + static_cast<size_t>(t) * act_rb, prepared.data() + static_cast<size_t>(t) * prep,
+                       kRowLength);
+    } else {
+      std::copy_n(act.data() + static_cast<size_t>(t) * act_rb, act_rb, prepared.data() + static_cast<size_t>(t) * prep);
+    }
+  }
+  std::vector<float> out(static_cast<size_t>(w.rows * tokens));
+  for (auto _ : state) {
+    if (multi) {
+      k.decode.rows_multi(kRowLength, w.bytes.data(), w.row_bytes, w.rows, prepared.data(), prep, tokens, out.data(),
+                          static_cast<size_t>(w.rows));
+    } else {
+      for (int64_t t = 0; t < tokens; ++t) {
+        k.decode.rows(kRowLength, w.bytes.data(), w.row_bytes, w.rows, prepared.data() + static_cast<size_t>(t) * prep,
+                      out.data() + t * w.rows);
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.bytes.size()) * tokens);
+  state.SetLabel(std::string(to_string(k.level)) + (multi ? " rows_multi" : " rows per token"));
+}
+
 // A 512-row slice of a weight matrix against `cols` tokens: the tile a
 // prompt-processing thread computes. Bytes counted as weight bytes x tokens,
 // so the figure compares directly with BM_VecDot's per-token rate.
@@ -201,6 +245,14 @@ void register_all() {
             ->Threads(1)->Threads(2)->UseRealTime();
         benchmark::RegisterBenchmark(("DecodeCache/" + name).c_str(), BM_DecodeRows, t, l, size_t{512} << 10);
       }
+    }
+  }
+  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (const bool multi : {true, false}) {
+      benchmark::RegisterBenchmark(
+          ((multi ? "DecodeBatch/" : "DecodeBatchPerToken/") + std::string(traits(t).name)).c_str(), BM_DecodeBatch, t,
+          multi)
+          ->Arg(2)->Arg(4)->Arg(8);
     }
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {

@@ -224,9 +224,16 @@ void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTa
   // About 64 KB of weights per block: read from memory by the first token,
   // from cache by the others.
   const int64_t block = std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16);
+  const size_t act_offset = k.decode.prepare ? act_bytes : 0;
   for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
     for (int64_t r0 = b; r0 < e; r0 += block) {
       const int64_t nr = std::min(block, e - r0);
+      if (k.decode.rows_multi) {
+        // The block's weights unpacked once for every token.
+        k.decode.rows_multi(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, base + act_offset, per_token, n_tok,
+                            y + r0, static_cast<size_t>(rows));
+        continue;
+      }
       for (int64_t t = 0; t < n_tok; ++t) {
         const uint8_t* act = base + static_cast<size_t>(t) * per_token + (k.decode.prepare ? act_bytes : 0);
         k.decode.rows(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, act, y + t * rows + r0);

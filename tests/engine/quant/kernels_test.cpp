@@ -214,6 +214,68 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
   }
 }
 
+// The few-token decode kernels (one continuous-batching step) give every
+// token exactly, bit for bit, what the single-token kernel gives it alone:
+// batched sequences must not drift from their solo runs.
+TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
+  int checked = 0;
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    if (!k.decode.rows_multi) continue;
+    ASSERT_NE(k.decode.rows, nullptr) << traits(type).name;
+    const int64_t be = traits(type).block_elements;
+    for (int64_t n : {be, 3 * be, 5 * be, 19 * be}) {
+      const int64_t rows = 13;
+      const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 11));
+      const size_t stride = w.row_bytes + 10;
+      std::vector<uint8_t> padded(stride * static_cast<size_t>(rows), 0xCD);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::copy_n(w.bytes.data() + r * w.row_bytes, w.row_bytes, padded.data() + r * stride);
+      }
+      for (int64_t n_act : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{8}}) {
+        const Matrix a = random_rows(k.act_type, n_act, n, static_cast<uint32_t>(n + 7 * n_act));
+        const size_t act_bytes = a.bytes.size() / static_cast<size_t>(n_act);
+        const size_t prep = k.decode.prepare ? k.decode.prepared_bytes(n) : act_bytes;
+        const size_t act_stride = prep + 64;  // tokens apart by more than a row, as in the matmul scratch
+        std::vector<uint8_t> acts(act_stride * static_cast<size_t>(n_act), 0x11);
+        for (int64_t t = 0; t < n_act; ++t) {
+          const uint8_t* src = a.bytes.data() + static_cast<size_t>(t) * act_bytes;
+          uint8_t* dst = acts.data() + static_cast<size_t>(t) * act_stride;
+          if (k.decode.prepare) {
+            k.decode.prepare(src, dst, n);
+          } else {
+            std::copy_n(src, act_bytes, dst);
+          }
+        }
+        const size_t out_stride = static_cast<size_t>(rows) + 3;
+        std::vector<float> multi(out_stride * static_cast<size_t>(n_act), -7.0f);
+        k.decode.rows_multi(n, padded.data(), stride, rows, acts.data(), act_stride, n_act, multi.data(), out_stride);
+        for (int64_t t = 0; t < n_act; ++t) {
+          std::vector<float> single(static_cast<size_t>(rows));
+          k.decode.rows(n, padded.data(), stride, rows, acts.data() + static_cast<size_t>(t) * act_stride,
+                        single.data());
+          for (int64_t r = 0; r < rows; ++r) {
+            const float got = multi[static_cast<size_t>(t) * out_stride + static_cast<size_t>(r)];
+            ASSERT_EQ(std::memcmp(&got, &single[static_cast<size_t>(r)], sizeof(float)), 0)
+                << traits(type).name << " n=" << n << " tokens=" << n_act << " token " << t << " row " << r << ": "
+                << got << " vs " << single[static_cast<size_t>(r)];
+            ++checked;
+          }
+          for (size_t pad = static_cast<size_t>(rows); pad < out_stride; ++pad) {
+            ASSERT_EQ(multi[static_cast<size_t>(t) * out_stride + pad], -7.0f) << "rows_multi wrote past its rows";
+          }
+        }
+      }
+    }
+  }
+  if (GetParam() == KernelLevel::Avx512) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+      EXPECT_NE(table_.get(type).decode.rows_multi, nullptr) << traits(type).name;
+    }
+    EXPECT_GT(checked, 0);
+  }
+}
+
 // The two-step prefill tiles, where a level has them: activations prepared
 // in two pieces of whole token groups, then tiles whose token ranges start
 // inside the product and whose row counts are not multiples of 16, written

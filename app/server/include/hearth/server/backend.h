@@ -43,6 +43,9 @@ struct GenerationRequest {
   bool strip_leading_space = false;
   // -1: no logprobs; 0..20: the chosen token's logprob and that many alternatives.
   int32_t top_logprobs = -1;
+  // The model's end-of-generation tokens are never drawn (the reply runs to
+  // max_tokens or a stop string).
+  bool ignore_eos = false;
   std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
   runtime::Cancellation cancel;                 // asked before every prefill batch and token
 };

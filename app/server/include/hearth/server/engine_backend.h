@@ -9,6 +9,7 @@
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/session.h>
 #include <hearth/server/backend.h>
+#include <hearth/server/token_choice.h>
 
 #include <condition_variable>
 #include <deque>
@@ -61,6 +62,7 @@ class EngineBackend final : public CompletionBackend {
   ModelDescription description_;
   std::vector<int32_t> end_of_generation_;
   int64_t vocab_size_ = 0;
+  TokenChooser chooser_;  // the worker thread's
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -35,6 +35,8 @@ struct ParsedRequest {
   Endpoint endpoint = Endpoint::ChatCompletions;
   std::vector<chat::ChatMessage> messages;  // chat
   std::string prompt;                       // completions
+  std::vector<int32_t> prompt_tokens;       // completions given token ids (then `prompt` is empty)
+  bool ignore_eos = false;                  // end-of-generation tokens are masked out
   sampling::SamplerConfig sampler;
   std::optional<int64_t> max_tokens;        // none: as much as the context leaves
   std::vector<std::string> stop;

@@ -100,8 +100,16 @@ using RowsDotFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t ro
 using PrepareFn = void (*)(const void* act, void* dst, int64_t n);
 using PreparedBytesFn = size_t (*)(int64_t n);
 
+// As RowsDotFn for n_act activation rows (prepared as for `rows`, each
+// act_stride bytes after the previous one): token t's sums go to
+// out + t * out_stride. Each sum is bit-identical to what `rows` gives for
+// that token alone; the weights are read once for all of them.
+using RowsMultiFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* act,
+                             size_t act_stride, int64_t n_act, float* out, size_t out_stride);
+
 struct DecodeKernels {
   RowsDotFn rows = nullptr;  // nullptr: call TypeKernels::vec_dot per row
+  RowsMultiFn rows_multi = nullptr;  // nullptr: `rows` once per token
   // nullptr (with prepared_bytes): rows reads the act_type row as it is.
   PrepareFn prepare = nullptr;
   PreparedBytesFn prepared_bytes = nullptr;

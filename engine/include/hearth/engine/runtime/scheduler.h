@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,7 +53,15 @@ struct SequenceRequest {
   std::vector<std::string> stop_strings;
   std::vector<int32_t> end_of_generation;  // ids that end the reply (not streamed)
   Priority priority = Priority::Normal;
-  Cancellation cancel;  // asked at every step; a cancelled sequence leaves at the next one
+  // Asked at every step, and again right after each Token event, so a
+  // caller that sees what it waited for (its own stop rule, a closed
+  // connection) ends the sequence before another token is computed.
+  Cancellation cancel;
+  // Chooses each token from the sequence's row of logits in place of a plain
+  // draw (a grammar's mask, log-probabilities); it draws with the sequence's
+  // own sampler so penalties and seeds stay per sequence. Empty: the sampler
+  // draws. Runs on the stepping thread.
+  std::function<int32_t(std::span<const float> logits, sampling::Sampler& sampler)> choose;
 };
 
 enum class SequenceEventKind { Token, Finished };

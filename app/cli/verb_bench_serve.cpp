@@ -1,0 +1,276 @@
+// hearth-cli bench-serve: the local API server under load. For each
+// concurrency level, that many streaming clients (staggered arrivals) send
+// p-token prompts and read n-token replies over real HTTP on loopback;
+// aggregate tokens/s and p50/p95 time to first token and inter-token latency
+// come from the clients' clocks. With --ref-server, the reference engine's
+// server (llama-server -np N -cb) runs the same load on the same file in the
+// same run, one level at a time.
+#include <fmt/format.h>
+#include <hearth/server/http_server.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "args.h"
+#include "engine_setup.h"
+#include "serve_backend.h"
+#include "stream_load.h"
+#include "verbs.h"
+
+namespace hearth::cli {
+namespace {
+
+struct BenchShape {
+  int64_t prompt_tokens = 256;
+  int64_t reply_tokens = 128;
+  int threads = 2;
+  double stagger_ms = 50;
+};
+
+// Distinct prompts of exactly `n` tokens from ordinary prose: stream i reads
+// the text from a different place, so no two share a prefix (nothing is
+// reused between streams on either server).
+Result<std::vector<std::vector<int32_t>>> make_prompts(const TextCodec& codec, int streams, int64_t n) {
+  std::string text;
+  std::vector<int32_t> ids;
+  const auto need = static_cast<size_t>(n + 31 * streams);
+  while (ids.size() < need) {
+    text += "The lighthouse keeper climbed the stairs every evening to light the lamp. Ships passed in the dark, "
+            "and the sailors counted the flashes to know which coast they saw. One winter the storms came early. ";
+    HEARTH_TRY(ids, codec.encode(text, PromptMode::Raw));
+  }
+  std::vector<std::vector<int32_t>> out;
+  for (int i = 0; i < streams; ++i) {
+    const auto from = ids.begin() + 31 * i;
+    out.emplace_back(from, from + n);
+  }
+  return out;
+}
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// The reference engine's server for one level, stopped when this goes away.
+class ReferenceServer {
+ public:
+  ~ReferenceServer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+  }
+  Status start(const std::string& exe, const std::string& model, const BenchShape& shape, int streams,
+               const std::filesystem::path& log) {
+    port_ = free_port();
+    const int64_t ctx = streams * (shape.prompt_tokens + shape.reply_tokens + 64);
+    std::vector<std::string> args = {exe, "-m", model, "-np", std::to_string(streams), "-cb",
+                                     "-c", std::to_string(ctx), "-t", std::to_string(shape.threads),
+                                     "-tb", std::to_string(shape.threads), "-ngl", "0",
+                                     "--host", "127.0.0.1", "--port", std::to_string(port_)};
+    pid_ = fork();
+    if (pid_ < 0) return make_error(ErrorCode::Io, "cannot start the reference server (fork failed)");
+    if (pid_ == 0) {
+      FILE* f = std::fopen(log.c_str(), "w");
+      if (f) {
+        dup2(fileno(f), 1);
+        dup2(fileno(f), 2);
+      }
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    httplib::Client c("127.0.0.1", port_);
+    c.set_connection_timeout(1, 0);
+    for (int i = 0; i < 600; ++i) {
+      if (auto r = c.Get("/health"); r && r->status == 200) return {};
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return make_error(ErrorCode::Io, fmt::format("the reference server exited during start-up (see {})",
+                                                     log.string()));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return make_error(ErrorCode::Io, fmt::format("the reference server did not become healthy (see {})", log.string()));
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+nlohmann::json to_json(const LoadFigures& f) {
+  return {{"streams", f.streams}, {"agg_tps", f.agg_tps}, {"ttft_p50_ms", f.ttft_p50_ms},
+          {"ttft_p95_ms", f.ttft_p95_ms}, {"itl_p50_ms", f.itl_p50_ms}, {"itl_p95_ms", f.itl_p95_ms},
+          {"tokens", f.tokens}, {"seconds", f.seconds}};
+}
+
+void print_row(const char* who, const LoadFigures& f) {
+  std::fprintf(stderr, "%-9s %3d streams  %8.1f tok/s  TTFT p50 %8.1f p95 %8.1f ms  ITL p50 %7.1f p95 %7.1f ms\n", who,
+               f.streams, f.agg_tps, f.ttft_p50_ms, f.ttft_p95_ms, f.itl_p50_ms, f.itl_p95_ms);
+}
+
+Result<std::vector<int64_t>> parse_levels(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 256) {
+      return make_error(ErrorCode::InvalidArgument, fmt::format("--streams: '{}' is not a count from 1 to 256", item));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return make_error(ErrorCode::InvalidArgument, "--streams lists no level");
+  return out;
+}
+
+}  // namespace
+
+int run_bench_serve(const std::vector<std::string>& argv) {
+  VerbSpec spec{"bench-serve", "--model M.gguf [--streams 1,2,4,8,16] [-p 256] [-n 128] [--ref-server PATH] [--json]",
+                "The local API server under concurrent streaming clients: tok/s, TTFT and inter-token latency.",
+                {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
+                 {"streams", FlagKind::Value, "concurrency levels (default 1,2,4,8,16)", "", "LIST"},
+                 {"prompt-tokens", FlagKind::Value, "prompt length of every stream (default 256)", "p", "N"},
+                 {"tokens", FlagKind::Value, "reply length of every stream (default 128)", "n", "N"},
+                 {"stagger-ms", FlagKind::Value, "time between stream arrivals (default 50)", "", "MS"},
+                 {"max-batch-tokens", FlagKind::Value, "tokens per forward pass (default 256)", "", "N"},
+                 {"ref-server", FlagKind::Value, "the reference engine's llama-server, run on the same file", "", "PATH"},
+                 {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
+  for (auto& f : engine_flags()) spec.flags.push_back(f);
+  int exit_code = kExitOk;
+  auto args = parse_verb_args(spec, argv, exit_code);
+  if (!args) return exit_code;
+  auto levels = parse_levels(args->get("streams").value_or("1,2,4,8,16"));
+  auto n_prompt = args->get_int("prompt-tokens", 256, 1, 1 << 16);
+  auto n_reply = args->get_int("tokens", 128, 1, 1 << 16);
+  auto stagger = args->get_int("stagger-ms", 50, 0, 60000);
+  auto batch = args->get_int("max-batch-tokens", 256, 1, 1 << 16);
+  for (const Error* e : {levels.ok() ? nullptr : &levels.error(), n_prompt.ok() ? nullptr : &n_prompt.error(),
+                         n_reply.ok() ? nullptr : &n_reply.error(), stagger.ok() ? nullptr : &stagger.error(),
+                         batch.ok() ? nullptr : &batch.error()}) {
+    if (e) {
+      std::fprintf(stderr, "bench-serve: %s\n", e->message.c_str());
+      return kExitUsage;
+    }
+  }
+  if (!args->has("model")) {
+    std::fprintf(stderr, "bench-serve: --model is required\n");
+    return kExitUsage;
+  }
+  BenchShape shape{*n_prompt, *n_reply, 2, static_cast<double>(*stagger)};
+  const int64_t n_ctx = shape.prompt_tokens + shape.reply_tokens + 16;
+  const int64_t max_level = *std::max_element(levels->begin(), levels->end());
+  auto setup = setup_engine(*args, n_ctx * max_level);
+  if (!setup.ok()) {
+    std::fprintf(stderr, "bench-serve: %s\n", setup.error().message.c_str());
+    return kExitBadInput;
+  }
+  shape.threads = setup->threads;
+  auto codec = TextCodec::from_model(*setup->model);
+  if (!codec.ok()) {
+    std::fprintf(stderr, "bench-serve: %s\n", codec.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto prompts = make_prompts(*codec, static_cast<int>(max_level), shape.prompt_tokens);
+  if (!prompts.ok()) {
+    std::fprintf(stderr, "bench-serve: %s\n", prompts.error().message.c_str());
+    return kExitBadInput;
+  }
+  const std::string model_path = *args->get("model");
+  const std::string key = fmt::format("bench-{:x}", std::chrono::steady_clock::now().time_since_epoch().count());
+
+  nlohmann::json out = {{"model", std::filesystem::path(model_path).filename().string()},
+                        {"threads", shape.threads}, {"prompt_tokens", shape.prompt_tokens},
+                        {"reply_tokens", shape.reply_tokens}, {"stagger_ms", shape.stagger_ms},
+                        {"levels", nlohmann::json::array()}};
+  if (args->has("ref-server")) out["reference"] = nlohmann::json::array();
+  for (const int64_t level : *levels) {
+    LoadSpec load;
+    load.prompts.assign(prompts->begin(), prompts->begin() + level);
+    load.max_tokens = static_cast<int32_t>(shape.reply_tokens);
+    load.stagger_ms = shape.stagger_ms;
+    {
+      auto backend = make_backend(*setup, codec->format(),
+                                  ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0);
+      if (!backend.ok()) {
+        std::fprintf(stderr, "bench-serve: %s\n", backend.error().message.c_str());
+        return kExitBadInput;
+      }
+      server::ServerConfig sc;
+      sc.hosts = {"127.0.0.1"};
+      sc.port = 0;
+      sc.api_key = key;
+      sc.max_connections = static_cast<size_t>(level) + 8;
+      sc.write_timeout = std::chrono::seconds(120);
+      auto http = server::HttpServer::start(**backend, sc);
+      if (!http.ok()) {
+        std::fprintf(stderr, "bench-serve: %s\n", http.error().message.c_str());
+        return kExitBadInput;
+      }
+      load.port = (*http)->port();
+      load.api_key = key;
+      auto figures = run_load(load);
+      (*http)->stop();
+      if (!figures.ok()) {
+        std::fprintf(stderr, "bench-serve: hearth, %lld streams: %s\n", static_cast<long long>(level),
+                     figures.error().message.c_str());
+        return kExitBadInput;
+      }
+      print_row("hearth", *figures);
+      out["levels"].push_back(to_json(*figures));
+    }
+    if (args->has("ref-server")) {
+      ReferenceServer ref;
+      const auto log = std::filesystem::temp_directory_path() / fmt::format("bench-serve-ref-{}.log", level);
+      if (auto st = ref.start(*args->get("ref-server"), model_path, shape, static_cast<int>(level), log); !st.ok()) {
+        std::fprintf(stderr, "bench-serve: %s\n", st.error().message.c_str());
+        return kExitBadInput;
+      }
+      load.port = ref.port();
+      load.api_key.clear();
+      auto figures = run_load(load);
+      if (!figures.ok()) {
+        std::fprintf(stderr, "bench-serve: reference, %lld streams: %s\n", static_cast<long long>(level),
+                     figures.error().message.c_str());
+        return kExitBadInput;
+      }
+      print_row("reference", *figures);
+      out["reference"].push_back(to_json(*figures));
+    }
+  }
+  if (args->has("json")) std::printf("%s\n", out.dump().c_str());
+  return kExitOk;
+}
+
+}  // namespace hearth::cli
