@@ -31,6 +31,11 @@ constexpr auto kTheme = "appearance/theme";
 constexpr auto kFontPointSize = "appearance/font_point_size";
 constexpr auto kLastModelPath = "model/last_model_path";
 constexpr auto kLogLevel = "app/log_level";
+constexpr auto kApiEnabled = "local_api/enabled";
+constexpr auto kApiHost = "local_api/host";
+constexpr auto kApiPort = "local_api/port";
+constexpr auto kApiParallel = "local_api/parallel";
+constexpr auto kApiContext = "local_api/context_length";
 }  // namespace key
 
 template <typename T>
@@ -100,6 +105,11 @@ Settings load_settings(const QSettings& store) {
   s.font_point_size = read_number(store, key::kFontPointSize, d.font_point_size);
   s.last_model_path = read_string(store, key::kLastModelPath, d.last_model_path);
   s.log_level = read_string(store, key::kLogLevel, d.log_level);
+  s.local_api.enabled = read_number(store, key::kApiEnabled, 0) != 0;
+  s.local_api.host = read_string(store, key::kApiHost, d.local_api.host);
+  s.local_api.port = read_number(store, key::kApiPort, d.local_api.port);
+  s.local_api.parallel = read_number(store, key::kApiParallel, d.local_api.parallel);
+  s.local_api.context_length = read_number(store, key::kApiContext, d.local_api.context_length);
   return clamp_settings(std::move(s));
 }
 
@@ -123,6 +133,11 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kFontPointSize, s.font_point_size);
   put(store, key::kLastModelPath, QString::fromStdString(s.last_model_path));
   put(store, key::kLogLevel, QString::fromStdString(s.log_level));
+  put(store, key::kApiEnabled, s.local_api.enabled ? 1 : 0);
+  put(store, key::kApiHost, QString::fromStdString(s.local_api.host));
+  put(store, key::kApiPort, s.local_api.port);
+  put(store, key::kApiParallel, s.local_api.parallel);
+  put(store, key::kApiContext, s.local_api.context_length);
   store.sync();
 }
 

@@ -37,6 +37,18 @@ class ChatEngine {
                                                const ContextEventFn& on_event,
                                                const CancelledFn& cancelled) = 0;
 
+  // The local API on the loaded model: starts, reconfigures or stops it as
+  // `request` says, and keeps serving across model loads until told to stop
+  // (called on the engine thread). The returned status says why when it
+  // could not start. The default: no local API in this engine.
+  virtual ui::LocalApiStatus configure_local_api(const ui::LocalApiRequest& request) {
+    ui::LocalApiStatus s;
+    if (request.enabled) s.error = QStringLiteral("This build of Hearth cannot serve the local API.");
+    return s;
+  }
+  // Its figures now; any thread.
+  virtual ui::LocalApiStatus local_api_status() const { return {}; }
+
   // Lower-priority work (a due summary): the service runs it one step (one
   // token) at a time while no reply is waiting, so a reply that arrives
   // pre-empts it after at most one step.

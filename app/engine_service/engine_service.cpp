@@ -60,12 +60,18 @@ void EngineService::load(const ui::LoadRequest& request) {
   out.load_id = request.load_id;
   emit loadProgress(1.0);
   emit modelLoaded(out);
+  emit localApiStatus(engine_->local_api_status());  // it follows the loaded model
 }
 
 void EngineService::unload() {
   if (loaded_) engine_->unload();
   loaded_ = false;
   emit modelUnloaded();
+  emit localApiStatus(engine_->local_api_status());
+}
+
+void EngineService::configure_local_api(const ui::LocalApiRequest& request) {
+  emit localApiStatus(engine_->configure_local_api(request));
 }
 
 void EngineService::generate(ui::RequestId id, const ui::GenerationRequest& request) {

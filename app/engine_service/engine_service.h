@@ -32,11 +32,14 @@ class EngineService : public QObject {
   void supersede_loads(qint64 load_id);
   // Thread-safe: the app closes; a running load and reply stop.
   void shut_down();
+  // Thread-safe: the local API's figures now (polled while it runs).
+  ui::LocalApiStatus local_api_status() const { return engine_->local_api_status(); }
 
  public slots:
   void load(const hearth::ui::LoadRequest& request);
   void unload();
   void generate(hearth::ui::RequestId id, const hearth::ui::GenerationRequest& request);
+  void configure_local_api(const hearth::ui::LocalApiRequest& request);
 
  signals:
   void loadProgress(double fraction);
@@ -47,6 +50,7 @@ class EngineService : public QObject {
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
   void failed(hearth::ui::RequestId id, const QString& message);
   void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);
+  void localApiStatus(const hearth::ui::LocalApiStatus& status);
   // One step of background work ran (tests watch the scheduling).
   void backgroundStepped();
 

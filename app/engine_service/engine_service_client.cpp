@@ -23,11 +23,25 @@ EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QOb
   connect(service_, &EngineService::finished, this, &EngineClient::finished);
   connect(service_, &EngineService::failed, this, &EngineClient::failed);
   connect(service_, &EngineService::contextEvent, this, &EngineClient::contextEvent);
+  connect(service_, &EngineService::localApiStatus, this, [this](const ui::LocalApiStatus& status) {
+    api_running_ = status.running;
+    if (api_running_) {
+      api_poll_.start();
+    } else {
+      api_poll_.stop();
+    }
+    emit localApiStatus(status);
+  });
+  api_poll_.setInterval(1000);
+  connect(&api_poll_, &QTimer::timeout, this, [this] {
+    if (api_running_) emit localApiStatus(service_->local_api_status());
+  });
   thread_.start();
 }
 
 EngineServiceClient::~EngineServiceClient() {
   // Stop a running load or reply so the thread can finish promptly.
+  api_poll_.stop();
   service_->shut_down();
   thread_.quit();
   thread_.wait();
@@ -59,5 +73,11 @@ void EngineServiceClient::generate(ui::RequestId id, const ui::GenerationRequest
 }
 
 void EngineServiceClient::cancel(ui::RequestId id) { service_->cancel(id); }
+
+void EngineServiceClient::configureLocalApi(const ui::LocalApiRequest& request) {
+  EngineService* service = service_;
+  QMetaObject::invokeMethod(
+      service, [service, request] { service->configure_local_api(request); }, Qt::QueuedConnection);
+}
 
 }  // namespace hearth::app

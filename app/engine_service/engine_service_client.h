@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QThread>
+#include <QTimer>
 
 #include <memory>
 
@@ -25,8 +26,13 @@ class EngineServiceClient final : public ui::EngineClient {
   void unloadModel() override;
   void generate(ui::RequestId id, const ui::GenerationRequest& request) override;
   void cancel(ui::RequestId id) override;
+  void configureLocalApi(const ui::LocalApiRequest& request) override;
 
  private:
+  // While the local API runs, its figures are read about once a second
+  // (from any thread: a long reply keeps the engine thread busy).
+  QTimer api_poll_;
+  bool api_running_ = false;
   QThread thread_;
   EngineService* service_ = nullptr;  // lives on thread_
   ui::RequestId newest_request_ = 0;

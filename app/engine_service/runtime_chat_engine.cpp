@@ -19,10 +19,12 @@
 #include <filesystem>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 
 #include "engine_service/chat_engine.h"
+#include "engine_service/local_api_host.h"
 
 namespace hearth::app {
 namespace {
@@ -73,6 +75,9 @@ class RuntimeChatEngine final : public ChatEngine {
     unload();
     const std::string path = request.model_path.toStdString();
     const auto kv_type = request.kv_cache_type == QLatin1String("q8_0") ? DType::Q8_0 : DType::F16;
+    api_threads_ = request.threads;
+    model_path_ = request.model_path;
+    api_kv_type_ = kv_type;
 
     model::LoadOptions options;
     options.progress = [&](const model::LoadProgress& p) {
@@ -145,10 +150,13 @@ class RuntimeChatEngine final : public ChatEngine {
     info.projections = model_->memory_dims().projections;
     info.layer_windows = model_->layer_windows();
     info.weights_bytes = model_->weight_bytes();
+    // The local API follows the model the user picked.
+    if (api_request_.enabled) start_local_api();
     return info;
   }
 
   void unload() override {
+    stop_local_api();
     chat_.reset();
     disk_.reset();
     prefixes_.reset();
@@ -181,6 +189,9 @@ class RuntimeChatEngine final : public ChatEngine {
     };
     // Stop and app close are asked before every prefill batch and token.
     const runtime::Cancellation cancel(cancelled);  // an empty function never cancels
+    // The local API's batches wait while this reply runs.
+    std::optional<ChatTurn> chat_first;
+    if (api_) chat_first.emplace(api_->gate());
     // How long the reply waited from sending to its start (a summary step
     // it pre-empted, or the queue), for the status line.
     const double pause_ms =
@@ -213,6 +224,30 @@ class RuntimeChatEngine final : public ChatEngine {
     stats.pause_ms = pause_ms;
     stats.prefix_restored_tokens = static_cast<int>(reply.prefix_restored_tokens);
     return stats;
+  }
+
+  ui::LocalApiStatus configure_local_api(const ui::LocalApiRequest& request) override {
+    api_request_ = request;
+    stop_local_api();
+    if (!request.enabled) {
+      std::lock_guard lock(api_mutex_);
+      api_status_ = {};
+      return api_status_;
+    }
+    if (!model_) {
+      std::lock_guard lock(api_mutex_);
+      api_status_ = {};
+      api_status_.error = QStringLiteral("The local API starts when a model is loaded.");
+      return api_status_;
+    }
+    start_local_api();
+    api_request_.new_key = false;  // a new token once, not at every later start
+    return local_api_status();
+  }
+
+  ui::LocalApiStatus local_api_status() const override {
+    std::lock_guard lock(api_mutex_);
+    return api_ ? api_->status() : api_status_;
   }
 
   bool has_background_work() const override { return chat_ && chat_->has_background_work(); }
@@ -249,6 +284,37 @@ class RuntimeChatEngine final : public ChatEngine {
     chat_ = std::make_unique<runtime::ChatContext>(std::move(parts));
   }
 
+  void start_local_api() {
+    LocalApiConfig c;
+    c.host = api_request_.host.toStdString();
+    c.port = api_request_.port;
+    c.parallel = api_request_.parallel;
+    c.n_ctx = std::min<int64_t>(api_request_.context_length, std::max<int64_t>(model_->hparams().n_ctx_train, 256));
+    c.threads = api_threads_;
+    c.kv_type = api_kv_type_;
+    c.key_file = api_request_.key_file.toStdString();
+    c.new_key = api_request_.new_key;
+    c.model_id = QFileInfo(model_path_).completeBaseName().toStdString();
+    auto host = LocalApiHost::start(*model_, *format_, c);
+    std::lock_guard lock(api_mutex_);
+    api_status_ = {};
+    if (!host.ok()) {
+      api_status_.error = QString::fromStdString(host.error().message);
+      logger_.warn("local API: {}", host.error().message);
+      return;
+    }
+    api_ = std::move(host).value();
+  }
+
+  void stop_local_api() {
+    std::unique_ptr<LocalApiHost> old;
+    {
+      std::lock_guard lock(api_mutex_);
+      old = std::move(api_);
+    }
+    old.reset();  // joins its threads outside the lock
+  }
+
   std::unique_ptr<model::Model> model_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
   std::optional<runtime::ChatFormat> format_;  // after the tokenizer it reads
@@ -259,6 +325,15 @@ class RuntimeChatEngine final : public ChatEngine {
   std::optional<kv::PrefixIndex> prefixes_;
   std::optional<kv::PrefixDiskCache> disk_;
   std::unique_ptr<runtime::ChatContext> chat_;  // after the session it drives
+  // The local API: what the user asked for (kept across loads), the host
+  // while it runs (status() reads it from other threads), else why not.
+  ui::LocalApiRequest api_request_;
+  int api_threads_ = 0;
+  QString model_path_;
+  DType api_kv_type_ = DType::F16;
+  mutable std::mutex api_mutex_;
+  std::unique_ptr<LocalApiHost> api_;
+  ui::LocalApiStatus api_status_;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "common/version.h"
 #include "controllers/archive_controller.h"
 #include "controllers/chat_controller.h"
+#include "controllers/local_api_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
 #include "engine/memory_sizer.h"
@@ -67,6 +68,8 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
   archive_ = new ui::ArchiveController(storage_, this);
   downloads_ = new AppModelDownloads(this);
+  // The local API's token lives beside the settings, readable by this user only.
+  local_api_ = new ui::LocalApiController(engine_, settings_, dir.filePath(QStringLiteral("api-key")), this);
   // Imported conversations appear in the sidebar.
   connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
@@ -78,6 +81,8 @@ AppContext::~AppContext() {
   // dropped with the receiver). The controller then flushes its last writes
   // into the queue, and deleting the executor drains and joins it.
   storage_->drain();
+  delete local_api_;
+  local_api_ = nullptr;
   delete archive_;
   archive_ = nullptr;
   delete chat_;
@@ -99,6 +104,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
       {QStringLiteral("archive"), QVariant::fromValue(archive_)},
       {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
+      {QStringLiteral("localApi"), QVariant::fromValue(local_api_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},

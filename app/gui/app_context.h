@@ -18,6 +18,7 @@
 namespace hearth::ui {
 class ArchiveController;
 class ChatController;
+class LocalApiController;
 class EngineClient;
 class ModelController;
 class SettingsController;
@@ -55,6 +56,7 @@ class AppContext : public QObject {
   ui::ModelController* model() const { return model_; }
   ui::SettingsController* settings() const { return settings_; }
   ui::ModelDownloads* downloads() const { return downloads_; }
+  ui::LocalApiController* localApi() const { return local_api_; }
   const QString& data_dir() const { return options_.data_dir; }
 
  signals:
@@ -77,6 +79,7 @@ class AppContext : public QObject {
   ui::EngineClient* engine_ = nullptr;
   ui::SettingsController* settings_ = nullptr;
   ui::ModelController* model_ = nullptr;
+  ui::LocalApiController* local_api_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;

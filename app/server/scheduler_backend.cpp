@@ -4,6 +4,7 @@
 #include <hearth/server/token_choice.h>
 
 #include <atomic>
+#include <optional>
 
 namespace hearth::server {
 
@@ -21,6 +22,7 @@ struct SchedulerBackend::Job {
   TokenChoice last;      // the choice whose Token event comes next
   std::string failure;   // the grammar allowed no token
   int64_t completion_tokens = 0;
+  std::optional<LiveMeter::Clock::time_point> last_token_at;
   // Read by the scheduler's cancellation check; `stopped` is set on the
   // stepping thread when a stop string appears, `cancelled` by any thread.
   std::atomic<bool> stopped{false};
@@ -113,6 +115,9 @@ void SchedulerBackend::on_event(Job& job, const runtime::SequenceEvent& e) {
     out.chosen = std::move(job.last.chosen);
     out.top = std::move(job.last.top);
     ++job.completion_tokens;
+    const auto now = LiveMeter::Clock::now();
+    meter_.token(now, job.last_token_at ? &*job.last_token_at : nullptr);
+    job.last_token_at = now;
     if (job.callbacks.on_token) job.callbacks.on_token(out);
     if (job.text.stopped()) job.stopped = true;  // the scheduler ends it before the next token
     return;

@@ -158,6 +158,11 @@ void Scheduler::start() {
                                         !in.waiting.empty(); });
         if (in.stopping) return;
       }
+      if (config_.wait_turn) {
+        config_.wait_turn();
+        std::lock_guard stop_lock(in.mutex);
+        if (in.stopping) return;
+      }
       // A failed pass has already finished its sequences with the error.
       (void)step();
     }

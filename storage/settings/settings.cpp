@@ -30,6 +30,12 @@ Settings clamp_settings(Settings s) {
   ld.threads = std::clamp(ld.threads, 0, L::kMaxThreads);
   ld.gpu_layers = std::clamp(ld.gpu_layers, -1, L::kMaxGpuLayers);
   s.font_point_size = std::clamp(s.font_point_size, L::kMinFontPoint, L::kMaxFontPoint);
+
+  auto& api = s.local_api;
+  api.port = std::clamp(api.port, L::kMinPort, L::kMaxPort);
+  api.parallel = std::clamp(api.parallel, 1, L::kMaxParallel);
+  api.context_length = std::clamp(api.context_length, L::kMinApiContext, L::kMaxApiContext);
+  if (api.host.empty() || api.host.size() > 253) api.host = defaults.local_api.host;
   return s;
 }
 

@@ -24,11 +24,16 @@
 #include <QTimer>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "controllers/chat_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
 #include "engine_service/gpu_probe.h"
+#include "controllers/local_api_controller.h"
 #include "gui/app_context.h"
 #include "gui/store_factory.h"
 #include "thread_recording.h"
@@ -281,6 +286,86 @@ TEST(EndToEnd, GpuProbeFillsThePickersFreeVramAfterTheWindowShows) {
   } else {
     EXPECT_EQ(reported, 0.0);
   }
+}
+
+
+// Settings -> Local API in the running app: off at first; turned on, it
+// serves the loaded model over real HTTP with the token the page shows (kept
+// in a 0600 key file, never in settings.ini); the status line shows its
+// activity once it has served; turned off, it stops.
+TEST(EndToEnd, LocalApiTurnedOnInSettingsServesTheLoadedModel) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  RunningApp app(dir.path());
+  auto* model = app.context->model();
+  auto* api = app.context->localApi();
+  ASSERT_NE(api, nullptr);
+  EXPECT_FALSE(api->enabled());
+  ASSERT_TRUE(app.context->show(*app.qml));
+  model->loadDemo();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready() || !model->errorMessage().isEmpty(); }, 30000));
+  ASSERT_TRUE(model->ready()) << model->errorMessage().toStdString();
+  EXPECT_FALSE(api->running());
+
+  // A port nobody uses: bind one, let it go, hand it to the settings.
+  int port = 0;
+  {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+  }
+  api->setPort(port);
+  api->setEnabled(true);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return api->running() || !api->error().isEmpty(); }, 30000));
+  ASSERT_TRUE(api->running()) << api->error().toStdString();
+  EXPECT_EQ(api->url(), QStringLiteral("http://127.0.0.1:%1/v1").arg(port));
+  ASSERT_FALSE(api->token().isEmpty());
+
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  const httplib::Headers auth = {{"Authorization", "Bearer " + api->token().toStdString()}};
+  auto models = c.Get("/v1/models", auth);
+  ASSERT_TRUE(models);
+  EXPECT_EQ(models->status, 200);
+  EXPECT_NE(models->body.find("stories260K"), std::string::npos);
+  auto reply = c.Post("/v1/chat/completions", auth,
+                      R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,"temperature":0})",
+                      "application/json");
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 200) << reply->body;
+  auto anonymous = c.Get("/v1/models");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+
+  // The page and the status line show it.
+  EXPECT_TRUE(QTest::qWaitFor([&] { return api->served() >= 1; }, 30000));
+  auto* shown = app.qml->rootObjects().first()->findChild<QQuickItem*>(QStringLiteral("localApiStatus"));
+  ASSERT_NE(shown, nullptr);
+  EXPECT_TRUE(shown->isVisible());
+  EXPECT_TRUE(shown->property("text").toString().startsWith(QStringLiteral("API: "))) << api->statusLine().toStdString();
+
+  // The token is in its own file, readable by its owner only; not in settings.ini.
+  QFile key(QDir(dir.path()).filePath(QStringLiteral("api-key")));
+  ASSERT_TRUE(key.open(QIODevice::ReadOnly));
+  EXPECT_EQ(QString::fromUtf8(key.readAll()).trimmed(), api->token());
+  EXPECT_EQ(key.permissions() & (QFile::ReadGroup | QFile::ReadOther | QFile::WriteGroup | QFile::WriteOther),
+            QFile::Permissions());
+  QFile ini(QDir(dir.path()).filePath(QStringLiteral("settings.ini")));
+  ASSERT_TRUE(ini.open(QIODevice::ReadOnly));
+  const QByteArray stored = ini.readAll();
+  EXPECT_FALSE(stored.contains(api->token().toUtf8()));
+  EXPECT_TRUE(stored.contains("enabled=1")) << stored.toStdString();
+
+  api->setEnabled(false);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !api->running(); }, 30000));
+  auto after = httplib::Client("127.0.0.1", port).Get("/v1/models", auth);
+  EXPECT_FALSE(after && after->status == 200);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.font_point_size = 15;
   s.last_model_path = "/models/a b.gguf";
   s.log_level = "debug";
+  s.local_api = {true, "::1", 18080, 6, 4096};
   {
     QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     save_settings(store, s);
@@ -47,7 +48,12 @@ TEST(SettingsStore, MalformedValuesFallBackOrClamp) {
   store.setValue(QStringLiteral("model/context_length"), 99999999);
   store.setValue(QStringLiteral("model/kv_cache_type"), QStringLiteral("q3"));
   store.setValue(QStringLiteral("appearance/font_point_size"), 2);
+  store.setValue(QStringLiteral("local_api/port"), 80);
+  store.setValue(QStringLiteral("local_api/parallel"), 1000);
   const Settings s = load_settings(store);
+  EXPECT_FALSE(s.local_api.enabled);  // off unless the user turned it on
+  EXPECT_EQ(s.local_api.port, SettingsLimits::kMinPort);
+  EXPECT_EQ(s.local_api.parallel, SettingsLimits::kMaxParallel);
   EXPECT_DOUBLE_EQ(s.sampling.temperature, Settings{}.sampling.temperature);
   EXPECT_EQ(s.load.context_length, SettingsLimits::kMaxContext);
   EXPECT_EQ(s.load.kv_cache_type, KvCacheType::F16);

@@ -137,6 +137,12 @@ class ThreadRecordingEngine final : public ChatEngine {
     tally_->note();
     return inner_->background_step(on_event);
   }
+  ui::LocalApiStatus configure_local_api(const ui::LocalApiRequest& request) override {
+    tally_->note();
+    return inner_->configure_local_api(request);
+  }
+  // Any thread (the client polls it), so not tallied.
+  ui::LocalApiStatus local_api_status() const override { return inner_->local_api_status(); }
 
  private:
   std::unique_ptr<ChatEngine> inner_;

@@ -63,7 +63,7 @@ void SettingsController::commit(settings::Settings next) {
   next = settings::clamp_settings(std::move(next));
   if (next == settings_) return;
   const bool reload_before = needsReload();
-  const bool load_changed = !(next.load == settings_.load);
+  const bool load_changed = !(next.load == settings_.load) || !(next.local_api == settings_.local_api);
   settings_ = std::move(next);
   if (persist_) persist_(settings_);
   emit changed();
@@ -76,7 +76,19 @@ void SettingsController::recompute_memory() {
   breakdown_ = (shape_ && sizer_) ? sizer_->estimate(*shape_, settings_.load.context_length,
                                                      settings_.load.kv_cache_type)
                                   : MemoryBreakdown{};
+  // Each request slot of the local API holds its own KV for its context.
+  const auto& api = settings_.local_api;
+  api_kv_bytes_ = (api.enabled && shape_ && sizer_)
+                      ? sizer_->estimate(*shape_, api.context_length, settings_.load.kv_cache_type).kv_bytes *
+                            static_cast<uint64_t>(api.parallel)
+                      : 0;
   emit memoryChanged();
+}
+
+void SettingsController::setLocalApi(const settings::LocalApiSettings& api) {
+  settings::Settings next = settings_;
+  next.local_api = api;
+  commit(std::move(next));
 }
 
 void SettingsController::set_last_model_path(const QString& path) {

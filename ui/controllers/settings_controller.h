@@ -49,6 +49,8 @@ class SettingsController : public QObject {
   Q_PROPERTY(double kvBytes READ kvBytes NOTIFY memoryChanged)
   Q_PROPERTY(double scratchBytes READ scratchBytes NOTIFY memoryChanged)
   Q_PROPERTY(double totalBytes READ totalBytes NOTIFY memoryChanged)
+  // The local API's KV slots (parallel x its context), when it is on.
+  Q_PROPERTY(double apiKvBytes READ apiKvBytes NOTIFY memoryChanged)
   Q_PROPERTY(double budgetBytes READ budgetBytes NOTIFY memoryChanged)
   Q_PROPERTY(double availableBytes READ availableBytes NOTIFY memoryChanged)
   Q_PROPERTY(bool overLimit READ overLimit NOTIFY memoryChanged)
@@ -113,7 +115,10 @@ class SettingsController : public QObject {
   double weightsBytes() const { return static_cast<double>(breakdown_.weights_bytes); }
   double kvBytes() const { return static_cast<double>(breakdown_.kv_bytes); }
   double scratchBytes() const { return static_cast<double>(breakdown_.scratch_bytes); }
-  double totalBytes() const { return static_cast<double>(breakdown_.total()); }
+  double totalBytes() const { return static_cast<double>(breakdown_.total() + api_kv_bytes_); }
+  double apiKvBytes() const { return static_cast<double>(api_kv_bytes_); }
+  // Settings -> Local API (persisted like the rest; its slots join the estimate).
+  void setLocalApi(const settings::LocalApiSettings& api);
   double budgetBytes() const;
   double availableBytes() const { return static_cast<double>(available_bytes_); }
   bool overLimit() const;
@@ -144,6 +149,7 @@ class SettingsController : public QObject {
   int trained_context_ = 0;
   std::optional<settings::LoadSettings> loaded_with_;
   MemoryBreakdown breakdown_;
+  uint64_t api_kv_bytes_ = 0;
   uint64_t available_bytes_ = 0;
   bool available_pinned_ = false;
 };

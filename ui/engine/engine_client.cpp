@@ -2,6 +2,12 @@
 
 namespace hearth::ui {
 
+void EngineClient::configureLocalApi(const LocalApiRequest& request) {
+  LocalApiStatus status;
+  if (request.enabled) status.error = QStringLiteral("This engine cannot serve the local API.");
+  emit localApiStatus(status);
+}
+
 void register_engine_metatypes() {
   qRegisterMetaType<RequestId>("hearth::ui::RequestId");
   qRegisterMetaType<LoadRequest>();
@@ -9,6 +15,8 @@ void register_engine_metatypes() {
   qRegisterMetaType<GenerationRequest>();
   qRegisterMetaType<GenerationStats>();
   qRegisterMetaType<ContextEvent>();
+  qRegisterMetaType<LocalApiRequest>();
+  qRegisterMetaType<LocalApiStatus>();
 }
 
 }  // namespace hearth::ui

@@ -23,6 +23,10 @@ class EngineClient : public QObject {
   // Takes effect between two tokens; the reply ends with finished(stop_reason
   // "cancelled") carrying the text produced so far.
   virtual void cancel(RequestId id) = 0;
+  // Starts, changes or stops the local API on the loaded model; the answer
+  // (and later figures) arrive as localApiStatus. An engine without one
+  // says so there.
+  virtual void configureLocalApi(const LocalApiRequest& request);
 
  signals:
   void loadProgress(double fraction);
@@ -35,6 +39,7 @@ class EngineClient : public QObject {
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
   void failed(hearth::ui::RequestId id, const QString& message);
   void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);
+  void localApiStatus(const hearth::ui::LocalApiStatus& status);
 };
 
 // Registers the metatypes above for queued connections; call once at start-up.

@@ -111,8 +111,37 @@ struct ContextEvent {
   double pause_ms = 0;     // how long the engine spent on it
 };
 
+// The local OpenAI-compatible API as the user set it (Settings -> Local API).
+// The engine serves it on the loaded model; the app's own chat comes first.
+struct LocalApiRequest {
+  bool enabled = false;
+  QString host = QStringLiteral("127.0.0.1");
+  int port = 8080;
+  int parallel = 2;
+  int context_length = 2048;  // per request slot
+  QString key_file;           // the bearer token's file (created 0600 when missing)
+  bool new_key = false;       // replace the token (old clients stop working)
+};
+
+// What the local API is doing, reported on every change and about once a
+// second while it runs.
+struct LocalApiStatus {
+  bool running = false;
+  QString url;      // e.g. "http://127.0.0.1:8080/v1"
+  QString token;    // the bearer token clients send
+  QString error;    // why it is not running (empty when off by choice)
+  qint64 pending = 0;   // requests queued or generating
+  qint64 served = 0;    // completion requests served since it started
+  double tokens_per_second = 0;  // generated over the last few seconds, all requests
+  double latency_p50_ms = 0;     // time between consecutive tokens of a request, recent ones
+  double latency_p95_ms = 0;
+  qint64 yielded_steps = 0;  // batch steps that waited for the app's own chat
+};
+
 }  // namespace hearth::ui
 
+Q_DECLARE_METATYPE(hearth::ui::LocalApiRequest)
+Q_DECLARE_METATYPE(hearth::ui::LocalApiStatus)
 Q_DECLARE_METATYPE(hearth::ui::LoadRequest)
 Q_DECLARE_METATYPE(hearth::ui::ModelInfo)
 Q_DECLARE_METATYPE(hearth::ui::GenerationRequest)

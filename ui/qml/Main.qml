@@ -12,6 +12,8 @@ ApplicationWindow {
     property ArchiveController archive: null
     // The app's downloader for the model picker; null: the picker offers no downloads.
     property ModelDownloads downloads: null
+    // Settings -> Local API; null where the app does not offer it.
+    property LocalApiController localApi: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
@@ -171,6 +173,7 @@ ApplicationWindow {
                 SettingsPage {
                     settings: window.settings
                     model: window.model
+                    localApi: window.localApi
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
                 }
@@ -199,6 +202,7 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 chat: window.chat
                 model: window.model
+                localApi: window.localApi
             }
         }
     }

@@ -10,6 +10,8 @@ Item {
     id: page
     required property SettingsController settings
     required property ModelController model
+    // Settings -> Local API (absent in views that do not offer it).
+    property LocalApiController localApi: null
     property string appVersion
     signal backRequested()
 
@@ -355,6 +357,14 @@ Item {
                             onValueModified: page.settings.gpuLayers = value
                         }
                     }
+                }
+            }
+
+            Section {
+                title: qsTr("Local API")
+                visible: page.localApi !== null
+                LocalApiSettings {
+                    api: page.localApi
                 }
             }
 

@@ -8,6 +8,8 @@ Rectangle {
     id: status
     required property ChatController chat
     required property ModelController model
+    // The local API's live figures when it runs (null where not offered).
+    property LocalApiController localApi: null
 
     implicitHeight: row.implicitHeight + 10
     color: Theme.sidebar
@@ -78,6 +80,13 @@ Rectangle {
             text: qsTr("waited %1 ms").arg(Math.round(status.chat.lastPauseMs))
             color: Theme.textMuted
             Accessible.name: qsTr("The reply waited %1 milliseconds for background work").arg(Math.round(status.chat.lastPauseMs))
+        }
+        Label {
+            objectName: "localApiStatus"
+            visible: status.localApi !== null && status.localApi.statusLine.length > 0
+            text: status.localApi ? status.localApi.statusLine : ""
+            color: Theme.textMuted
+            Accessible.name: qsTr("Local API: %1").arg(text)
         }
         Item { Layout.fillWidth: true }
         ContextGauge {

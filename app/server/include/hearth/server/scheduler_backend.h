@@ -13,6 +13,7 @@
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/scheduler.h>
 #include <hearth/server/backend.h>
+#include <hearth/server/live_figures.h>
 
 #include <map>
 #include <memory>
@@ -45,6 +46,8 @@ class SchedulerBackend final : public CompletionBackend {
   int64_t pending() const override;
 
   const runtime::Scheduler& scheduler() const { return *scheduler_; }
+  // Recent tokens/s and inter-token latency over all requests.
+  LiveFigures live_figures() const { return meter_.figures(LiveMeter::Clock::now()); }
 
  private:
   struct Job;
@@ -59,6 +62,7 @@ class SchedulerBackend final : public CompletionBackend {
   mutable std::mutex mutex_;
   std::map<uint64_t, std::shared_ptr<Job>> jobs_;  // queued or running, by id
   uint64_t next_id_ = 1;
+  LiveMeter meter_;
   // Last: destroyed first, so its final Cancelled events still find the jobs.
   std::unique_ptr<runtime::Scheduler> scheduler_;
 };

@@ -92,6 +92,11 @@ struct SchedulerConfig {
   DType kv_type = DType::F16;
   bool share_prefixes = true;  // reuse running sequences' prompt blocks (copy-on-write)
   DetokenizeFn detokenize;     // token text for events and stop strings (may be empty)
+  // Called by the run loop before every step, and may block: a host that
+  // shares the machine with more urgent work (the app's own chat on another
+  // backend) holds the batch here while that work runs, so it waits at most
+  // for the one step already under way. Empty: steps run back to back.
+  std::function<void()> wait_turn;
 };
 
 // What one step did (tests, benchmarks).

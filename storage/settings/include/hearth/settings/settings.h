@@ -37,6 +37,18 @@ struct LoadSettings {
   friend bool operator==(const LoadSettings&, const LoadSettings&) = default;
 };
 
+// The local OpenAI-compatible API (Settings -> Local API). Off by default;
+// loopback unless the user names another address.
+struct LocalApiSettings {
+  bool enabled = false;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int parallel = 2;          // requests decoded together (each holds its own KV slot)
+  int context_length = 2048; // tokens per request slot
+
+  friend bool operator==(const LocalApiSettings&, const LocalApiSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -47,6 +59,7 @@ struct Settings {
   // The model loaded at the last exit; reloaded at start (see load_marker.h).
   std::string last_model_path;
   std::string log_level = "info";
+  LocalApiSettings local_api;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -61,6 +74,11 @@ struct SettingsLimits {
   static constexpr int kMaxFontPoint = 32;
   static constexpr int kMaxThreads = 256;
   static constexpr int kMaxGpuLayers = 1024;
+  static constexpr int kMinPort = 1024;
+  static constexpr int kMaxPort = 65535;
+  static constexpr int kMaxParallel = 16;
+  static constexpr int kMinApiContext = 256;
+  static constexpr int kMaxApiContext = 32768;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
