@@ -40,9 +40,10 @@ class LoggingEngine final : public ChatEngine {
   }
   void unload() override { inner_->unload(); }
   Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
-                                       const ContextEventFn& on_event, const CancelledFn& cancelled) override {
+                                       const PieceFn& on_reasoning, const ContextEventFn& on_event,
+                                       const CancelledFn& cancelled) override {
     log.push_back("generate");
-    auto r = inner_->generate(request, on_piece, on_event, cancelled);
+    auto r = inner_->generate(request, on_piece, on_reasoning, on_event, cancelled);
     log.push_back("generated");
     return r;
   }
