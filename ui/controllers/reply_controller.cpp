@@ -174,7 +174,7 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
       [existing, title, user, parent, from, pending_overflow, pending_reasoning](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
-          // Read back for its overflow policy: every request uses the stored choice.
+          // Read back for its overflow policy and reasoning switch: every request uses the stored choices.
           HEARTH_TRY(turn.conversation, s.get_conversation(*existing));
         } else {
           HEARTH_TRY(turn.conversation, s.create_conversation(title));
@@ -256,9 +256,9 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
 }
 
 void ReplyController::start_generation(ConversationKey conversation, MessageKey assistant,
-                                      const ConversationRecord& settings,
+                                      const ConversationRecord& stored,
                                       const std::vector<MessageRecord>& history) {
-  const std::optional<StoredOverflow> overflow = settings.overflow;
+  const std::optional<StoredOverflow> overflow = stored.overflow;
   GenerationRequest request;
   SentTurns sent;
   sent.conversation = conversation;
@@ -278,7 +278,7 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
                                      : QString::fromLatin1(settings::to_string(s.overflow_policy));
   request.conversation_id = conversation.value;
   // The stored choice (read back with the turn); a template without a switch ignores it.
-  request.reasoning = QString::fromStdString(settings.reasoning);
+  request.reasoning = QString::fromStdString(stored.reasoning);
 
   ActiveReply reply;
   reply.request = next_request_++;

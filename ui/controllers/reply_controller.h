@@ -95,7 +95,7 @@ class ReplyController : public QObject {
 
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
                    ParentFrom from = ParentFrom::View);
-  void start_generation(ConversationKey conversation, MessageKey assistant, const ConversationRecord& settings,
+  void start_generation(ConversationKey conversation, MessageKey assistant, const ConversationRecord& stored,
                         const std::vector<MessageRecord>& history);
   void on_chunk(RequestId id, const QString& text);
   void on_reasoning_chunk(RequestId id, const QString& text);
