@@ -32,8 +32,11 @@ class ChatEngine {
   virtual Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
                                      const CancelledFn& cancelled) = 0;
   virtual void unload() = 0;
+  // `on_reasoning` receives the reply's reasoning (thinking), which a
+  // reasoning model writes before the answer that goes to `on_piece`.
   virtual Result<ui::GenerationStats> generate(const ui::GenerationRequest& request,
                                                const PieceFn& on_piece,
+                                               const PieceFn& on_reasoning,
                                                const ContextEventFn& on_event,
                                                const CancelledFn& cancelled) = 0;
 

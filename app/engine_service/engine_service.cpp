@@ -79,25 +79,41 @@ void EngineService::generate(ui::RequestId id, const ui::GenerationRequest& requ
     emit failed(id, tr("No model is loaded."));
     return;
   }
+  // The answer and the reasoning are batched apart; a reasoning piece waiting
+  // goes out before the answer's first text, so the view gets them in order.
   QString pending;
+  QString pending_reasoning;
   QElapsedTimer since_emit;
   since_emit.start();
   auto flush = [&] {
-    if (pending.isEmpty()) return;
-    emit chunk(id, pending);
+    if (!pending_reasoning.isEmpty()) emit reasoningChunk(id, pending_reasoning);
+    if (!pending.isEmpty()) emit chunk(id, pending);
+    if (pending.isEmpty() && pending_reasoning.isEmpty()) return;
     pending.clear();
+    pending_reasoning.clear();
     since_emit.restart();
   };
   auto on_piece = [&](std::string_view piece) {
     pending += QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()));
     if (since_emit.elapsed() >= kBatchIntervalMs) flush();
   };
+  // How long the model thought: from its first reasoning piece to its last,
+  // timed here where the pieces are made (the GUI sees them batched).
+  QElapsedTimer thinking;
+  qint64 thought_ns = -1;
+  auto on_reasoning = [&](std::string_view piece) {
+    if (!thinking.isValid()) thinking.start();
+    thought_ns = thinking.nsecsElapsed();
+    pending_reasoning += QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()));
+    if (since_emit.elapsed() >= kBatchIntervalMs) flush();
+  };
   auto on_event = [&](const ui::ContextEvent& event) { emit contextEvent(id, event); };
   auto cancelled = [&] { return cancelled_up_to_.load(std::memory_order_relaxed) >= id; };
 
   last_request_ = id;
-  Result<ui::GenerationStats> stats = engine_->generate(request, on_piece, on_event, cancelled);
+  Result<ui::GenerationStats> stats = engine_->generate(request, on_piece, on_reasoning, on_event, cancelled);
   flush();
+  if (stats.ok() && thought_ns >= 0) stats.value().reasoning_ms = double(thought_ns) / 1e6;
   if (!stats.ok()) {
     emit failed(id, QString::fromStdString(stats.error().message));
     return;

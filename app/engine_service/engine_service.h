@@ -47,6 +47,7 @@ class EngineService : public QObject {
   void loadFailed(const QString& path, const QString& message, qint64 load_id);
   void modelUnloaded();
   void chunk(hearth::ui::RequestId id, const QString& text);
+  void reasoningChunk(hearth::ui::RequestId id, const QString& text);
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
   void failed(hearth::ui::RequestId id, const QString& message);
   void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);

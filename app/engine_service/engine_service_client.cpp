@@ -20,6 +20,7 @@ EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QOb
   connect(service_, &EngineService::loadFailed, this, &EngineClient::loadFailed);
   connect(service_, &EngineService::modelUnloaded, this, &EngineClient::modelUnloaded);
   connect(service_, &EngineService::chunk, this, &EngineClient::chunk);
+  connect(service_, &EngineService::reasoningChunk, this, &EngineClient::reasoningChunk);
   connect(service_, &EngineService::finished, this, &EngineClient::finished);
   connect(service_, &EngineService::failed, this, &EngineClient::failed);
   connect(service_, &EngineService::contextEvent, this, &EngineClient::contextEvent);

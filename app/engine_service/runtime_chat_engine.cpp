@@ -62,6 +62,18 @@ ui::ContextEvent to_ui(const runtime::ChatEvent& e) {
   return out;
 }
 
+// The switch the template offers, as the choices the app may show.
+QStringList reasoning_choices(const chat::ReasoningStyle& style) {
+  QStringList out;
+  for (auto choice : {chat::ReasoningChoice::Off, chat::ReasoningChoice::On, chat::ReasoningChoice::Low,
+                      chat::ReasoningChoice::Medium, chat::ReasoningChoice::High}) {
+    // On and Off mean "high" and "low" to an effort template: only its own levels are shown.
+    if (style.effort_levels && (choice == chat::ReasoningChoice::On || choice == chat::ReasoningChoice::Off)) continue;
+    if (style.offers(choice)) out.append(QString::fromLatin1(chat::to_string(choice)));
+  }
+  return out;
+}
+
 // Disk budget of the saved system prompts; the least recently used go first.
 constexpr uint64_t kPrefixCacheBudget = 1ull << 30;
 
@@ -150,6 +162,7 @@ class RuntimeChatEngine final : public ChatEngine {
     info.projections = model_->memory_dims().projections;
     info.layer_windows = model_->layer_windows();
     info.weights_bytes = model_->weight_bytes();
+    info.reasoning_choices = reasoning_choices(format_->reasoning());
     // The local API follows the model the user picked.
     if (api_request_.enabled) start_local_api();
     return info;
@@ -168,14 +181,19 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
   Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
-                                       const ContextEventFn& on_event,
+                                       const PieceFn& on_reasoning, const ContextEventFn& on_event,
                                        const CancelledFn& cancelled) override {
     if (!session_) return make_error(ErrorCode::InvalidArgument, "no model is loaded");
     const auto started = std::chrono::steady_clock::now();
     runtime::ChatRequest chat;
     HEARTH_TRY(chat.policy, runtime::parse_overflow_policy(request.overflow_policy.toStdString()));
     chat.conversation_id = request.conversation_id;
-    for (const auto& t : request.turns) chat.messages.push_back({role_text(t.role), t.text.toStdString(), {}});
+    // An earlier reply's reasoning goes with it: the template decides whether
+    // later turns render it again.
+    for (const auto& t : request.turns) {
+      chat.messages.push_back({role_text(t.role), t.text.toStdString(), {}, t.reasoning.toStdString()});
+    }
+    if (const auto choice = chat::parse_reasoning_choice(request.reasoning.toStdString())) chat.reasoning = *choice;
     chat.options.max_tokens = std::max(1, request.max_new_tokens);
     chat.options.sampler.temperature = static_cast<float>(request.sampling.temperature);
     chat.options.sampler.top_k = request.sampling.top_k;
@@ -200,7 +218,7 @@ class RuntimeChatEngine final : public ChatEngine {
                                                                       std::chrono::nanoseconds(request.sent_at_ns))
                                 .count())
             : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    auto replied = chat_->reply(chat, on_piece, forward, cancel);
+    auto replied = chat_->reply(chat, runtime::ReplyStreams{on_piece, on_reasoning, forward}, cancel);
     if (!replied.ok() && replied.error().code == ErrorCode::Cancelled) {
       // Stopped before the first token (during the prompt's prefill): a reply
       // with nothing in it, as a stop between tokens ends one.

@@ -13,7 +13,7 @@ class UnavailableChatEngine final : public ChatEngine {
                           request.model_path.toStdString() + "' cannot be loaded");
   }
   void unload() override {}
-  Result<ui::GenerationStats> generate(const ui::GenerationRequest&, const PieceFn&,
+  Result<ui::GenerationStats> generate(const ui::GenerationRequest&, const PieceFn&, const PieceFn&,
                                        const ContextEventFn&, const CancelledFn&) override {
     return make_error(ErrorCode::Unsupported, "no inference runtime in this build");
   }

@@ -31,6 +31,9 @@ Result<ui::ConversationRecord> DeferredStore::get_conversation(ui::ConversationK
 Status DeferredStore::set_overflow_policy(ui::ConversationKey id, std::optional<ui::StoredOverflow> policy) {
   return store().set_overflow_policy(id, policy);
 }
+Status DeferredStore::set_reasoning(ui::ConversationKey id, const std::string& choice) {
+  return store().set_reasoning(id, choice);
+}
 Result<ui::MessageTree> DeferredStore::load_messages(ui::ConversationKey id) { return store().load_messages(id); }
 Result<ui::MessageRecord> DeferredStore::append_message(ui::ConversationKey id, std::optional<ui::MessageKey> parent,
                                                         ui::StoredRole role, const std::string& content,
@@ -38,8 +41,8 @@ Result<ui::MessageRecord> DeferredStore::append_message(ui::ConversationKey id, 
   return store().append_message(id, parent, role, content, state);
 }
 Status DeferredStore::update_message(ui::MessageKey id, const std::string& content, ui::MessageState state,
-                                     const ui::ReplyFigures& figures) {
-  return store().update_message(id, content, state, figures);
+                                     const ui::ReplyFigures& figures, const std::string& reasoning) {
+  return store().update_message(id, content, state, figures, reasoning);
 }
 Status DeferredStore::set_active_leaf(ui::ConversationKey id, ui::MessageKey leaf) {
   return store().set_active_leaf(id, leaf);

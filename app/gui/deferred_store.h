@@ -26,12 +26,14 @@ class DeferredStore final : public ui::ConversationStore {
   Status delete_conversation(ui::ConversationKey id) override;
   Result<ui::ConversationRecord> get_conversation(ui::ConversationKey id) override;
   Status set_overflow_policy(ui::ConversationKey id, std::optional<ui::StoredOverflow> policy) override;
+  Status set_reasoning(ui::ConversationKey id, const std::string& choice) override;
   Result<ui::MessageTree> load_messages(ui::ConversationKey id) override;
   Result<ui::MessageRecord> append_message(ui::ConversationKey id, std::optional<ui::MessageKey> parent,
                                            ui::StoredRole role, const std::string& content,
                                            ui::MessageState state) override;
   Status update_message(ui::MessageKey id, const std::string& content, ui::MessageState state,
-                        const ui::ReplyFigures& figures) override;
+                        const ui::ReplyFigures& figures,
+                        const std::string& reasoning) override;
   Status set_active_leaf(ui::ConversationKey id, ui::MessageKey leaf) override;
   Result<std::vector<ui::SearchHit>> search(const std::string& query, int limit) override;
   Status add_context_event(const ui::ContextEventRecord& event) override;

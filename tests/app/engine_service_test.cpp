@@ -44,6 +44,7 @@ class SlowEngine final : public ChatEngine {
   int load_steps = 100;
   int tokens = 200;
   bool endless = false;  // generate until cancelled
+  int reasoning_tokens = 0;  // thinking pieces before the answer
   std::chrono::microseconds step = 1500us;
 
   Result<ui::ModelInfo> load(const ui::LoadRequest& request, const ProgressFn& progress,
@@ -64,8 +65,13 @@ class SlowEngine final : public ChatEngine {
   }
   void unload() override {}
   Result<ui::GenerationStats> generate(const ui::GenerationRequest&, const PieceFn& on_piece,
-                                       const ContextEventFn&, const CancelledFn& cancelled) override {
+                                       const PieceFn& on_reasoning, const ContextEventFn&,
+                                       const CancelledFn& cancelled) override {
     threads_->note();
+    for (int i = 0; i < reasoning_tokens && !cancelled(); ++i) {
+      std::this_thread::sleep_for(step);
+      on_reasoning("hm ");
+    }
     int produced = 0;
     for (; endless || produced < tokens; ++produced) {
       if (cancelled()) break;
@@ -178,11 +184,43 @@ TEST(EngineService, ChunksAreBatchedAndCompleteAndGuiStaysResponsive) {
   EXPECT_LE(chunks, ms / EngineService::kBatchIntervalMs + 1);
   EXPECT_GE(chunks, 2);
   EXPECT_EQ(finished.at(0).at(1).value<ui::GenerationStats>().generated_tokens, tokens);
+  EXPECT_LT(finished.at(0).at(1).value<ui::GenerationStats>().reasoning_ms, 0.0);  // it did not think
   // The load and the generation both ran on the engine thread.
   EXPECT_EQ(threads->calls.load(), 2);
   EXPECT_EQ(threads->on_gui_thread.load(), 0);
   std::printf("[ stall ] %d tokens in %lld ms as %d chunks; longest GUI-thread stall %lld ms (report only)\n",
               tokens, static_cast<long long>(ms), chunks, static_cast<long long>(probe.longest_ms()));
+}
+
+// A reasoning model's thinking goes out as its own signal, all of it before
+// the answer's first chunk, and the finished reply says how long it thought.
+TEST(EngineService, ReasoningPiecesComeApartAndFirst) {
+  auto engine = std::make_unique<SlowEngine>();
+  engine->load_steps = 1;
+  engine->reasoning_tokens = 60;
+  engine->tokens = 60;
+  EngineServiceClient client(std::move(engine));
+  QSignalSpy loaded(&client, &ui::EngineClient::modelLoaded);
+  client.loadModel(ui::LoadRequest{});
+  ASSERT_TRUE(loaded.wait(2000));
+  QString reasoning, text;
+  bool answer_started = false;
+  bool reasoning_after_answer = false;
+  QObject::connect(&client, &ui::EngineClient::reasoningChunk, [&](ui::RequestId, const QString& piece) {
+    reasoning += piece;
+    if (answer_started) reasoning_after_answer = true;
+  });
+  QObject::connect(&client, &ui::EngineClient::chunk, [&](ui::RequestId, const QString& piece) {
+    text += piece;
+    answer_started = true;
+  });
+  QSignalSpy finished(&client, &ui::EngineClient::finished);
+  client.generate(3, ui::GenerationRequest{});
+  ASSERT_TRUE(finished.wait(10000));
+  EXPECT_EQ(reasoning, QString(QStringLiteral("hm ")).repeated(60));
+  EXPECT_EQ(text, expected_text(60));
+  EXPECT_FALSE(reasoning_after_answer);
+  EXPECT_GE(finished.at(0).at(1).value<ui::GenerationStats>().reasoning_ms, 0.0);
 }
 
 TEST(EngineService, CancelStopsBetweenTokensAndKeepsText) {

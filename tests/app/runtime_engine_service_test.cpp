@@ -40,9 +40,10 @@ class LoggingEngine final : public ChatEngine {
   }
   void unload() override { inner_->unload(); }
   Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
-                                       const ContextEventFn& on_event, const CancelledFn& cancelled) override {
+                                       const PieceFn& on_reasoning, const ContextEventFn& on_event,
+                                       const CancelledFn& cancelled) override {
     log.push_back("generate");
-    auto r = inner_->generate(request, on_piece, on_event, cancelled);
+    auto r = inner_->generate(request, on_piece, on_reasoning, on_event, cancelled);
     log.push_back("generated");
     return r;
   }
@@ -368,7 +369,7 @@ TEST(RuntimeCancel, StopDuringAReprefillEndsItWithinOneBatch) {
 
   auto engine = loaded_engine();
   int asked = 0;
-  auto cancelled = engine->generate(r, [](std::string_view) {}, nullptr, [&] { return ++asked >= 3; });
+  auto cancelled = engine->generate(r, [](std::string_view) {}, nullptr, nullptr, [&] { return ++asked >= 3; });
   ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
   EXPECT_EQ(cancelled->stop_reason, QStringLiteral("cancelled"));
   EXPECT_EQ(cancelled->generated_tokens, 0);
@@ -377,11 +378,11 @@ TEST(RuntimeCancel, StopDuringAReprefillEndsItWithinOneBatch) {
   EXPECT_EQ(asked, 3);
 
   std::string after, fresh;
-  auto next = engine->generate(r, [&](std::string_view p) { after += p; }, nullptr, [] { return false; });
+  auto next = engine->generate(r, [&](std::string_view p) { after += p; }, nullptr, nullptr, [] { return false; });
   ASSERT_TRUE(next.ok()) << next.error().message;
   EXPECT_GT(next->context_used, 1700);  // the whole conversation was prefilled
   auto other = loaded_engine();
-  auto reference = other->generate(r, [&](std::string_view p) { fresh += p; }, nullptr, [] { return false; });
+  auto reference = other->generate(r, [&](std::string_view p) { fresh += p; }, nullptr, nullptr, [] { return false; });
   ASSERT_TRUE(reference.ok()) << reference.error().message;
   EXPECT_EQ(after, fresh);
   EXPECT_EQ(next->generated_tokens, reference->generated_tokens);
@@ -402,7 +403,7 @@ TEST(RuntimeCancel, ACancelledLoadLoadsNothing) {
   EXPECT_EQ(asked, 2);
   ui::GenerationRequest r;
   r.turns = {{ui::ChatRole::User, QStringLiteral("Hello")}};
-  auto reply = engine->generate(r, [](std::string_view) {}, nullptr, [] { return false; });
+  auto reply = engine->generate(r, [](std::string_view) {}, nullptr, nullptr, [] { return false; });
   ASSERT_FALSE(reply.ok());
 }
 

@@ -63,6 +63,10 @@ class ThreadRecordingStore final : public ui::ConversationStore {
     tally_->note();
     return inner_->set_overflow_policy(id, policy);
   }
+  Status set_reasoning(ui::ConversationKey id, const std::string& choice) override {
+    tally_->note();
+    return inner_->set_reasoning(id, choice);
+  }
   Result<ui::MessageTree> load_messages(ui::ConversationKey id) override {
     tally_->note();
     return inner_->load_messages(id);
@@ -74,9 +78,9 @@ class ThreadRecordingStore final : public ui::ConversationStore {
     return inner_->append_message(id, parent, role, content, state);
   }
   Status update_message(ui::MessageKey id, const std::string& content, ui::MessageState state,
-                        const ui::ReplyFigures& figures) override {
+                        const ui::ReplyFigures& figures, const std::string& reasoning) override {
     tally_->note();
-    return inner_->update_message(id, content, state, figures);
+    return inner_->update_message(id, content, state, figures, reasoning);
   }
   Status set_active_leaf(ui::ConversationKey id, ui::MessageKey leaf) override {
     tally_->note();
@@ -128,9 +132,10 @@ class ThreadRecordingEngine final : public ChatEngine {
     inner_->unload();
   }
   Result<ui::GenerationStats> generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
-                                       const ContextEventFn& on_event, const CancelledFn& cancelled) override {
+                                       const PieceFn& on_reasoning, const ContextEventFn& on_event,
+                                       const CancelledFn& cancelled) override {
     tally_->note();
-    return inner_->generate(request, on_piece, on_event, cancelled);
+    return inner_->generate(request, on_piece, on_reasoning, on_event, cancelled);
   }
   bool has_background_work() const override { return inner_->has_background_work(); }
   Status background_step(const ContextEventFn& on_event) override {

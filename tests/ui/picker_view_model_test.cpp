@@ -53,7 +53,7 @@ TEST(PickerViewModel, ListsTheCatalogAndFilters) {
   EXPECT_EQ(vm.rowCount(), static_cast<int>(catalog->models.size()));
 
   vm.setFilterText(QStringLiteral("qwen3"));
-  EXPECT_EQ(vm.rowCount(), 3);  // Qwen3 0.6B, 1.7B, 4B
+  EXPECT_EQ(vm.rowCount(), 5);  // Qwen3 0.6B, 1.7B, 4B, 8B and 30B-A3B
   vm.setFilterText(QString());
 
   // Size filter: the 8B and 7B models have no variant under 1 GB.
@@ -83,6 +83,33 @@ TEST(PickerViewModel, ListsTheCatalogAndFilters) {
                      map[QStringLiteral("weightsBytes")].toDouble() + map[QStringLiteral("kvBytes")].toDouble() +
                          map[QStringLiteral("scratchBytes")].toDouble());
     EXPECT_EQ(map[QStringLiteral("installed")].toBool(), false);
+  }
+}
+
+// A mixture of experts shows its active parameters, and each variant how much
+// of it one token reads (what speed follows), while the fit counts the file.
+TEST(PickerViewModel, AMixtureOfExpertsShowsItsActiveShare) {
+  app();
+  QTemporaryDir dir;
+  PickerViewModel vm;
+  vm.setModelsDir(dir.path());
+  const int moe = row_of(vm, QStringLiteral("qwen3-30b-a3b"));
+  const int dense = row_of(vm, QStringLiteral("qwen3-8b"));
+  ASSERT_GE(moe, 0);
+  ASSERT_GE(dense, 0);
+  const double total = vm.data(vm.index(moe), PickerViewModel::ParametersRole).toDouble();
+  const double active = vm.data(vm.index(moe), PickerViewModel::ActiveParametersRole).toDouble();
+  EXPECT_GT(active, 0);
+  EXPECT_LT(active, total / 4);
+  EXPECT_EQ(vm.data(vm.index(dense), PickerViewModel::ActiveParametersRole).toDouble(), 0.0);
+  for (const QVariant& v : vm.data(vm.index(moe), PickerViewModel::VariantsRole).toList()) {
+    const QVariantMap map = v.toMap();
+    EXPECT_DOUBLE_EQ(map[QStringLiteral("weightsBytes")].toDouble(), map[QStringLiteral("sizeBytes")].toDouble());
+    EXPECT_LT(map[QStringLiteral("bytesPerToken")].toDouble(), map[QStringLiteral("sizeBytes")].toDouble() / 4);
+  }
+  for (const QVariant& v : vm.data(vm.index(dense), PickerViewModel::VariantsRole).toList()) {
+    const QVariantMap map = v.toMap();
+    EXPECT_DOUBLE_EQ(map[QStringLiteral("bytesPerToken")].toDouble(), map[QStringLiteral("sizeBytes")].toDouble());
   }
 }
 

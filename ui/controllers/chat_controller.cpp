@@ -22,6 +22,7 @@ ChatController::ChatController(StorageExecutor* storage, EngineClient* engine, M
   connect(list_, &ConversationListController::pendingDeleteChanged, this, &ChatController::pendingDeleteChanged);
   connect(open_, &OpenConversationController::currentChanged, this, &ChatController::currentChanged);
   connect(open_, &OpenConversationController::overflowChanged, this, &ChatController::overflowChanged);
+  connect(open_, &OpenConversationController::reasoningChanged, this, &ChatController::reasoningChanged);
   connect(reply_, &ReplyController::generatingChanged, this, &ChatController::generatingChanged);
   connect(reply_, &ReplyController::composerChanged, this, &ChatController::composerChanged);
   connect(reply_, &ReplyController::statsChanged, this, &ChatController::statsChanged);

@@ -51,6 +51,7 @@ class ChatController : public QObject {
   Q_PROPERTY(QString conversationOverflow READ conversationOverflow NOTIFY overflowChanged)
   Q_PROPERTY(QString effectiveOverflow READ effectiveOverflow NOTIFY overflowChanged)
   Q_PROPERTY(QString defaultOverflow READ defaultOverflow NOTIFY overflowChanged)
+  Q_PROPERTY(QString conversationReasoning READ conversationReasoning NOTIFY reasoningChanged)
 
  public:
   ChatController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
@@ -84,6 +85,7 @@ class ChatController : public QObject {
   QString conversationOverflow() const { return open_->conversationOverflow(); }
   QString effectiveOverflow() const { return open_->effectiveOverflow(); }
   QString defaultOverflow() const { return open_->defaultOverflow(); }
+  QString conversationReasoning() const { return open_->conversationReasoning(); }
 
   Q_INVOKABLE void refreshConversations() { list_->refreshConversations(); }
   Q_INVOKABLE void newConversation() { open_->newConversation(); }
@@ -103,6 +105,7 @@ class ChatController : public QObject {
   Q_INVOKABLE void copyText(const QString& text);
   Q_INVOKABLE void dismissError() { set_error(QString()); }
   Q_INVOKABLE void setConversationOverflow(const QString& policy) { open_->setConversationOverflow(policy); }
+  Q_INVOKABLE void setConversationReasoning(const QString& choice) { open_->setConversationReasoning(choice); }
 
   // Performs a deferred delete now (at shutdown, or when a second delete comes).
   void commit_pending_delete() { list_->commit_pending_delete(); }
@@ -117,6 +120,7 @@ class ChatController : public QObject {
   void pendingDeleteChanged();
   void lastErrorChanged();
   void overflowChanged();
+  void reasoningChanged();
   // A reply finished (tests and the status line listen).
   void replyFinished(qint64 message_id);
 

@@ -35,6 +35,9 @@ class ModelController : public QObject {
   // Empty when the model's own chat template is used; else what is used instead and why.
   Q_PROPERTY(QString chatFormatNotice READ chat_format_notice NOTIFY stateChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY stateChanged)
+  // The reasoning switch the loaded model's template offers: {"off", "on"},
+  // {"low", "medium", "high"}, or empty (no switch to show).
+  Q_PROPERTY(QStringList reasoningChoices READ reasoningChoices NOTIFY stateChanged)
   Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY stateChanged)
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
   Q_PROPERTY(bool demoAvailable READ demoAvailable CONSTANT)
@@ -62,6 +65,7 @@ class ModelController : public QObject {
   QString backend() const { return info_.backend; }
   QString chat_format_notice() const { return info_.chat_format; }
   int contextMax() const { return info_.context_max; }
+  QStringList reasoningChoices() const { return ready() ? info_.reasoning_choices : QStringList(); }
   QString errorMessage() const { return error_; }
   QString notice() const { return notice_; }
   bool demoAvailable() const;

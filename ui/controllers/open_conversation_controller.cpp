@@ -1,5 +1,7 @@
 #include "controllers/open_conversation_controller.h"
 
+#include <QStringList>
+
 #include <algorithm>
 
 #include "controllers/conversation_list_controller.h"
@@ -84,10 +86,35 @@ void OpenConversationController::setConversationOverflow(const QString& policy) 
   storage_->write([id, choice](ConversationStore& s) { return s.set_overflow_policy(id, choice); });
 }
 
+void OpenConversationController::set_current_reasoning(const QString& choice) {
+  if (choice == current_reasoning_) return;
+  current_reasoning_ = choice;
+  emit reasoningChanged();
+}
+
+void OpenConversationController::setConversationReasoning(const QString& choice) {
+  static const QStringList kChoices = {QStringLiteral("default"), QStringLiteral("off"),
+                                       QStringLiteral("on"),      QStringLiteral("low"),
+                                       QStringLiteral("medium"),  QStringLiteral("high")};
+  if (!kChoices.contains(choice) || choice == current_reasoning_) return;
+  ++reasoning_edits_;
+  set_current_reasoning(choice);
+  // Without an open conversation the choice waits for the one the next message creates.
+  if (!current_) return;
+  const ConversationKey id = *current_;
+  if (auto rec = list_->list().get(id)) {
+    rec->reasoning = choice.toStdString();
+    list_->upsert(*rec);
+  }
+  // Storage runs jobs in order, so the next message's request reads this choice.
+  storage_->write([id, stored = choice.toStdString()](ConversationStore& s) { return s.set_reasoning(id, stored); });
+}
+
 void OpenConversationController::newConversation() {
   ++open_generation_;
   current_.reset();
   set_current_overflow(std::nullopt);
+  set_current_reasoning(QStringLiteral("default"));
   messages_.clear();
   shown_.reset();
   emit opened();
@@ -102,12 +129,17 @@ void OpenConversationController::openConversation(qint64 id) {
   // opened from search may not be in the list).
   const auto listed = list_->list().get(key);
   set_current_overflow(listed ? listed->overflow : std::nullopt);
+  set_current_reasoning(listed ? QString::fromStdString(listed->reasoning) : QStringLiteral("default"));
   emit opened();
   emit currentChanged();
   storage_->run([key](ConversationStore& s) { return s.get_conversation(key); }, this,
-                [this, generation, edits = overflow_edits_](Result<ConversationRecord> rec) {
-                  if (generation != open_generation_ || edits != overflow_edits_ || !rec.ok()) return;
-                  set_current_overflow(rec.value().overflow);
+                [this, generation, edits = overflow_edits_, reasoning_edits = reasoning_edits_](
+                    Result<ConversationRecord> rec) {
+                  if (generation != open_generation_ || !rec.ok()) return;
+                  if (edits == overflow_edits_) set_current_overflow(rec.value().overflow);
+                  if (reasoning_edits == reasoning_edits_) {
+                    set_current_reasoning(QString::fromStdString(rec.value().reasoning));
+                  }
                 });
   storage_->run([key](ConversationStore& s) { return s.load_messages(key); }, this,
                 [this, key, generation](Result<MessageTree> tree) {
@@ -121,7 +153,9 @@ void OpenConversationController::openConversation(qint64 id) {
                   // A reply still streaming holds more text in memory than on disk.
                   if (auto streaming = streaming_ ? streaming_(key) : std::nullopt) {
                     for (auto& m : t.messages) {
-                      if (m.id == streaming->first) m.content = streaming->second;
+                      if (m.id != streaming->message) continue;
+                      m.content = streaming->text;
+                      m.reasoning = streaming->reasoning;
                     }
                   }
                   messages_.reset(std::move(t));

@@ -36,11 +36,22 @@ class OpenConversationController : public QObject {
   Q_PROPERTY(QString effectiveOverflow READ effectiveOverflow NOTIFY overflowChanged)
   // The global setting that "default" follows.
   Q_PROPERTY(QString defaultOverflow READ defaultOverflow NOTIFY overflowChanged)
+  // The open conversation's reasoning switch: "default", "off", "on", "low",
+  // "medium" or "high" (with no conversation open, the choice for the one the
+  // next message creates). Shown only where the loaded model's template
+  // offers a switch (ModelController::reasoningChoices).
+  Q_PROPERTY(QString conversationReasoning READ conversationReasoning NOTIFY reasoningChanged)
 
  public:
-  // A reply still streaming into `conversation`: its message and the text so
-  // far (more than storage holds yet), shown when the conversation is opened.
-  using StreamingText = std::function<std::optional<std::pair<MessageKey, std::string>>(ConversationKey)>;
+  // A reply still streaming into `conversation`: its message, the answer and
+  // the reasoning so far (more than storage holds yet), shown when the
+  // conversation is opened.
+  struct StreamingReply {
+    MessageKey message;
+    std::string text;
+    std::string reasoning;
+  };
+  using StreamingText = std::function<std::optional<StreamingReply>(ConversationKey)>;
   // Whether the branch shown may change now (not while a reply streams).
   using CanSwitch = std::function<bool()>;
 
@@ -58,6 +69,7 @@ class OpenConversationController : public QObject {
   QString effectiveOverflow() const;
   QString defaultOverflow() const;
   std::optional<StoredOverflow> overflow() const { return current_overflow_; }
+  QString conversationReasoning() const { return current_reasoning_; }
   // Bumped by every open and new conversation: a job started before the user
   // moved on checks it to know whether its result is still for the view.
   quint64 generation() const { return open_generation_; }
@@ -71,6 +83,9 @@ class OpenConversationController : public QObject {
   // "default", "stop", "evict" or "summarize"; anything else is ignored. Stored with
   // the conversation; the next message uses it.
   Q_INVOKABLE void setConversationOverflow(const QString& policy);
+  // "default", "off", "on", "low", "medium" or "high"; anything else is
+  // ignored. Stored with the conversation; the next message uses it.
+  Q_INVOKABLE void setConversationReasoning(const QString& choice);
 
   // The conversation the first message of a new one created is now open and shown
   // (its turn was just added to the view).
@@ -81,12 +96,14 @@ class OpenConversationController : public QObject {
  signals:
   void currentChanged();
   void overflowChanged();
+  void reasoningChanged();
   // Another conversation (or a new one) is open: per-conversation figures reset.
   void opened();
   void errorOccurred(const QString& message);
 
  private:
   void set_current_overflow(std::optional<StoredOverflow> overflow);
+  void set_current_reasoning(const QString& choice);
 
   StorageExecutor* storage_;
   ConversationListController* list_;
@@ -101,6 +118,8 @@ class OpenConversationController : public QObject {
   // The open conversation's own overflow policy (or the pending choice for a new one).
   std::optional<StoredOverflow> current_overflow_;
   quint64 overflow_edits_ = 0;  // a stored value read before the user's last choice is stale
+  QString current_reasoning_ = QStringLiteral("default");
+  quint64 reasoning_edits_ = 0;  // likewise for the reasoning switch
   quint64 open_generation_ = 0;
 };
 

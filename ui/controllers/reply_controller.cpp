@@ -3,6 +3,7 @@
 #include <QVariantMap>
 
 #include <algorithm>
+#include <string_view>
 
 #include "controllers/conversation_list_controller.h"
 #include "controllers/model_controller.h"
@@ -70,6 +71,7 @@ ReplyController::ReplyController(StorageExecutor* storage, EngineClient* engine,
   persist_timer_.setInterval(kPersistIntervalMs);
   connect(&persist_timer_, &QTimer::timeout, this, &ReplyController::persist_stream);
   connect(engine_, &EngineClient::chunk, this, &ReplyController::on_chunk);
+  connect(engine_, &EngineClient::reasoningChunk, this, &ReplyController::on_reasoning_chunk);
   connect(engine_, &EngineClient::finished, this, &ReplyController::on_finished);
   connect(engine_, &EngineClient::failed, this, &ReplyController::on_failed);
   connect(engine_, &EngineClient::contextEvent, this, &ReplyController::on_context_event);
@@ -97,9 +99,10 @@ void ReplyController::clear_figures() {
   emit statsChanged();
 }
 
-std::optional<std::pair<MessageKey, std::string>> ReplyController::streaming_into(ConversationKey conversation) const {
+std::optional<OpenConversationController::StreamingReply> ReplyController::streaming_into(
+    ConversationKey conversation) const {
   if (!active_ || !(active_->conversation == conversation)) return std::nullopt;
-  return std::make_pair(active_->message, active_->text);
+  return OpenConversationController::StreamingReply{active_->message, active_->text, active_->reasoning};
 }
 
 bool ReplyController::canSend() const { return model_->ready() && !generating(); }
@@ -164,13 +167,14 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
   const quint64 generation = open_->generation();
   // A choice made before the conversation existed goes with it.
   const std::optional<StoredOverflow> pending_overflow = existing ? std::nullopt : open_->overflow();
+  const std::string pending_reasoning = existing ? std::string() : open_->conversationReasoning().toStdString();
 
   // One storage job: the user's message is committed before generation starts.
   storage_->run(
-      [existing, title, user, parent, from, pending_overflow](ConversationStore& s) -> Result<NewTurn> {
+      [existing, title, user, parent, from, pending_overflow, pending_reasoning](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
-          // Read back for its overflow policy: every request uses the stored choice.
+          // Read back for its overflow policy and reasoning switch: every request uses the stored choices.
           HEARTH_TRY(turn.conversation, s.get_conversation(*existing));
         } else {
           HEARTH_TRY(turn.conversation, s.create_conversation(title));
@@ -178,6 +182,10 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
           if (pending_overflow) {
             HEARTH_CHECK(s.set_overflow_policy(turn.conversation.id, pending_overflow));
             turn.conversation.overflow = pending_overflow;
+          }
+          if (pending_reasoning != turn.conversation.reasoning) {
+            HEARTH_CHECK(s.set_reasoning(turn.conversation.id, pending_reasoning));
+            turn.conversation.reasoning = pending_reasoning;
           }
         }
         std::optional<MessageKey> turn_parent = parent;
@@ -225,8 +233,16 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
             const std::optional<StoredOverflow> choice = open_->overflow();
             storage_->write([id, choice](ConversationStore& s) { return s.set_overflow_policy(id, choice); });
           }
+          const std::string reasoning = open_->conversationReasoning().toStdString();
+          if (visible && reasoning != turn.conversation.reasoning) {
+            const ConversationKey id = turn.conversation.id;
+            storage_->write([id, reasoning](ConversationStore& s) { return s.set_reasoning(id, reasoning); });
+          }
           ConversationRecord listed = turn.conversation;
-          if (visible) listed.overflow = open_->overflow();
+          if (visible) {
+            listed.overflow = open_->overflow();
+            listed.reasoning = reasoning;
+          }
           list_->upsert(listed);
           if (visible) open_->adopt_created(turn.conversation);
         }
@@ -235,14 +251,14 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
           if (turn.user) open_->view().add_and_show(*turn.user);
           open_->view().add_and_show(turn.assistant);
         }
-        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation.overflow,
-                         turn.history);
+        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation, turn.history);
       });
 }
 
 void ReplyController::start_generation(ConversationKey conversation, MessageKey assistant,
-                                      std::optional<StoredOverflow> overflow,
+                                      const ConversationRecord& stored,
                                       const std::vector<MessageRecord>& history) {
+  const std::optional<StoredOverflow> overflow = stored.overflow;
   GenerationRequest request;
   SentTurns sent;
   sent.conversation = conversation;
@@ -252,7 +268,8 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
     sent.messages.push_back(std::nullopt);
   }
   for (const MessageRecord& m : history) {
-    request.turns.append({to_chat_role(m.role), QString::fromStdString(m.content)});
+    // A reply's reasoning goes along; the template decides whether it is rendered again.
+    request.turns.append({to_chat_role(m.role), QString::fromStdString(m.content), QString::fromStdString(m.reasoning)});
     sent.messages.push_back(m.id);
   }
   request.sampling = to_sampling(s.sampling);
@@ -260,6 +277,8 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
   request.overflow_policy = overflow ? OpenConversationController::overflow_name(*overflow)
                                      : QString::fromLatin1(settings::to_string(s.overflow_policy));
   request.conversation_id = conversation.value;
+  // The stored choice (read back with the turn); a template without a switch ignores it.
+  request.reasoning = QString::fromStdString(stored.reasoning);
 
   ActiveReply reply;
   reply.request = next_request_++;
@@ -274,8 +293,23 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
   engine_->generate(active_->request, request);
 }
 
+void ReplyController::on_reasoning_chunk(RequestId id, const QString& text) {
+  if (!active_ || active_->request != id) return;  // a stale request
+  if (!active_->thinking.isValid()) active_->thinking.start();
+  active_->reasoning += text.toStdString();
+  active_->dirty = true;
+  if (open_->shows(active_->conversation)) open_->view().append_reasoning(active_->message, text);
+}
+
+void ReplyController::end_thinking() {
+  if (!active_->thinking.isValid() || active_->reasoning_ms) return;
+  active_->reasoning_ms = double(active_->thinking.elapsed());
+  if (open_->shows(active_->conversation)) open_->view().set_reasoning_ms(active_->message, *active_->reasoning_ms);
+}
+
 void ReplyController::on_chunk(RequestId id, const QString& text) {
   if (!active_ || active_->request != id) return;  // a stale request
+  end_thinking();
   active_->text += text.toStdString();
   active_->dirty = true;
   // The reply belongs to the conversation it was sent in; another one may be open now.
@@ -287,8 +321,11 @@ void ReplyController::persist_stream() {
   active_->dirty = false;
   const MessageKey id = active_->message;
   const std::string text = active_->text;
-  storage_->write([id, text](ConversationStore& s) {
-    return s.update_message(id, text, MessageState::Streaming, ReplyFigures{});
+  const std::string reasoning = active_->reasoning;
+  ReplyFigures figures;
+  figures.reasoning_ms = active_->reasoning_ms;
+  storage_->write([id, text, reasoning, figures](ConversationStore& s) {
+    return s.update_message(id, text, MessageState::Streaming, figures, reasoning);
   });
 }
 
@@ -300,10 +337,22 @@ void ReplyController::on_finished(RequestId id, const GenerationStats& stats) {
   figures.tokens_per_second = stats.tokens_per_second;
   figures.tokens = stats.generated_tokens;
   figures.backend = model_->backend().toStdString();
+  end_thinking();
+  // The engine times the thinking where the pieces are made; the view's own
+  // measure (the pieces arrive batched) stands in only without it.
+  if (!active_->reasoning.empty()) {
+    figures.reasoning_ms = stats.reasoning_ms >= 0 ? std::optional<double>(stats.reasoning_ms) : active_->reasoning_ms;
+  }
   const MessageKey message = active_->message;
   const std::string text = active_->text;
-  storage_->write([message, text, figures](ConversationStore& s) {
-    return s.update_message(message, text, MessageState::Complete, figures);
+  // Stored as the engine's chat layer keeps it: without the whitespace that
+  // closed the thinking.
+  std::string reasoning = active_->reasoning;
+  while (!reasoning.empty() && std::string_view(" \n\t\r").find(reasoning.back()) != std::string_view::npos) {
+    reasoning.pop_back();
+  }
+  storage_->write([message, text, figures, reasoning](ConversationStore& s) {
+    return s.update_message(message, text, MessageState::Complete, figures, reasoning);
   });
   if (open_->shows(active_->conversation)) open_->view().set_state(message, MessageState::Complete, &figures);
   last_stats_ = stats;
@@ -319,8 +368,12 @@ void ReplyController::on_failed(RequestId id, const QString& message) {
   persist_timer_.stop();
   const MessageKey key = active_->message;
   const std::string text = active_->text;
-  storage_->write([key, text](ConversationStore& s) {
-    return s.update_message(key, text, MessageState::Error, ReplyFigures{});
+  const std::string reasoning = active_->reasoning;
+  end_thinking();
+  ReplyFigures figures;
+  figures.reasoning_ms = active_->reasoning_ms;
+  storage_->write([key, text, reasoning, figures](ConversationStore& s) {
+    return s.update_message(key, text, MessageState::Error, figures, reasoning);
   });
   if (open_->shows(active_->conversation)) open_->view().set_state(key, MessageState::Error);
   active_.reset();

@@ -6,6 +6,7 @@
 // meanwhile cannot change what is sent or where the reply lands.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 #include <QVariantList>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "controllers/open_conversation_controller.h"
 #include "engine/engine_client.h"
 #include "store/storage_executor.h"
 
@@ -24,7 +26,6 @@ namespace hearth::ui {
 
 class ConversationListController;
 class ModelController;
-class OpenConversationController;
 class SettingsController;
 
 class ReplyController : public QObject {
@@ -59,7 +60,7 @@ class ReplyController : public QObject {
   int contextMax() const;
   QVariantList contextMarkers() const { return markers_; }
   // The reply streaming into `conversation`, if any, with its text so far.
-  std::optional<std::pair<MessageKey, std::string>> streaming_into(ConversationKey conversation) const;
+  std::optional<OpenConversationController::StreamingReply> streaming_into(ConversationKey conversation) const;
 
   Q_INVOKABLE void send(const QString& text);
   Q_INVOKABLE void stop();
@@ -80,7 +81,12 @@ class ReplyController : public QObject {
     ConversationKey conversation;
     MessageKey message;
     std::string text;
+    std::string reasoning;
     bool dirty = false;
+    // The thinking's length as the view shows it when the answer starts (the
+    // pieces arrive batched); the engine's own figure replaces it at the end.
+    QElapsedTimer thinking;
+    std::optional<double> reasoning_ms;
   };
   // Where a new turn hangs: under a message the view shows, or under the leaf the
   // conversation opens on as stored (a send before the open conversation's
@@ -89,9 +95,12 @@ class ReplyController : public QObject {
 
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
                    ParentFrom from = ParentFrom::View);
-  void start_generation(ConversationKey conversation, MessageKey assistant, std::optional<StoredOverflow> overflow,
+  void start_generation(ConversationKey conversation, MessageKey assistant, const ConversationRecord& stored,
                         const std::vector<MessageRecord>& history);
   void on_chunk(RequestId id, const QString& text);
+  void on_reasoning_chunk(RequestId id, const QString& text);
+  // The thinking ended (the answer started, or the reply ended while thinking).
+  void end_thinking();
   void on_finished(RequestId id, const GenerationStats& stats);
   void on_failed(RequestId id, const QString& message);
   void on_context_event(RequestId id, const ContextEvent& event);

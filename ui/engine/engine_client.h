@@ -36,6 +36,9 @@ class EngineClient : public QObject {
   void modelUnloaded();
   // Text pieces, batched by the engine thread (at most ~30 per second).
   void chunk(hearth::ui::RequestId id, const QString& text);
+  // Pieces of the reply's reasoning (thinking), batched like chunk; they all
+  // come before the answer's first chunk.
+  void reasoningChunk(hearth::ui::RequestId id, const QString& text);
   void finished(hearth::ui::RequestId id, const hearth::ui::GenerationStats& stats);
   void failed(hearth::ui::RequestId id, const QString& message);
   void contextEvent(hearth::ui::RequestId id, const hearth::ui::ContextEvent& event);

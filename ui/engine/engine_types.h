@@ -7,6 +7,7 @@
 #include <QList>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <vector>
@@ -52,6 +53,10 @@ struct ModelInfo {
   hearth::kv::ProjectionLayout projections = hearth::kv::ProjectionLayout::Separate;
   std::vector<int32_t> layer_windows;  // sliding window per layer (0: global), empty when none
   quint64 weights_bytes = 0;
+  // The reasoning switch the model's template offers, as the choices besides
+  // "default": {"off", "on"} (Qwen3, SmolLM3), {"low", "medium", "high"}
+  // (gpt-oss), or empty when it has none.
+  QStringList reasoning_choices;
 };
 
 enum class ChatRole { System, User, Assistant };
@@ -59,6 +64,9 @@ enum class ChatRole { System, User, Assistant };
 struct ChatTurn {
   ChatRole role = ChatRole::User;
   QString text;
+  // An earlier reply's reasoning: the template decides whether it is rendered
+  // again (most leave it out of later turns).
+  QString reasoning = {};
 };
 
 struct Sampling {
@@ -78,6 +86,9 @@ struct GenerationRequest {
   // The conversation the turns belong to: the engine keeps one conversation's
   // context (and what its overflow policy did to it) between requests.
   qint64 conversation_id = -1;
+  // The conversation's reasoning switch: "default", "off", "on", "low",
+  // "medium" or "high"; a choice the template does not offer is ignored.
+  QString reasoning = QStringLiteral("default");
   // std::chrono::steady_clock time (ns) the request was sent; the engine
   // reports how long it waited behind background work (GenerationStats::pause_ms).
   qint64 sent_at_ns = 0;
@@ -93,6 +104,8 @@ struct GenerationStats {
   QString stop_reason;  // "eos", "length", "cancelled", "context"
   double pause_ms = 0;  // from sending to the start of the reply (waiting on background work)
   int prefix_restored_tokens = 0;  // system-prompt positions loaded from the disk cache for this reply
+  // From the first to the last reasoning piece; negative when the reply had no reasoning.
+  double reasoning_ms = -1;
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.

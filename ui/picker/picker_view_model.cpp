@@ -65,7 +65,8 @@ QHash<int, QByteArray> PickerViewModel::roleNames() const {
           {RecommendedQuantRole, "recommendedQuant"},
           {BestFitRole, "bestFit"},
           {InstalledQuantsRole, "installedQuants"},
-          {ImportedRole, "imported"}};
+          {ImportedRole, "imported"},
+          {ActiveParametersRole, "activeParameters"}};
 }
 
 QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
@@ -98,6 +99,7 @@ QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
       return quants;
     }
     case ImportedRole: return e.imported;
+    case ActiveParametersRole: return static_cast<double>(m.active_parameters);
     default: return {};
   }
 }
@@ -125,6 +127,9 @@ QVariantList PickerViewModel::variant_list(const Entry& e) const {
     map[QStringLiteral("kvBytes")] = static_cast<double>(fit.estimate.kv_bytes);
     map[QStringLiteral("scratchBytes")] = static_cast<double>(fit.estimate.scratch_bytes);
     map[QStringLiteral("totalBytes")] = static_cast<double>(fit.estimate.total_bytes);
+    // What each generated token reads (decode speed follows it): the whole
+    // file for a dense model, the active experts' share for a mixture.
+    map[QStringLiteral("bytesPerToken")] = static_cast<double>(fits[i].bytes_per_token);
     map[QStringLiteral("fitText")] = QString::fromStdString(models::describe_fit(fit));
     map[QStringLiteral("recommended")] = best && *best == i;
     map[QStringLiteral("installed")] = installed_.contains(key(id, quant));

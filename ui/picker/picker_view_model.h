@@ -66,6 +66,7 @@ class PickerViewModel : public QAbstractListModel {
     BestFitRole,          // "gpu" | "partial" | "cpu" | "no" of the recommended variant
     InstalledQuantsRole,  // QStringList
     ImportedRole,         // bool: added from a local file or URL
+    ActiveParametersRole, // double: a mixture of experts' parameters per token; 0 for a dense model
   };
   Q_ENUM(Role)
 

@@ -3,8 +3,9 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Hearth.Ui
 
-// The open conversation: messages (streaming Markdown), the composer and the
-// conversation's overflow policy.
+// The open conversation: messages (streaming Markdown, a reasoning model's
+// thinking folded above each answer), the composer, the conversation's
+// reasoning switch and overflow policy.
 Item {
     id: view
     required property ChatController chat
@@ -83,15 +84,27 @@ Item {
             onLoadDemoRequested: view.loadDemoRequested()
         }
 
-        // The open conversation's overflow policy, under the composer's right edge and
-        // so right above the context gauge of the status line.
-        OverflowPolicyControl {
+        // The open conversation's reasoning switch (when the model offers one) and
+        // overflow policy, under the composer's right edge and so right above the
+        // context gauge of the status line.
+        RowLayout {
             Layout.alignment: Qt.AlignRight
             Layout.rightMargin: Math.max(24, (parent.width - Theme.contentMaxWidth - 48) / 2 + 24)
             Layout.bottomMargin: 4
-            policy: view.chat.conversationOverflow
-            defaultPolicy: view.chat.defaultOverflow
-            onChosen: value => view.chat.setConversationOverflow(value)
+            spacing: 16
+
+            ReasoningControl {
+                objectName: "reasoningControl"
+                visible: view.model.reasoningChoices.length > 0
+                choices: view.model.reasoningChoices
+                choice: view.chat.conversationReasoning
+                onChosen: value => view.chat.setConversationReasoning(value)
+            }
+            OverflowPolicyControl {
+                policy: view.chat.conversationOverflow
+                defaultPolicy: view.chat.defaultOverflow
+                onChosen: value => view.chat.setConversationOverflow(value)
+            }
         }
     }
 }

@@ -5,7 +5,8 @@ import Hearth.Ui
 
 // One message. User messages sit in a bubble on the right and can be edited
 // (which creates a branch); replies are full-width Markdown with copy,
-// regenerate, the branch switcher and their speed figures.
+// regenerate, the branch switcher and their speed figures. A reasoning
+// model's thinking sits above its answer in a block that folds away.
 FocusScope {
     id: message
     required property ChatController chat
@@ -18,6 +19,8 @@ FocusScope {
     required property int branchCount
     required property double ttftMs
     required property double tokensPerSecond
+    required property string reasoning
+    required property double reasoningMs
     required property int index
     property bool canAct: true
     property bool editing: false
@@ -120,7 +123,16 @@ FocusScope {
             }
         }
 
+        ThinkingBlock {
+            visible: !message.isUser && message.reasoning.length > 0
+            Layout.fillWidth: true
+            reasoning: message.reasoning
+            reasoningMs: message.reasoningMs
+            thinking: message.streaming && message.text.length === 0
+        }
+
         MarkdownView {
+            objectName: "answerText"
             visible: !message.isUser && (message.text.length > 0)
             Layout.fillWidth: true
             segments: message.segments

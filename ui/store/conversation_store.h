@@ -34,6 +34,9 @@ struct ConversationRecord {
   bool pinned = false;
   bool archived = false;
   std::optional<StoredOverflow> overflow;  // nullopt: follows the app's global setting
+  // The reasoning switch passed to a template that offers one: "default",
+  // "off", "on", "low", "medium" or "high".
+  std::string reasoning = "default";
 };
 
 // Figures stored with an assistant reply.
@@ -42,6 +45,9 @@ struct ReplyFigures {
   double tokens_per_second = 0;
   int tokens = 0;
   std::string backend;
+  // How long the reply's reasoning took (first to last thinking token); nullopt
+  // when it had none or the thinking has not ended.
+  std::optional<double> reasoning_ms{};
 };
 
 struct MessageRecord {
@@ -53,6 +59,8 @@ struct MessageRecord {
   MessageState state = MessageState::Complete;
   int64_t created_ms = 0;
   ReplyFigures figures;
+  // A reasoning model's thinking before `content` (its answer), kept apart.
+  std::string reasoning{};
 };
 
 // One conversation's message tree and the leaf the user last looked at.
@@ -115,15 +123,17 @@ class ConversationStore {
   virtual Result<ConversationRecord> get_conversation(ConversationKey id) = 0;
   // nullopt clears the conversation's own choice (it follows the global setting again).
   virtual Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) = 0;
+  // "default", "off", "on", "low", "medium" or "high"; anything else is an error.
+  virtual Status set_reasoning(ConversationKey id, const std::string& choice) = 0;
 
   virtual Result<MessageTree> load_messages(ConversationKey id) = 0;
   // Appends a message under `parent` and makes it the active leaf.
   virtual Result<MessageRecord> append_message(ConversationKey id, std::optional<MessageKey> parent,
                                                StoredRole role, const std::string& content,
                                                MessageState state) = 0;
-  // Replaces a message's text and state (a streaming reply as it grows).
+  // Replaces a message's answer, reasoning and state (a streaming reply as it grows).
   virtual Status update_message(MessageKey id, const std::string& content, MessageState state,
-                                const ReplyFigures& figures) = 0;
+                                const ReplyFigures& figures, const std::string& reasoning) = 0;
   virtual Status set_active_leaf(ConversationKey id, MessageKey leaf) = 0;
 
   virtual Result<std::vector<SearchHit>> search(const std::string& query, int limit) = 0;

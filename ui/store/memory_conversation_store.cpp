@@ -77,6 +77,17 @@ Status MemoryConversationStore::set_overflow_policy(ConversationKey id, std::opt
   return {};
 }
 
+Status MemoryConversationStore::set_reasoning(ConversationKey id, const std::string& choice) {
+  static constexpr const char* kChoices[] = {"default", "off", "on", "low", "medium", "high"};
+  if (std::find(std::begin(kChoices), std::end(kChoices), choice) == std::end(kChoices)) {
+    return make_error(ErrorCode::InvalidArgument, "unknown reasoning setting '" + choice + "'");
+  }
+  Conversation* c = find(id);
+  if (!c) return not_found("conversation", id.value);
+  c->record.reasoning = choice;
+  return {};
+}
+
 Status MemoryConversationStore::set_pinned(ConversationKey id, bool pinned) {
   Conversation* c = find(id);
   if (!c) return not_found("conversation", id.value);
@@ -136,10 +147,12 @@ Result<MessageRecord> MemoryConversationStore::append_message(ConversationKey id
 }
 
 Status MemoryConversationStore::update_message(MessageKey id, const std::string& content,
-                                               MessageState state, const ReplyFigures& figures) {
+                                               MessageState state, const ReplyFigures& figures,
+                                               const std::string& reasoning) {
   auto it = messages_.find(id.value);
   if (it == messages_.end()) return not_found("message", id.value);
   it->second.content = content;
+  it->second.reasoning = reasoning;
   it->second.state = state;
   it->second.figures = figures;
   return {};

@@ -41,6 +41,7 @@ ConversationRecord to_record(const storage::Conversation& c) {
   r.pinned = c.pinned == storage::Pinned::Yes;
   r.archived = c.archived == storage::Archived::Yes;
   r.overflow = to_overflow(c.settings.overflow);
+  r.reasoning = storage::to_string(c.reasoning);
   return r;
 }
 
@@ -96,6 +97,8 @@ MessageRecord to_record(const storage::Message& m) {
   r.figures.tokens_per_second = m.stats.tokens_per_second.value_or(0);
   r.figures.tokens = static_cast<int>(m.token_count);
   r.figures.backend = m.stats.backend;
+  r.figures.reasoning_ms = m.reasoning_ms;
+  r.reasoning = m.reasoning;
   return r;
 }
 
@@ -150,6 +153,11 @@ Status SqliteConversationStore::set_overflow_policy(ConversationKey id, std::opt
   return conversations.set_settings(c.id, c.settings);
 }
 
+Status SqliteConversationStore::set_reasoning(ConversationKey id, const std::string& choice) {
+  HEARTH_TRY(const storage::ReasoningSetting setting, storage::parse_reasoning_setting(choice));
+  return storage::Conversations(db_).set_reasoning(storage::ConversationId(id.value), setting);
+}
+
 Status SqliteConversationStore::set_pinned(ConversationKey id, bool pinned) {
   return storage::Conversations(db_).set_pinned(storage::ConversationId(id.value),
                                                 pinned ? storage::Pinned::Yes : storage::Pinned::No);
@@ -199,14 +207,19 @@ Result<MessageRecord> SqliteConversationStore::append_message(ConversationKey id
 }
 
 Status SqliteConversationStore::update_message(MessageKey id, const std::string& content,
-                                               MessageState state, const ReplyFigures& figures) {
+                                               MessageState state, const ReplyFigures& figures,
+                                               const std::string& reasoning) {
   storage::Messages messages(db_);
   const storage::MessageId mid(id.value);
-  if (state == MessageState::Streaming) return messages.update_reply(mid, content, figures.tokens);
+  if (state == MessageState::Streaming) {
+    return messages.update_reply(mid, storage::ReplyProgress{content, figures.tokens, reasoning, figures.reasoning_ms});
+  }
   storage::ReplyEnd end;
   end.state = from_state(state);
   end.content = content;
   end.token_count = figures.tokens;
+  end.reasoning = reasoning;
+  end.reasoning_ms = figures.reasoning_ms;
   if (figures.ttft_ms > 0) end.stats.ttft_ms = figures.ttft_ms;
   if (figures.tokens_per_second > 0) end.stats.tokens_per_second = figures.tokens_per_second;
   end.stats.backend = figures.backend;

@@ -26,12 +26,14 @@ class SqliteConversationStore final : public ConversationStore {
   Status delete_conversation(ConversationKey id) override;
   Result<ConversationRecord> get_conversation(ConversationKey id) override;
   Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) override;
+  Status set_reasoning(ConversationKey id, const std::string& choice) override;
   Result<MessageTree> load_messages(ConversationKey id) override;
   Result<MessageRecord> append_message(ConversationKey id, std::optional<MessageKey> parent,
                                        StoredRole role, const std::string& content,
                                        MessageState state) override;
   Status update_message(MessageKey id, const std::string& content, MessageState state,
-                        const ReplyFigures& figures) override;
+                        const ReplyFigures& figures,
+                        const std::string& reasoning) override;
   Status set_active_leaf(ConversationKey id, MessageKey leaf) override;
   Result<std::vector<SearchHit>> search(const std::string& query, int limit) override;
   Status add_context_event(const ContextEventRecord& event) override;

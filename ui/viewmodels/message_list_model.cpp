@@ -75,6 +75,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case BranchCountRole: return static_cast<int>(tree_.siblings(key).size());
     case TtftMsRole: return m->figures.ttft_ms;
     case TokensPerSecondRole: return m->figures.tokens_per_second;
+    case ReasoningRole: return QString::fromStdString(m->reasoning);
+    case ReasoningMsRole: return m->figures.reasoning_ms.value_or(-1.0);
     default: return {};
   }
 }
@@ -88,7 +90,9 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {BranchIndexRole, "branchIndex"},
           {BranchCountRole, "branchCount"},
           {TtftMsRole, "ttftMs"},
-          {TokensPerSecondRole, "tokensPerSecond"}};
+          {TokensPerSecondRole, "tokensPerSecond"},
+          {ReasoningRole, "reasoning"},
+          {ReasoningMsRole, "reasoningMs"}};
 }
 
 void MessageListModel::reset(MessageTree tree) {
@@ -146,6 +150,22 @@ void MessageListModel::append_text(MessageKey id, const QString& text) {
   if (row >= 0) emit dataChanged(index(row), index(row), {TextRole, SegmentsRole});
 }
 
+void MessageListModel::append_reasoning(MessageKey id, const QString& text) {
+  MessageRecord* m = tree_.find(id);
+  if (!m || text.isEmpty()) return;
+  m->reasoning += text.toStdString();
+  const int row = row_of(id);
+  if (row >= 0) emit dataChanged(index(row), index(row), {ReasoningRole});
+}
+
+void MessageListModel::set_reasoning_ms(MessageKey id, double ms) {
+  MessageRecord* m = tree_.find(id);
+  if (!m) return;
+  m->figures.reasoning_ms = ms;
+  const int row = row_of(id);
+  if (row >= 0) emit dataChanged(index(row), index(row), {ReasoningMsRole});
+}
+
 void MessageListModel::set_state(MessageKey id, MessageState state, const ReplyFigures* figures) {
   MessageRecord* m = tree_.find(id);
   if (!m) return;
@@ -153,7 +173,7 @@ void MessageListModel::set_state(MessageKey id, MessageState state, const ReplyF
   if (figures) m->figures = *figures;
   const int row = row_of(id);
   if (row >= 0) {
-    emit dataChanged(index(row), index(row), {StateRole, TtftMsRole, TokensPerSecondRole});
+    emit dataChanged(index(row), index(row), {StateRole, TtftMsRole, TokensPerSecondRole, ReasoningMsRole});
   }
 }
 

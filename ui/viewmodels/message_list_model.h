@@ -30,6 +30,8 @@ class MessageListModel : public QAbstractListModel {
     BranchCountRole,
     TtftMsRole,
     TokensPerSecondRole,
+    ReasoningRole,    // a reasoning model's thinking before the answer; "" for none
+    ReasoningMsRole,  // how long it thought, in ms; -1 while unknown (still thinking)
   };
   Q_ENUM(Role)
 
@@ -48,6 +50,10 @@ class MessageListModel : public QAbstractListModel {
   void show_leaf(MessageKey leaf);
   // Streaming: appends text to a message on the visible path.
   void append_text(MessageKey id, const QString& text);
+  // Streaming: appends reasoning (thinking) to a message on the visible path.
+  void append_reasoning(MessageKey id, const QString& text);
+  // The thinking ended (the answer started): how long it took.
+  void set_reasoning_ms(MessageKey id, double ms);
   void set_state(MessageKey id, MessageState state, const ReplyFigures* figures = nullptr);
 
   const MessageTreeIndex& tree() const { return tree_; }

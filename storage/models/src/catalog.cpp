@@ -118,6 +118,32 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
     window = w;
   }
   m.shape.layer_windows = kv::family_layer_windows(m.architecture, window, m.shape.n_layer);
+  // A mixture of experts states its experts and its active parameters together.
+  const bool moe = object.contains("n_expert");
+  for (const char* key : {"n_expert_used", "n_ff_exp", "active_parameters"}) {
+    if (object.contains(key) != moe) {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: '{}' and 'n_expert' must be given together (a mixture of experts "
+                                    "states n_expert, n_expert_used, n_ff_exp and active_parameters)",
+                                    where, key));
+    }
+  }
+  if (moe) {
+    HEARTH_TRY(m.shape.n_expert, positive_u32(object, "n_expert", where));
+    HEARTH_TRY(m.shape.n_expert_used, positive_u32(object, "n_expert_used", where));
+    HEARTH_TRY(m.shape.n_ff_exp, positive_u32(object, "n_ff_exp", where));
+    HEARTH_TRY(const int64_t active, field<int64_t>(object, "active_parameters", where));
+    if (m.shape.n_expert_used > m.shape.n_expert) {
+      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: n_expert_used {} exceeds n_expert {}", where,
+                                                              m.shape.n_expert_used, m.shape.n_expert));
+    }
+    if (active <= 0 || static_cast<uint64_t>(active) > m.parameters) {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: active_parameters {} is not between 1 and parameters {}", where, active,
+                                    m.parameters));
+    }
+    m.active_parameters = static_cast<uint64_t>(active);
+  }
   if (m.shape.n_head % m.shape.n_head_kv != 0) {
     return make_error(ErrorCode::InvalidFormat,
                       fmt::format("{}: n_head {} is not a multiple of n_head_kv {}", where,

@@ -188,6 +188,14 @@ std::optional<size_t> recommend_variant(const std::vector<VariantFit>& variants)
   return best;
 }
 
+uint64_t bytes_per_token(const CatalogModel& model, uint64_t file_bytes) {
+  if (model.parameters == 0 || model.active_parameters == 0 || model.active_parameters >= model.parameters) {
+    return file_bytes;
+  }
+  // In long double: file_bytes * active can exceed 64 bits.
+  return static_cast<uint64_t>(static_cast<long double>(file_bytes) * model.active_parameters / model.parameters);
+}
+
 std::vector<VariantFit> fit_variants(const Catalog& catalog, const CatalogModel& model, const KvSettings& kv,
                                      const MachineBudget& machine) {
   std::vector<VariantFit> out;
@@ -196,6 +204,7 @@ std::vector<VariantFit> fit_variants(const Catalog& catalog, const CatalogModel&
     vf.quant = v.quant;
     vf.quality_rank = catalog.quant_rank(v.quant);
     vf.fit = compute_fit(model.shape, estimate_memory(model.shape, v.size_bytes, kv), machine);
+    vf.bytes_per_token = bytes_per_token(model, v.size_bytes);
     out.push_back(std::move(vf));
   }
   return out;

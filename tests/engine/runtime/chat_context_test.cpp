@@ -227,6 +227,55 @@ TEST_F(ChatContextTest, ReasoningIsKeptApartFromTheAnswer) {
   EXPECT_EQ(text.find("<think>"), std::string::npos) << text;
 }
 
+TEST_F(ChatContextTest, ReasoningATemplateRendersAgainIsInTheNextPrompt) {
+  // A template that writes an earlier reply's reasoning back (as some do for
+  // the turn in progress): the caller sends the reasoning with the reply, and
+  // the context equals a fresh encoding of the conversation with it.
+  open("models/tiny-llama-f32.gguf", 1024);
+  auto parsed = chat::ChatTemplate::from_source(
+      "{% for m in messages %}{% if m.role == 'user' %}User: {{ m.content }}\n"
+      "{% elif m.role == 'assistant' %}Assistant: {% if m.reasoning_content %}<think>\n{{ m.reasoning_content }}"
+      "\n</think>\n{% endif %}{{ m.content }}\n{% endif %}{% endfor %}"
+      "{% if add_generation_prompt %}Assistant: <think>\n{% endif %}");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  format_ = std::make_unique<ChatFormat>(ChatFormat::with_template(*tok_, std::move(parsed).value()));
+  ASSERT_TRUE(format_->reasoning().prompt_opens_reasoning);
+  ChatParts parts;
+  parts.session = session_.get();
+  parts.model = model_.get();
+  parts.backend = backend_.get();
+  parts.format = format_.get();
+  chat_ = std::make_unique<ChatContext>(std::move(parts));
+
+  std::vector<ChatMessage> messages;
+  std::string first_reasoning;
+  for (const std::string user : {"Hello there", "Tell me more"}) {
+    messages.push_back({"user", user, {}});
+    ChatRequest r;
+    r.messages = messages;
+    r.conversation_id = 1;
+    r.options.max_tokens = 16;
+    r.options.sampler.temperature = 0;
+    auto reply = chat_->reply(r, ReplyStreams{});
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    ASSERT_FALSE(reply->reasoning.empty());
+    // The context holds a fresh encoding of the conversation so far, earlier
+    // reasoning included, then the reply's decoded tokens.
+    auto fresh = format_->encode(messages, chat::GenerationPrompt::Add);
+    ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+    const auto& ctx = session_->context();
+    ASSERT_GE(ctx.size(), fresh->size());
+    EXPECT_TRUE(std::equal(fresh->begin(), fresh->end(), ctx.begin())) << "after '" << user << "'";
+    if (first_reasoning.empty()) first_reasoning = reply->reasoning;
+    messages.push_back({"assistant", reply->shown, {}, reply->reasoning});
+  }
+  // The second prompt carried the first reply's reasoning in the template's tags.
+  auto rendered = format_->render(std::vector<ChatMessage>(messages.begin(), messages.begin() + 3),
+                                  chat::GenerationPrompt::Add);
+  ASSERT_TRUE(rendered.ok());
+  EXPECT_NE(rendered->text.find("<think>\n" + first_reasoning + "\n</think>"), std::string::npos) << rendered->text;
+}
+
 TEST_F(ChatContextTest, CancelEndsAPrefillWithinOneBatchAndTheCacheStaysConsistent) {
   open("models/tiny-llama-f32.gguf", 4096, 64);
   std::string long_message;

@@ -1,7 +1,10 @@
 // The shipped catalog against its schema (the documented contract), and the
-// parser's handling of broken catalogs.
+// parser's handling of broken catalogs. Mixtures of experts carry their
+// active parameters: memory fits the whole file, speed follows the share a
+// token reads.
 #include <hearth/models/catalog.h>
 #include <hearth/models/json_schema_lite.h>
+#include <hearth/models/memory_fit.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -134,6 +137,102 @@ TEST(Catalog, ParserNamesTheModelAndFieldAtFault) {
   auto not_json = parse_catalog("{", "broken.json");
   ASSERT_FALSE(not_json.ok());
   EXPECT_NE(not_json.error().message.find("broken.json"), std::string::npos);
+}
+
+TEST(Catalog, RefreshedModelsArePresentWithTheirVariants) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok());
+  const std::pair<const char*, std::vector<const char*>> wanted[] = {
+      {"gemma-3-1b-it", {"Q4_K_M", "Q8_0"}},
+      {"gemma-3-4b-it", {"Q4_K_M", "Q8_0"}},
+      {"gemma-3-12b-it", {"Q4_K_M", "Q8_0"}},
+      {"gemma-3-1b-it-qat", {"Q4_0"}},
+      {"gemma-3-4b-it-qat", {"Q4_0"}},
+      {"gemma-3-12b-it-qat", {"Q4_0"}},
+      {"qwen3-8b", {"Q4_K_M", "Q8_0"}},
+      {"qwen3-30b-a3b", {"Q4_K_M", "Q8_0"}},
+      {"gpt-oss-20b", {"MXFP4"}},
+      {"smollm3-3b", {"Q4_K_M", "Q8_0"}},
+      {"deepseek-r1-distill-qwen-1.5b", {"Q4_K_M", "Q8_0"}},
+      {"deepseek-r1-distill-qwen-7b", {"Q4_K_M", "Q8_0"}},
+      {"qwen2.5-coder-1.5b-instruct", {"Q4_K_M", "Q8_0"}},
+      {"qwen2.5-coder-7b-instruct", {"Q4_K_M", "Q8_0"}},
+  };
+  for (const auto& [id, quants] : wanted) {
+    const auto* m = catalog->find_model(id);
+    ASSERT_NE(m, nullptr) << id;
+    EXPECT_FALSE(m->license.empty()) << id;
+    EXPECT_GT(m->context_length, 0u) << id;
+    for (const char* quant : quants) EXPECT_NE(m->find_variant(quant), nullptr) << id << " " << quant;
+    // Gemma 3 keeps most layers in sliding windows: the estimate sizes them as rings.
+    if (m->architecture == "gemma3") {
+      EXPECT_EQ(m->shape.layer_windows.size(), m->shape.n_layer) << id;
+    }
+  }
+  EXPECT_GT(catalog->quant_rank("MXFP4"), 0);
+}
+
+TEST(Catalog, MixturesOfExpertsFitByTotalSizeAndReadTheirActiveShare) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok());
+  int moe = 0;
+  for (const auto& m : catalog->models) {
+    const auto fits = fit_variants(*catalog, m, KvSettings{}, MachineBudget{64ull << 30, 0});
+    ASSERT_EQ(fits.size(), m.variants.size());
+    for (size_t i = 0; i < fits.size(); ++i) {
+      // Memory: the whole file, every expert included.
+      EXPECT_EQ(fits[i].fit.estimate.weights_bytes, m.variants[i].size_bytes) << m.id;
+      if (m.shape.n_expert == 0) {
+        EXPECT_EQ(m.active_parameters, 0u) << m.id;
+        EXPECT_EQ(fits[i].bytes_per_token, m.variants[i].size_bytes) << m.id;
+        continue;
+      }
+      // Speed: the active share of it, as a fraction of the file no larger
+      // than the active fraction of the parameters.
+      const double share = double(fits[i].bytes_per_token) / double(m.variants[i].size_bytes);
+      EXPECT_NEAR(share, double(m.active_parameters) / double(m.parameters), 1e-6) << m.id;
+      EXPECT_LT(fits[i].bytes_per_token, m.variants[i].size_bytes / 4) << m.id;
+    }
+    if (m.shape.n_expert == 0) continue;
+    ++moe;
+    EXPECT_GT(m.active_parameters, 0u) << m.id;
+    EXPECT_LT(m.active_parameters, m.parameters) << m.id;
+    EXPECT_EQ(m.parameters_per_token(), m.active_parameters) << m.id;
+    EXPECT_LE(m.shape.n_expert_used, m.shape.n_expert) << m.id;
+    EXPECT_GT(m.shape.n_ff_exp, 0u) << m.id;
+  }
+  EXPECT_GE(moe, 2);  // Qwen3-30B-A3B and gpt-oss-20b
+}
+
+TEST(Catalog, AMixtureOfExpertsStatesAllItsFigures) {
+  auto with = [](const std::string& moe_fields) {
+    return R"({"models": [{"id": "m1", "name": "M", "family": "f", "architecture": "qwen3moe",
+        "parameters": 1000, "license": "mit", "context_length": 128, "n_layer": 2, "n_head": 4,
+        "n_head_kv": 2, "head_dim": 8, "n_embd": 32, "description": "d", )" +
+           moe_fields + R"(
+        "variants": [{"quant": "Q8_0", "url": "https://x/y.gguf", "size_bytes": 5, "size_is_estimate": true,
+                      "sha256": null, "quality_note": "q"}]}]})";
+  };
+  auto ok = parse_catalog(with(R"("n_expert": 8, "n_expert_used": 2, "n_ff_exp": 16, "active_parameters": 300,)"),
+                          "moe.json");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->models[0].active_parameters, 300u);
+  EXPECT_EQ(ok->models[0].shape.n_expert_used, 2u);
+
+  auto half = parse_catalog(with(R"("n_expert": 8, "n_expert_used": 2, "n_ff_exp": 16,)"), "moe.json");
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.error().message.find("active_parameters"), std::string::npos) << half.error().message;
+  EXPECT_NE(half.error().message.find("model 'm1'"), std::string::npos) << half.error().message;
+
+  auto more = parse_catalog(
+      with(R"("n_expert": 8, "n_expert_used": 2, "n_ff_exp": 16, "active_parameters": 2000,)"), "moe.json");
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.error().message.find("active_parameters 2000"), std::string::npos) << more.error().message;
+
+  auto used = parse_catalog(
+      with(R"("n_expert": 2, "n_expert_used": 4, "n_ff_exp": 16, "active_parameters": 300,)"), "moe.json");
+  ASSERT_FALSE(used.ok());
+  EXPECT_NE(used.error().message.find("n_expert_used 4"), std::string::npos) << used.error().message;
 }
 
 TEST(Catalog, ModelRefs) {

@@ -53,6 +53,16 @@ Item {
     }
     SignalSpy { id: chosenSpy; target: overflow; signalName: "chosen" }
 
+    // A reply's thinking as it streams in and after its answer started.
+    ThinkingBlock {
+        id: thinkingBlock
+        y: 260
+        width: 400
+        reasoning: "Spelling it out: s, t, r, a, w, b, e, r, r, y."
+        reasoningMs: 4200
+        thinking: true
+    }
+
     TestCase {
         name: "Components"
         when: windowShown
@@ -108,6 +118,32 @@ Item {
                 if (found) return found
             }
             return null
+        }
+
+        function test_thinkingBlockFoldsWhenTheAnswerStarts() {
+            // Thinking: open and saying so.
+            compare(thinkingBlock.state, "thinking")
+            verify(thinkingBlock.expanded)
+            compare(thinkingBlock.headerText, "Thinking…")
+            // The answer started: folded, with how long it took.
+            thinkingBlock.thinking = false
+            compare(thinkingBlock.state, "collapsed")
+            verify(!thinkingBlock.expanded)
+            compare(thinkingBlock.headerText, "Thought for 4 s")
+            const header = findButton(thinkingBlock, "Thought for 4 s")
+            verify(header)
+            header.clicked()
+            compare(thinkingBlock.state, "expanded")
+            header.clicked()
+            compare(thinkingBlock.state, "collapsed")
+            thinkingBlock.reasoningMs = 300
+            compare(thinkingBlock.headerText, "Thought for less than a second")
+            // Folded by the user while thinking, it still folds (and stays so) when the answer starts.
+            thinkingBlock.thinking = true
+            findButton(thinkingBlock, "Thinking…").clicked()
+            verify(!thinkingBlock.expanded)
+            thinkingBlock.thinking = false
+            verify(!thinkingBlock.expanded)
         }
 
         function test_sliderShowsFormattedValue() {

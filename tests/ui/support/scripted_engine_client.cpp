@@ -38,6 +38,7 @@ void ScriptedEngineClient::generate(RequestId id, const GenerationRequest& reque
   requests.append(request);
   current_ = id;
   next_piece_ = 0;
+  next_reasoning_ = 0;
   cancelled_ = false;
   held_ = false;
   timer_.start();
@@ -51,6 +52,11 @@ void ScriptedEngineClient::release() { held_ = false; }
 
 void ScriptedEngineClient::step() {
   if (held_ && !cancelled_) return;
+  if (!cancelled_ && next_reasoning_ < reasoning_pieces.size()) {
+    emit reasoningChunk(current_, reasoning_pieces[next_reasoning_++]);
+    if (hold_after_reasoning && next_reasoning_ == reasoning_pieces.size()) held_ = true;
+    return;
+  }
   if (!cancelled_ && next_piece_ < pieces.size()) {
     emit chunk(current_, pieces[next_piece_++]);
     if (hold_after_first_piece && next_piece_ == 1) held_ = true;
@@ -64,6 +70,7 @@ void ScriptedEngineClient::step() {
   stats.generated_tokens = next_piece_;
   stats.context_used = 40 + next_piece_;
   stats.context_max = info.context_max;
+  if (next_reasoning_ > 0) stats.reasoning_ms = reasoning_ms;
   stats.stop_reason = cancelled_ ? QStringLiteral("cancelled") : QStringLiteral("eos");
   emit finished(current_, stats);
 }

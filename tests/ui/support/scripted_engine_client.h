@@ -22,6 +22,12 @@ class ScriptedEngineClient final : public EngineClient {
   // The pieces each reply streams; the reply's text is their concatenation.
   QStringList pieces = {QStringLiteral("Once "), QStringLiteral("there "), QStringLiteral("was "),
                         QStringLiteral("a fox.")};
+  // Reasoning pieces each reply streams before its answer (none by default),
+  // and the thinking time the finished reply reports (negative: none).
+  QStringList reasoning_pieces;
+  double reasoning_ms = -1;
+  // When true, replies wait for release() after their reasoning, before the answer.
+  bool hold_after_reasoning = false;
   ModelInfo info;
   // When set, a load fails with this message.
   std::optional<QString> load_error;
@@ -46,6 +52,7 @@ class ScriptedEngineClient final : public EngineClient {
   QTimer timer_;
   RequestId current_ = 0;
   int next_piece_ = 0;
+  int next_reasoning_ = 0;
   bool cancelled_ = false;
   bool held_ = false;
 };

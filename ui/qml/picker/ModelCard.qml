@@ -14,6 +14,9 @@ Rectangle {
     required property string description
     required property string license
     required property real parameters
+    // A mixture of experts' parameters per token (0: dense): memory holds them
+    // all, speed follows these.
+    required property real activeParameters
     required property int contextLength
     required property var variants
     required property string recommendedQuant
@@ -46,8 +49,11 @@ Rectangle {
                 color: Theme.text
             }
             Label {
-                text: qsTr("%1B parameters · %2 · context %3")
-                        .arg((card.parameters / 1e9).toFixed(1)).arg(card.license).arg(card.contextLength)
+                text: (card.activeParameters > 0
+                       ? qsTr("%1B parameters (%2B active per token) · %3 · context %4")
+                             .arg((card.parameters / 1e9).toFixed(1)).arg((card.activeParameters / 1e9).toFixed(1))
+                       : qsTr("%1B parameters · %3 · context %4").arg((card.parameters / 1e9).toFixed(1)))
+                      .arg(card.license).arg(card.contextLength)
                 color: Theme.textMuted
                 font.pointSize: Theme.fontSize - 1
             }

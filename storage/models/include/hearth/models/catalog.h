@@ -49,6 +49,10 @@ struct CatalogModel {
   std::string family;
   std::string architecture;  // GGUF general.architecture
   uint64_t parameters = 0;
+  // Mixture of experts: the parameters one token uses (attention, router and
+  // n_expert_used experts); 0 for a dense model, which uses all of them.
+  // Memory needs every parameter, decode speed follows the active ones.
+  uint64_t active_parameters = 0;
   std::string license;
   std::string license_name;
   std::string license_url;
@@ -59,6 +63,9 @@ struct CatalogModel {
   std::vector<CatalogVariant> variants;
 
   const CatalogVariant* find_variant(std::string_view quant) const;
+  // The parameters each generated token reads: active_parameters for a
+  // mixture of experts, else all of them.
+  uint64_t parameters_per_token() const { return active_parameters > 0 ? active_parameters : parameters; }
 };
 
 struct QuantLevel {

@@ -100,8 +100,16 @@ std::string describe_fit(const FitResult& fit);
 struct VariantFit {
   std::string quant;
   int quality_rank = 0;  // higher is better
-  FitResult fit;
+  FitResult fit;  // placed by the whole file: every expert must be in memory
+  // Weight bytes each generated token reads, what decode speed follows: the
+  // file's share of the active parameters (all of it for a dense model).
+  uint64_t bytes_per_token = 0;
 };
+
+// The weight bytes one generated token reads from a `file_bytes` variant of
+// `model`: the file scaled by active over total parameters (a mixture of
+// experts reads only the experts the router picks), the file for a dense model.
+uint64_t bytes_per_token(const CatalogModel& model, uint64_t file_bytes);
 
 // The variant to recommend: the highest-quality variant among those with the
 // best placement available (all-GPU beats partial offload beats CPU only;
