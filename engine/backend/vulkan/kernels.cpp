@@ -313,7 +313,7 @@ Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w,
                       fmt::format("Vulkan matvec_id: {} rows x {} slots in one dispatch", s.nrows, s.n_slots));
   }
   const sp::MatvecIdParams p{s.ncols, s.nrows, stride, static_cast<uint32_t>(expert_units), s.k,
-                             s.x_per_slot ? 1u : 0u};
+                             s.x_per_slot ? 1u : 0u, s.expert_begin, s.n_expert};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}, {ids, Access::Read}};
   return run(seq, shaders->matvec_id, tuning_.matvec, bind, &p, push_size<sp::MatvecIdParams>(),
              {s.nrows, s.n_slots, 1}, "matvec_id");

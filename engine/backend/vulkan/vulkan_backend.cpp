@@ -559,7 +559,19 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       shape.k = u32(ids->ne[0]);
       shape.n_slots = u32(ids->ne[0] * ids->ne[1]);
       shape.x_per_slot = b->ne[1] != ids->ne[1];
-      return k.matvec_id(s, a->type, view(a), view(b), view(ids), view(n.dst), shape);
+      // A stack larger than one storage binding (gpt-oss-20b's 141 MB on a
+      // 128 MiB device limit) is bound a range of whole experts at a time.
+      HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
+      const uint64_t expert_bytes = row * static_cast<uint64_t>(a->ne[1]);
+      const uint32_t experts = u32(a->ne[2]);
+      const uint32_t piece = rows_per_binding(expert_bytes, experts);
+      for (uint32_t e0 = 0; e0 < experts; e0 += piece) {
+        shape.expert_begin = e0;
+        shape.n_expert = std::min(piece, experts - e0);
+        HEARTH_CHECK(k.matvec_id(s, a->type, view(a).sub(e0 * expert_bytes, shape.n_expert * expert_bytes), view(b),
+                                 view(ids), view(n.dst), shape));
+      }
+      return {};
     }
     case Op::MoeSum:
       return k.moe_sum(s, view(a), view(b), view(n.dst), {0, u32(b->ne[0]), u32(b->ne[1]), u32(a->ne[0])});

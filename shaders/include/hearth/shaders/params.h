@@ -88,7 +88,10 @@ struct MatvecParams {
 // Products by expert id: slot s (token s / k, its (s % k)-th expert) gives
 // y[s][r] = sum_c W[ids[s]][r][c] * x[xs][c], xs = s when x_per_slot != 0
 // (one input row per slot), s / k otherwise (the token's row); the experts'
-// matrices lie expert_stride storage units apart.
+// matrices lie expert_stride storage units apart. The binding holds experts
+// expert_begin .. expert_begin + expert_count - 1 (stacks larger than one
+// storage binding are bound in pieces); other slots are left to the
+// dispatches of their pieces.
 struct MatvecIdParams {
   uint ncols;
   uint nrows;
@@ -96,6 +99,8 @@ struct MatvecIdParams {
   uint expert_stride;
   uint k;
   uint x_per_slot;
+  uint expert_begin;
+  uint expert_count;
 };
 
 // Mixture-of-experts routing and combination, per token t:
@@ -163,7 +168,7 @@ static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
-static_assert(sizeof(MatvecIdParams) == 24);
+static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);
 static_assert(sizeof(AttentionParams) == 36);
 static_assert(sizeof(KvStoreParams) == 16);

@@ -126,6 +126,9 @@ class Kernels {
   struct MatvecIdShape {
     uint32_t ncols = 0, nrows = 0, n_expert = 0, k = 0, n_slots = 0;
     bool x_per_slot = false;
+    // w holds experts [expert_begin, expert_begin + n_expert) of the stack;
+    // only the slots routed to them are written.
+    uint32_t expert_begin = 0;
   };
   Status matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& ids,
                    const BufferView& y, const MatvecIdShape& shape);
