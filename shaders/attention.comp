@@ -18,6 +18,7 @@ layout(std430, binding = 2) readonly buffer V { uint16_t vc[]; };
 layout(std430, binding = 3) readonly buffer Table { int block_table[]; };
 layout(std430, binding = 4) readonly buffer Pos { int positions[]; };
 layout(std430, binding = 5) writeonly buffer O { float outv[]; };
+layout(std430, binding = 6) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 #ifndef KV_Q8_0
 // Wider views of the F16 cache: with head_dim % 8 == 0 every row starts on
 // 16 bytes, so K is read 8 halves per load and V 2 halves per load.
@@ -123,6 +124,18 @@ void main() {
     }
     barrier();
     m = m_new;
+  }
+  if (p.has_sinks != 0u) {
+    // The sink joins the softmax: a logit with no value (m is the same in
+    // every invocation, so all take the same branch).
+    const float sink = sinks[head];
+    if (sink > m) {
+      const float c = exp(m - sink);
+      for (uint j = 0u; j < PAIRS; ++j) acc[j] *= c;
+      l = l * c + 1.0;
+    } else {
+      l += exp(sink - m);
+    }
   }
   for (uint j = 0u; j < PAIRS; ++j) {
     const uint d = 2u * (tid + j * WG_SIZE);

@@ -54,7 +54,11 @@ float row_partial(uint row, uint lane, uint lanes, uint wbase, uint xoff) {
 void main() {
 #ifdef MATVEC_ID
   const uint slot = gl_WorkGroupID.y;
-  const uint wbase = uint(ids[slot]) * p.expert_stride;
+  // The binding holds experts [expert_begin, expert_begin + expert_count):
+  // a slot routed elsewhere is another dispatch's (uniform per workgroup).
+  const int local = ids[slot] - int(p.expert_begin);
+  if (local < 0 || local >= int(p.expert_count)) return;
+  const uint wbase = uint(local) * p.expert_stride;
   const uint xoff = (p.x_per_slot != 0u ? slot : slot / p.k) * p.ncols;
   const uint yoff = slot * p.nrows;
   const uint group = gl_WorkGroupID.x;

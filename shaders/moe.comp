@@ -1,7 +1,7 @@
 #version 450
-// Mixture-of-experts routing (one invocation per token) and the weighted sum
-// of the chosen experts' outputs (one invocation per output value); see
-// MoeRouteParams. Expert counts are small (8 to 256), so the top-k is k
+// Mixture-of-experts routing (one invocation per token), the weighted sum
+// of the chosen experts' outputs and the experts' biases (one invocation per
+// output value); see MoeRouteParams. Expert counts are small (8 to 256), so the top-k is k
 // passes of a linear scan.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
@@ -13,6 +13,10 @@ layout(std430, binding = 1) writeonly buffer Ids { int ids_out[]; };
 #elif defined(MOE_GATE)
 layout(std430, binding = 1) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 2) writeonly buffer W { float w_out[]; };
+#elif defined(MOE_ADD_ID)
+layout(std430, binding = 1) readonly buffer Ids { int ids[]; };
+layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 3) writeonly buffer Out { float outv[]; };
 #else
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) writeonly buffer Out { float outv[]; };
@@ -63,6 +67,10 @@ void main() {
   for (uint s = 0u; s < p.k; ++s) {
     w_out[i * p.k + s] = exp(a[base + uint(ids[i * p.k + s])] - mx) / total / div * p.scale;
   }
+#elif defined(MOE_ADD_ID)
+  if (i >= p.n_tokens * p.k * p.width) return;
+  const uint slot = i / p.width, c = i % p.width;
+  outv[i] = a[i] + bias[uint(ids[slot]) * p.width + c];
 #else
   if (i >= p.n_tokens * p.width) return;
   const uint t = i / p.width, c = i % p.width;

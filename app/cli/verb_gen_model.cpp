@@ -34,14 +34,20 @@ struct Shape {
   bool qk_norm = false;      // per-head Q and K RMSNorm (Qwen3)
   // Mixture of experts (0: a dense feed-forward of n_ff).
   int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+  // gpt-oss: biases on attention, router and experts, attention sinks, the
+  // FFN norm stored as post_attention_norm, YaRN (factor 32 over 4096
+  // positions), windows on even layers, experts in MXFP4 whatever --type says.
+  bool gpt_oss = false;
 };
 
 // Published configurations: Llama 3.2 1B (tied embeddings, GQA 32/8),
 // Qwen2.5 0.5B (tied, GQA 14/2, Q/K/V biases), Gemma 3 1B and 4B (tied, head
 // size 256, window 512 / 1024, 4B with linear RoPE scaling 8), SmolLM3 3B
 // (tied, GQA 16/4, no RoPE on every 4th layer), Qwen3-30B-A3B (48 layers, 128
-// experts of 768, 8 per token, heads of 128, untied output); `tiny*` are the
-// fixtures' shapes.
+// experts of 768, 8 per token, heads of 128, untied output), gpt-oss-20b
+// (24 layers of 2880, 64 heads of 64, 8 KV heads, 32 experts of 2880, 4 per
+// token, window 128 on even layers, RoPE base 150000 with YaRN); `tiny*` are
+// the fixtures' shapes.
 constexpr Shape kShapes[] = {
     {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, false},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
@@ -50,9 +56,15 @@ constexpr Shape kShapes[] = {
     {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 65536, 5000000.0f, 1e-6f, false},
     {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 40960, 1000000.0f, 1e-6f, false, 128, false, 0, 0.0f, 0.0f,
      true, 128, 8, 768},
+    {.name = "gpt-oss-20b", .arch = "gpt-oss", .n_embd = 2880, .n_layer = 24, .n_head = 64, .n_head_kv = 8,
+     .n_ff = 2880, .n_ctx = 131072, .rope_base = 150000.0f, .rms_eps = 1e-5f, .qkv_bias = true, .head_dim = 64,
+     .window = 128, .n_expert = 32, .n_expert_used = 4, .n_ff_exp = 2880, .gpt_oss = true},
     {"tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000.0f, 1e-5f, false},
     {"tiny-gemma3", "gemma3", 256, 6, 4, 2, 512, 512, 1000000.0f, 1e-6f, false, 80, true, 24, 10000.0f, 8.0f},
     {"tiny-smollm3", "smollm3", 256, 4, 4, 2, 512, 512, 2000000.0f, 1e-6f, false, 64},
+    {.name = "tiny-gpt-oss", .arch = "gpt-oss", .n_embd = 256, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 128,
+     .n_ctx = 512, .rope_base = 150000.0f, .rms_eps = 1e-6f, .qkv_bias = true, .head_dim = 64, .window = 16,
+     .n_expert = 8, .n_expert_used = 2, .n_ff_exp = 128, .gpt_oss = true},
     {"tiny-qwen3moe", "qwen3moe", 256, 2, 4, 2, 768, 2048, 1000000.0f, 1e-6f, false, 64, false, 0, 0.0f, 0.0f, true, 8,
      2, 128},
 };
@@ -164,7 +176,12 @@ int run_gen_model(const std::vector<std::string>& argv) {
   }
   if (s.window > 0) {
     w.add_metadata(a + ".attention.sliding_window", gguf::make_uint32(static_cast<uint32_t>(s.window)));
-    w.add_metadata(a + ".rope.freq_base_swa", gguf::make_float32(s.rope_base_swa));
+    if (s.rope_base_swa > 0.0f) w.add_metadata(a + ".rope.freq_base_swa", gguf::make_float32(s.rope_base_swa));
+  }
+  if (s.gpt_oss) {
+    w.add_metadata(a + ".rope.scaling.type", gguf::make_string("yarn"));
+    w.add_metadata(a + ".rope.scaling.factor", gguf::make_float32(32.0f));
+    w.add_metadata(a + ".rope.scaling.original_context_length", gguf::make_uint32(4096));
   }
   if (s.rope_linear > 0.0f) {
     w.add_metadata(a + ".rope.scaling.type", gguf::make_string("linear"));
@@ -182,7 +199,10 @@ int run_gen_model(const std::vector<std::string>& argv) {
   std::vector<Planned> plan;
   auto add = [&](const std::string& name, std::vector<int64_t> dims, int64_t layer) {
     const bool vec = dims.size() == 1;
-    DType t = vec ? DType::F32 : tensor_type(name, layer, s.n_layer, *base, q4_k_m);
+    // gpt-oss's stacked expert biases stay F32, its experts are MXFP4.
+    const bool f32 = vec || name.ends_with(".bias");
+    DType t = f32 ? DType::F32 : tensor_type(name, layer, s.n_layer, *base, q4_k_m);
+    if (s.gpt_oss && name.find("_exps.weight") != std::string::npos) t = DType::MXFP4;
     // Rows that are not whole 256-value super-blocks (Qwen2.5 0.5B's 896)
     // fall back as the reference quantizer does: Q4_K -> Q5_0, Q6_K -> Q8_0.
     if (dims[0] % traits(t).block_elements != 0) t = t == DType::Q6_K ? DType::Q8_0 : DType::Q5_0;
@@ -208,17 +228,27 @@ int run_gen_model(const std::vector<std::string>& argv) {
       add(name("attn_k_norm.weight"), {head_dim}, il);
     }
     add(name("attn_output.weight"), {q, s.n_embd}, il);
-    if (s.gemma3) add(name("post_attention_norm.weight"), {s.n_embd}, il);
+    if (s.gpt_oss) {
+      add(name("attn_output.bias"), {s.n_embd}, il);
+      add(name("attn_sinks.weight"), {s.n_head}, il);
+    }
+    if (s.gemma3 || s.gpt_oss) add(name("post_attention_norm.weight"), {s.n_embd}, il);
     if (s.qk_norm) {
       add(name("attn_q_norm.weight"), {head_dim}, il);
       add(name("attn_k_norm.weight"), {head_dim}, il);
     }
-    add(name("ffn_norm.weight"), {s.n_embd}, il);
+    if (!s.gpt_oss) add(name("ffn_norm.weight"), {s.n_embd}, il);
     if (s.n_expert > 0) {
       add(name("ffn_gate_inp.weight"), {s.n_embd, s.n_expert}, il);
       add(name("ffn_gate_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
       add(name("ffn_up_exps.weight"), {s.n_embd, s.n_ff_exp, s.n_expert}, il);
       add(name("ffn_down_exps.weight"), {s.n_ff_exp, s.n_embd, s.n_expert}, il);
+      if (s.gpt_oss) {
+        add(name("ffn_gate_inp.bias"), {s.n_expert}, il);
+        add(name("ffn_gate_exps.bias"), {s.n_ff_exp, s.n_expert}, il);
+        add(name("ffn_up_exps.bias"), {s.n_ff_exp, s.n_expert}, il);
+        add(name("ffn_down_exps.bias"), {s.n_embd, s.n_expert}, il);
+      }
     } else {
       add(name("ffn_gate.weight"), {s.n_embd, s.n_ff}, il);
       add(name("ffn_up.weight"), {s.n_embd, s.n_ff}, il);
@@ -226,7 +256,7 @@ int run_gen_model(const std::vector<std::string>& argv) {
     }
     if (s.gemma3) add(name("post_ffw_norm.weight"), {s.n_embd}, il);
   }
-  // Untied output (Qwen3-30B-A3B): its own matrix.
+  // Untied output (Qwen3-30B-A3B, gpt-oss): its own matrix.
   if (s.n_expert > 0) add("output.weight", {s.n_embd, n_vocab}, -1);
   for (const auto& p : plan) {
     if (auto st = w.add_tensor(p.spec); !st.ok()) {

@@ -23,6 +23,8 @@ const char* to_string(Op op) {
     case Op::MoeGate: return "moe_gate";
     case Op::MatMulId: return "matmul_id";
     case Op::MoeSum: return "moe_sum";
+    case Op::SwiGluOai: return "swiglu_oai";
+    case Op::AddId: return "add_id";
   }
   return "?";
 }
@@ -98,9 +100,10 @@ void Graph::kv_store(Tensor* k, Tensor* v, Tensor* positions, const KvView& kv) 
   push(Op::KvStore, nullptr, k, v, positions).params.kv = kv;
 }
 
-Tensor* Graph::attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p) {
+Tensor* Graph::attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p, Tensor* sinks) {
+  assert(!sinks || (sinks->type == DType::F32 && sinks->ne[0] == p.n_head));
   Tensor* dst = activation({static_cast<int64_t>(p.n_head) * p.head_dim, q->ne[1], 1, 1});
-  Node& n = push(Op::Attention, dst, q, positions);
+  Node& n = push(Op::Attention, dst, q, positions, sinks);
   n.params.kv = kv;
   n.params.attn = p;
   return dst;
@@ -109,6 +112,13 @@ Tensor* Graph::attention(Tensor* q, Tensor* positions, const KvView& kv, const A
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
   Tensor* dst = activation(gate->ne);
   push(Op::SwiGlu, dst, gate, up);
+  return dst;
+}
+
+Tensor* Graph::swiglu_oai(Tensor* gate, Tensor* up, const GluParams& p) {
+  assert(gate->ne == up->ne);
+  Tensor* dst = activation(gate->ne);
+  push(Op::SwiGluOai, dst, gate, up).params.glu = p;
   return dst;
 }
 
@@ -164,6 +174,13 @@ Tensor* Graph::moe_sum(Tensor* y, Tensor* weights) {
   assert(y->ne[1] == k * n);
   Tensor* dst = activation({y->ne[0], n, 1, 1});
   push(Op::MoeSum, dst, y, weights);
+  return dst;
+}
+
+Tensor* Graph::add_id(Tensor* y, Tensor* bias, Tensor* ids) {
+  assert(bias->ne[0] == y->ne[0] && y->ne[1] == ids->ne[0] * ids->ne[1]);
+  Tensor* dst = activation(y->ne);
+  push(Op::AddId, dst, y, bias, ids);
   return dst;
 }
 

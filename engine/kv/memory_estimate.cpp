@@ -77,6 +77,8 @@ Result<ScratchSizes> scratch_sizes(const ModelDims& dims, int64_t n_ctx, int64_t
                      s(E) + 2 * s(K) + 3 * s(K * F),  // h, ids, weights, gate, up, act(gate) * up
                      s(E) + 2 * s(K) + s(K * F) + s(K * E),  // h, ids, weights, act, the experts' outputs
                      2 * s(E) + s(K) + s(K * E)});    // h, weights, the experts' outputs, their weighted sum
+    // The experts' outputs and their biased copy (the ids still read).
+    if (dims.expert_biases) peak = std::max(peak, s(E) + 2 * s(K) + 2 * s(K * E));
   }
   if (dims.projections == ProjectionLayout::Fused) {
     peak = std::max({peak,

@@ -67,13 +67,15 @@ std::vector<int32_t> family_layer_windows(std::string_view architecture, std::op
                                           int64_t n_layer) {
   std::vector<int32_t> windows;
   const bool gemma2 = architecture == "gemma2", phi3 = architecture == "phi3", gemma3 = architecture == "gemma3";
-  if (!gemma2 && !phi3 && !gemma3) return windows;
-  if ((phi3 || gemma3) && !sliding_window) return windows;
+  const bool gpt_oss = architecture == "gpt-oss";
+  if (!gemma2 && !phi3 && !gemma3 && !gpt_oss) return windows;
+  if ((phi3 || gemma3 || gpt_oss) && !sliding_window) return windows;
   const uint64_t window = std::min<uint64_t>(sliding_window.value_or(4096), INT32_MAX);
   if (window == 0) return windows;
   for (int64_t l = 0; l < n_layer; ++l) {
     // Gemma 3: 5 local layers, then 1 global (the default period of 6).
-    const bool local = phi3 || (gemma2 && l % 2 == 0) || (gemma3 && l % 6 < 5);
+    // gpt-oss: even layers (the default period of 2).
+    const bool local = phi3 || ((gemma2 || gpt_oss) && l % 2 == 0) || (gemma3 && l % 6 < 5);
     windows.push_back(local ? static_cast<int32_t>(window) : 0);
   }
   return windows;

@@ -22,6 +22,9 @@ class WeightBinder {
   Result<Tensor*> require(const std::string& name, std::vector<int64_t> shape);
   // nullptr when the file has no such tensor; an error when its shape is wrong.
   Result<Tensor*> optional(const std::string& name, std::vector<int64_t> shape);
+  // require() of a matrix the engine reads as F32 (stacked biases): another
+  // type is Unsupported naming the tensor and file.
+  Result<Tensor*> require_f32(const std::string& name, std::vector<int64_t> shape);
   uint64_t bound_bytes() const { return bound_bytes_; }
 
  private:
@@ -58,5 +61,6 @@ const ArchDef& arch_gemma2();
 const ArchDef& arch_gemma3();
 const ArchDef& arch_smollm3();
 const ArchDef& arch_qwen3moe();
+const ArchDef& arch_gpt_oss();
 
 }  // namespace hearth::model

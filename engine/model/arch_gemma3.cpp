@@ -15,44 +15,8 @@
 namespace hearth::model {
 namespace {
 
+// Five local layers, then one global.
 constexpr uint64_t kDefaultPeriod = 6;
-
-// attention.sliding_window_pattern: a period p (layer l is local unless
-// l % p == p - 1; 0 makes every layer local), or one entry per layer (bool or
-// integer; true / non-zero: local).
-Status read_window_pattern(const gguf::GgufFile& file, HParams& hp) {
-  const std::string k = "gemma3.attention.sliding_window_pattern";
-  const std::string where = file.path().string();
-  hp.window_pattern.assign(static_cast<size_t>(hp.n_layer), false);
-  const gguf::Value* v = file.find(k);
-  const auto* list = v ? std::get_if<gguf::Array>(&v->data) : nullptr;
-  if (list) {
-    if (list->items.size() != static_cast<size_t>(hp.n_layer)) {
-      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has {} entries for {} layers", where, k,
-                                                              list->items.size(), hp.n_layer));
-    }
-    for (size_t l = 0; l < list->items.size(); ++l) {
-      const auto& d = list->items[l].data;
-      if (const bool* b = std::get_if<bool>(&d)) {
-        hp.window_pattern[l] = *b;
-      } else if (const uint64_t* u = std::get_if<uint64_t>(&d)) {
-        hp.window_pattern[l] = *u != 0;
-      } else if (const int64_t* i = std::get_if<int64_t>(&d)) {
-        hp.window_pattern[l] = *i != 0;
-      } else {
-        return make_error(ErrorCode::InvalidFormat,
-                          fmt::format("{}: key '{}' element {} is neither a bool nor an integer", where, k, l));
-      }
-    }
-    return {};
-  }
-  HEARTH_TRY(const auto period_value, file.find_uint(k));
-  const uint64_t period = period_value.value_or(kDefaultPeriod);
-  for (int64_t l = 0; l < hp.n_layer; ++l) {
-    hp.window_pattern[static_cast<size_t>(l)] = period == 0 || static_cast<uint64_t>(l) % period < period - 1;
-  }
-  return {};
-}
 
 Status read(const gguf::GgufFile& file, HParams& hp) {
   HEARTH_CHECK(read_common_hparams(file, hp));
@@ -73,7 +37,7 @@ Status read(const gguf::GgufFile& file, HParams& hp) {
   }
   hp.sliding_window = static_cast<int32_t>(*window);
   hp.window_layers = SlidingWindowLayers::PerLayer;
-  HEARTH_CHECK(read_window_pattern(file, hp));
+  HEARTH_CHECK(read_window_pattern(file, hp, kDefaultPeriod));
   HEARTH_TRY(const double swa_base, float_key(file, "gemma3.rope.freq_base_swa", 10000.0, FloatRange::Positive));
   backend::RopeParams local = hp.rope;
   local.freq_base = static_cast<float>(swa_base);

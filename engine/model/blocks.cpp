@@ -140,6 +140,15 @@ Result<Tensor*> WeightBinder::require(const std::string& name, std::vector<int64
   return t;
 }
 
+Result<Tensor*> WeightBinder::require_f32(const std::string& name, std::vector<int64_t> shape) {
+  HEARTH_TRY(Tensor * t, require(name, std::move(shape)));
+  if (t->type != DType::F32) {
+    return make_error(ErrorCode::Unsupported, fmt::format("{}: tensor '{}' is {}, expected F32", file_.path().string(),
+                                                          name, traits(t->type).name));
+  }
+  return t;
+}
+
 Status bind_globals(WeightBinder& b, const HParams& hp, ModelWeights& w) {
   HEARTH_TRY(w.tok_embd, b.require("token_embd.weight", {hp.n_embd, hp.n_vocab}));
   HEARTH_TRY(w.output_norm, b.require("output_norm.weight", {hp.n_embd}));
@@ -186,6 +195,40 @@ Status read_moe_hparams(const gguf::GgufFile& file, HParams& hp) {
   return {};
 }
 
+Status read_window_pattern(const gguf::GgufFile& file, HParams& hp, uint64_t default_period) {
+  const std::string k = key(hp, "attention.sliding_window_pattern");
+  const std::string where = file.path().string();
+  hp.window_pattern.assign(static_cast<size_t>(hp.n_layer), false);
+  const gguf::Value* v = file.find(k);
+  const auto* list = v ? std::get_if<gguf::Array>(&v->data) : nullptr;
+  if (list) {
+    if (list->items.size() != static_cast<size_t>(hp.n_layer)) {
+      return make_error(ErrorCode::InvalidFormat, fmt::format("{}: key '{}' has {} entries for {} layers", where, k,
+                                                              list->items.size(), hp.n_layer));
+    }
+    for (size_t l = 0; l < list->items.size(); ++l) {
+      const auto& d = list->items[l].data;
+      if (const bool* b = std::get_if<bool>(&d)) {
+        hp.window_pattern[l] = *b;
+      } else if (const uint64_t* u = std::get_if<uint64_t>(&d)) {
+        hp.window_pattern[l] = *u != 0;
+      } else if (const int64_t* i = std::get_if<int64_t>(&d)) {
+        hp.window_pattern[l] = *i != 0;
+      } else {
+        return make_error(ErrorCode::InvalidFormat,
+                          fmt::format("{}: key '{}' element {} is neither a bool nor an integer", where, k, l));
+      }
+    }
+    return {};
+  }
+  HEARTH_TRY(const auto period_value, file.find_uint(k));
+  const uint64_t period = period_value.value_or(default_period);
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    hp.window_pattern[static_cast<size_t>(l)] = period == 0 || static_cast<uint64_t>(l) % period < period - 1;
+  }
+  return {};
+}
+
 Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights& lw) {
   const int64_t E = hp.n_embd, F = hp.n_ff_exp, X = hp.n_expert;
   HEARTH_TRY(lw.ffn_norm, b.require(layer_tensor(il, "ffn_norm.weight"), {E}));
@@ -228,8 +271,8 @@ Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams*
   ap.scale = hp.attn_scale;
   ap.softcap = hp.attn_softcap;
   ap.window = hp.window_of_layer(ctx.layer);
-  Tensor* attn = g.attention(q, ctx.positions, ctx.kv, ap);
-  return g.matmul(w.wo, attn);
+  Tensor* attn = g.attention(q, ctx.positions, ctx.kv, ap, w.attn_sinks);
+  return g.matmul(w.wo, attn, w.bo);
 }
 
 Tensor* ffn_swiglu(LayerContext& ctx, Tensor* x) {

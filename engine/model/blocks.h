@@ -25,11 +25,16 @@ std::string layer_tensor(int64_t layer, const char* name);
 // {arch}.expert_count, expert_used_count and expert_feed_forward_length
 // (n_ff / expert_used_count when absent), checked against each other.
 Status read_moe_hparams(const gguf::GgufFile& file, HParams& hp);
+// attention.sliding_window_pattern into hp.window_pattern: a period p
+// (layer l is windowed unless l % p == p - 1; 0 windows every layer;
+// `default_period` when absent), or one bool or integer per layer.
+Status read_window_pattern(const gguf::GgufFile& file, HParams& hp, uint64_t default_period);
 // ffn_norm, the router ffn_gate_inp and the stacked ffn_{gate,up,down}_exps.
 Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
 
 // Self-attention on the normalized input: Q/K/V (fused or separate, with
-// biases and per-head norms when bound), RoPE, KV store, attention, output.
+// biases and per-head norms when bound), RoPE, KV store, attention (with
+// sinks when bound), output (with its bias when bound).
 backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x);
 // The same with the layer's own RoPE (Gemma 3's local layers), or none at all
 // when `rope` is null (SmolLM3's NoPE layers).

@@ -220,6 +220,9 @@ kv::ModelDims Model::memory_dims() const {
   d.n_expert = hparams_.n_expert;
   d.n_expert_used = hparams_.n_expert_used;
   d.n_ff_exp = hparams_.n_ff_exp;
+  for (const LayerWeights& lw : weights_.layers) {
+    if (lw.ffn_down_exps_b) d.expert_biases = true;
+  }
   return d;
 }
 

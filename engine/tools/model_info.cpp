@@ -82,6 +82,7 @@ Result<ModelSummary> summarize_model(const gguf::GgufFile& file) {
     }
     HEARTH_TRY(s.dims.n_ff_exp, optional_count(file, a + ".expert_feed_forward_length",
                                                std::max<int64_t>(1, s.dims.n_ff / s.dims.n_expert_used)));
+    s.dims.expert_biases = file.find_tensor("blk.0.ffn_down_exps.bias") != nullptr;  // gpt-oss
     // Expert tensors are the ones stacked along a third dimension of n_expert.
     for (const auto& t : file.tensors()) {
       if (t.dims[2] != s.dims.n_expert || t.dims[3] != 1) continue;

@@ -24,6 +24,7 @@
 #include "attention_fast.h"
 #include "attention_tiles.h"
 #include "math_avx512.h"
+#include "ops.h"
 
 namespace hearth::backend::cpu {
 namespace {
@@ -226,6 +227,10 @@ void run_item(const Node& n, const Item& it, Scratch& sc) {
     const int64_t t = it.t0 + r / group;
     const int64_t h = static_cast<int64_t>(it.kvh) * group + r % group;
     float* out = static_cast<float*>(n.dst->data) + t * n.dst->ne[0] + h * hd;
+    if (n.src[2]) {
+      add_sink(static_cast<const float*>(n.src[2]->data)[h], sc.m[static_cast<size_t>(r)], sc.l[static_cast<size_t>(r)],
+               sc.o.data() + r * hd, hd);
+    }
     const float lr = sc.l[static_cast<size_t>(r)];
     const __m512 inv = _mm512_set1_ps(lr > 0 ? 1.0f / lr : 0.0f);
     for (int64_t d = 0; d < hd; d += kLanes) {

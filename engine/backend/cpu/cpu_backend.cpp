@@ -201,6 +201,8 @@ class CpuBackend final : public Backend {
       case Op::MoeGate: op_moe_gate(n, pool_); break;
       case Op::MatMulId: op_matmul_id(n, pool_, kernels_, matmul_scratch_); break;
       case Op::MoeSum: op_moe_sum(n, pool_); break;
+      case Op::SwiGluOai: op_swiglu_oai(n, pool_); break;
+      case Op::AddId: op_add_id(n, pool_); break;
     }
   }
 

@@ -18,6 +18,7 @@ void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
 void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
+void op_swiglu_oai(const Node& n, ThreadPool& pool);
 void op_geglu(const Node& n, ThreadPool& pool);
 void op_softcap(const Node& n, ThreadPool& pool);
 void op_slice_cols(const Node& n, ThreadPool& pool);
@@ -25,6 +26,9 @@ void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
 void op_kv_store(const Node& n, ThreadPool& pool);
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
+// Joins an attention sink (a logit with no value) to one row's online
+// softmax state: running max m, sum l and unnormalized output acc[hd].
+void add_sink(float sink, float& m, float& l, float* acc, int64_t hd);
 // Memory the matrix products reuse from op to op (owned by the backend): one
 // buffer holding, in this order, the activations converted for the dot
 // products, their decode or prefill layout, and one repacked-weight tile per
@@ -83,6 +87,7 @@ void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPoo
 void op_top_k(const Node& n, ThreadPool& pool);
 void op_moe_gate(const Node& n, ThreadPool& pool);
 void op_moe_sum(const Node& n, ThreadPool& pool);
+void op_add_id(const Node& n, ThreadPool& pool);
 // One token: only the chosen experts' rows are read, all slots in one split
 // of rows. More tokens: grouped by expert, one product per expert over the
 // tokens that chose it.

@@ -51,6 +51,18 @@ void load_row(const uint8_t* src, float* out, const KvView& kv, const quant::Ker
 
 }  // namespace
 
+void add_sink(float sink, float& m, float& l, float* acc, int64_t hd) {
+  if (sink > m) {
+    // The sink is the new maximum: what was accumulated shrinks under it.
+    const float c = std::exp(m - sink);
+    for (int64_t d = 0; d < hd; ++d) acc[d] *= c;
+    l = l * c + 1.0f;
+    m = sink;
+  } else {
+    l += std::exp(sink - m);
+  }
+}
+
 void op_kv_store(const Node& n, ThreadPool& pool) {
   const KvView& kv = n.params.kv;
   const Tensor* k = n.src[0];
@@ -97,6 +109,7 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
   constexpr int64_t kTile = 16;
   const std::vector<QueryTile> tiles = query_tiles(kv, n_tok, kTile);
   const auto dot = kt.get(DType::F32).vec_dot;
+  const float* sinks = n.src[2] ? static_cast<const float*>(n.src[2]->data) : nullptr;
   pool.parallel_for(static_cast<int64_t>(tiles.size()) * p.n_head_kv, 1, [&](int64_t b, int64_t e, int) {
     std::vector<float> kbuf(static_cast<size_t>(bt * hd)), vbuf(static_cast<size_t>(bt * hd));
     // One accumulator row, running max and sum per (query of the tile, head of the group).
@@ -152,6 +165,7 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
           const int32_t h = kvh * group + g;
           const auto slot = static_cast<size_t>(i * group + g);
           float* out = static_cast<float*>(n.dst->data) + (t0 + i) * n.dst->ne[0] + h * hd;
+          if (sinks) add_sink(sinks[h], m[slot], l[slot], acc.data() + slot * static_cast<size_t>(hd), hd);
           const float inv = l[slot] > 0 ? 1.0f / l[slot] : 0.0f;
           for (int64_t d = 0; d < hd; ++d) out[d] = acc[slot * static_cast<size_t>(hd) + static_cast<size_t>(d)] * inv;
         }

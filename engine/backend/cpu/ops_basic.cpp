@@ -91,6 +91,23 @@ void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   });
 }
 
+// gpt-oss's clamped SwiGLU; one formula for every kernel level (its cost is
+// small next to the expert products around it).
+void op_swiglu_oai(const Node& n, ThreadPool& pool) {
+  const int64_t count = n.dst->elements();
+  const float* g = f32(n.src[0]);
+  const float* u = f32(n.src[1]);
+  float* y = f32(n.dst);
+  const float alpha = n.params.glu.alpha, limit = n.params.glu.limit;
+  pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const float x = std::min(g[i], limit);
+      const float up = std::clamp(u[i], -limit, limit);
+      y[i] = x / (1.0f + std::exp(-alpha * x)) * (up + 1.0f);
+    }
+  });
+}
+
 void op_geglu(const Node& n, ThreadPool& pool) {
   const int64_t count = n.dst->elements();
   const float* g = f32(n.src[0]);

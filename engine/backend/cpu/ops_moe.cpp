@@ -137,6 +137,21 @@ void op_moe_sum(const Node& n, ThreadPool& pool) {
   });
 }
 
+void op_add_id(const Node& n, ThreadPool& pool) {
+  const Tensor* y = n.src[0];
+  const Tensor* bias = n.src[1];
+  const int32_t* id = n.src[2]->as<const int32_t>();
+  const int64_t width = y->ne[0];
+  pool.parallel_for(y->ne[1], 1, [&](int64_t b, int64_t e, int) {
+    for (int64_t slot = b; slot < e; ++slot) {
+      const float* row = y->as<const float>() + slot * width;
+      const float* add = bias->as<const float>() + static_cast<int64_t>(id[slot]) * width;
+      float* out = n.dst->as<float>() + slot * width;
+      for (int64_t c = 0; c < width; ++c) out[c] = row[c] + add[c];
+    }
+  });
+}
+
 void op_matmul_id(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];

@@ -145,12 +145,23 @@ Status Kernels::glu(CommandSequence& seq, GluKind kind, const BufferView& gate, 
   HEARTH_CHECK(need_bytes("glu", "gate", gate, 4ull * n));
   HEARTH_CHECK(need_bytes("glu", "up", up, 4ull * n));
   HEARTH_CHECK(need_bytes("glu", "out", out, 4ull * n));
-  const sp::GluParams p{n};
+  const sp::GluParams p{n, 0.0f, 0.0f};
   const Binding bind[] = {{gate, Access::Read}, {up, Access::Read}, {out, Access::Write}};
   const bool gelu = kind == GluKind::GeGlu;
   return run(seq, gelu ? ShaderId::geglu : ShaderId::swiglu, tuning_.elementwise, bind, &p,
              push_size<sp::GluParams>(), grid((n + tuning_.elementwise - 1) / tuning_.elementwise),
              gelu ? "geglu" : "swiglu");
+}
+
+Status Kernels::swiglu_oai(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
+                           uint32_t n, float alpha, float limit) {
+  HEARTH_CHECK(need_bytes("swiglu_oai", "gate", gate, 4ull * n));
+  HEARTH_CHECK(need_bytes("swiglu_oai", "up", up, 4ull * n));
+  HEARTH_CHECK(need_bytes("swiglu_oai", "out", out, 4ull * n));
+  const sp::GluParams p{n, alpha, limit};
+  const Binding bind[] = {{gate, Access::Read}, {up, Access::Read}, {out, Access::Write}};
+  return run(seq, ShaderId::swiglu_oai, tuning_.elementwise, bind, &p, push_size<sp::GluParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "swiglu_oai");
 }
 
 Status Kernels::rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
@@ -302,7 +313,7 @@ Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w,
                       fmt::format("Vulkan matvec_id: {} rows x {} slots in one dispatch", s.nrows, s.n_slots));
   }
   const sp::MatvecIdParams p{s.ncols, s.nrows, stride, static_cast<uint32_t>(expert_units), s.k,
-                             s.x_per_slot ? 1u : 0u};
+                             s.x_per_slot ? 1u : 0u, s.expert_begin, s.n_expert};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}, {ids, Access::Read}};
   return run(seq, shaders->matvec_id, tuning_.matvec, bind, &p, push_size<sp::MatvecIdParams>(),
              {s.nrows, s.n_slots, 1}, "matvec_id");
@@ -345,6 +356,23 @@ Status Kernels::moe_sum(CommandSequence& seq, const BufferView& y, const BufferV
   const Binding bind[] = {{y, Access::Read}, {weights, Access::Read}, {out, Access::Write}};
   return run(seq, ShaderId::moe_sum, tuning_.elementwise, bind, &p, push_size<sp::MoeRouteParams>(),
              grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "moe_sum");
+}
+
+Status Kernels::moe_add_id(CommandSequence& seq, const BufferView& y, const BufferView& bias, const BufferView& ids,
+                           const BufferView& out, const MoeShape& s) {
+  if (s.k == 0 || s.n_expert == 0) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan moe_add_id: k {} of {} experts", s.k, s.n_expert));
+  }
+  const uint64_t n = uint64_t{s.n_tokens} * s.k * s.width;
+  HEARTH_CHECK(need_bytes("moe_add_id", "y", y, 4 * n));
+  HEARTH_CHECK(need_bytes("moe_add_id", "out", out, 4 * n));
+  HEARTH_CHECK(need_bytes("moe_add_id", "ids", ids, 4ull * s.k * s.n_tokens));
+  // The shader trusts ids (made by moe_top_k, below n_expert).
+  HEARTH_CHECK(need_bytes("moe_add_id", "bias", bias, 4ull * s.n_expert * s.width));
+  const sp::MoeRouteParams p{s.n_expert, s.k, s.n_tokens, s.width, 0, 0, 1.0f};
+  const Binding bind[] = {{y, Access::Read}, {ids, Access::Read}, {bias, Access::Read}, {out, Access::Write}};
+  return run(seq, ShaderId::moe_add_id, tuning_.elementwise, bind, &p, push_size<sp::MoeRouteParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "moe_add_id");
 }
 
 namespace {
@@ -397,7 +425,7 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
 
 Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                           const BufferView& positions, const BufferView& out, const AttentionShape& s,
-                          const AttentionOptions& o) {
+                          const AttentionOptions& o, const BufferView& sinks) {
   HEARTH_CHECK(check_kv_layout("attention", layout));
   if (s.n_heads == 0 || s.n_heads % layout.n_kv_heads != 0 || s.n_tokens == 0 || layout.head_dim > 256 ||
       layout.head_dim > 8 * tuning_.attention) {
@@ -413,10 +441,18 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   HEARTH_CHECK(need_bytes("attention", "k cache", kv.k, block_bytes));
   HEARTH_CHECK(need_bytes("attention", "v cache", kv.v, block_bytes));
   HEARTH_CHECK(need_bytes("attention", "block table", kv.block_table, 4));
+  const bool has_sinks = sinks.buffer != nullptr;
+  if (has_sinks) HEARTH_CHECK(need_bytes("attention", "sinks", sinks, 4ull * s.n_heads));
   const sp::AttentionParams p{layout.head_dim, s.n_heads,  layout.n_kv_heads, s.n_tokens,
-                              layout.block_tokens, o.window, o.scale,         o.softcap};
-  const Binding bind[] = {{q, Access::Read},              {kv.k, Access::Read},      {kv.v, Access::Read},
-                          {kv.block_table, Access::Read}, {positions, Access::Read}, {out, Access::Write}};
+                              layout.block_tokens, o.window, o.scale,         o.softcap, has_sinks ? 1u : 0u};
+  // Without sinks the positions are bound again as a placeholder (never read).
+  const Binding bind[] = {{q, Access::Read},
+                          {kv.k, Access::Read},
+                          {kv.v, Access::Read},
+                          {kv.block_table, Access::Read},
+                          {positions, Access::Read},
+                          {out, Access::Write},
+                          {has_sinks ? sinks : positions, Access::Read}};
   if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
   }

@@ -418,7 +418,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     const auto& p = n.params;
     const float floats[] = {p.eps,           p.scalar,           p.rope.freq_base, p.rope.freq_scale,
                             p.rope.ext_factor, p.rope.attn_factor, p.rope.beta_fast, p.rope.beta_slow,
-                            p.attn.scale,      p.attn.softcap};
+                            p.attn.scale,      p.attn.softcap,     p.glu.alpha,      p.glu.limit};
     for (float f : floats) {
       uint32_t b;
       std::memcpy(&b, &f, 4);
@@ -518,8 +518,16 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const auto& p = n.params.attn;
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
       const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
+      // Sinks (gpt-oss): a [n_head] F32 weight; none leaves the view empty.
+      BufferView sinks;
+      if (const Tensor* t = n.src[2]) {
+        if (t->type != DType::F32) {
+          return make_error(ErrorCode::Unsupported, fmt::format("Vulkan attention: sinks '{}' are not F32", t->name));
+        }
+        sinks = view(t);
+      }
       return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
-                         {p.scale, p.softcap, u32(std::max(0, p.window))});
+                         {p.scale, p.softcap, u32(std::max(0, p.window))}, sinks);
     }
     case Op::SwiGlu: return k.glu(s, GluKind::SwiGlu, view(a), view(b), view(n.dst), u32(a->elements()));
     case Op::GeluGlu: return k.glu(s, GluKind::GeGlu, view(a), view(b), view(n.dst), u32(a->elements()));
@@ -551,10 +559,33 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       shape.k = u32(ids->ne[0]);
       shape.n_slots = u32(ids->ne[0] * ids->ne[1]);
       shape.x_per_slot = b->ne[1] != ids->ne[1];
-      return k.matvec_id(s, a->type, view(a), view(b), view(ids), view(n.dst), shape);
+      // A stack larger than one storage binding (gpt-oss-20b's 141 MB on a
+      // 128 MiB device limit) is bound a range of whole experts at a time.
+      HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
+      const uint64_t expert_bytes = row * static_cast<uint64_t>(a->ne[1]);
+      const uint32_t experts = u32(a->ne[2]);
+      const uint32_t piece = rows_per_binding(expert_bytes, experts);
+      for (uint32_t e0 = 0; e0 < experts; e0 += piece) {
+        shape.expert_begin = e0;
+        shape.n_expert = std::min(piece, experts - e0);
+        HEARTH_CHECK(k.matvec_id(s, a->type, view(a).sub(e0 * expert_bytes, shape.n_expert * expert_bytes), view(b),
+                                 view(ids), view(n.dst), shape));
+      }
+      return {};
     }
     case Op::MoeSum:
       return k.moe_sum(s, view(a), view(b), view(n.dst), {0, u32(b->ne[0]), u32(b->ne[1]), u32(a->ne[0])});
+    case Op::SwiGluOai:
+      return k.swiglu_oai(s, view(a), view(b), view(n.dst), u32(a->elements()), n.params.glu.alpha,
+                          n.params.glu.limit);
+    case Op::AddId: {
+      const Tensor* ids = n.src[2];
+      if (b->type != DType::F32) {
+        return make_error(ErrorCode::Unsupported, fmt::format("Vulkan add_id: bias '{}' is not F32", b->name));
+      }
+      return k.moe_add_id(s, view(a), view(b), view(ids), view(n.dst),
+                          {u32(b->ne[1]), u32(ids->ne[0]), u32(ids->ne[1]), u32(a->ne[0])});
+    }
   }
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }

@@ -110,6 +110,7 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
     }
   }
   if (m.architecture == "phi3") m.shape.projections = kv::ProjectionLayout::Fused;
+  if (m.architecture == "gpt-oss") m.shape.expert_biases = true;
   // The window is the GGUF's "<arch>.attention.sliding_window"; an entry
   // may state it, else the family's rule applies (gemma2: 4096).
   std::optional<uint64_t> window;

@@ -78,6 +78,7 @@ Result<CatalogModel> describe_gguf(const std::filesystem::path& path) {
     m.shape.n_expert_used = static_cast<uint32_t>(*n_expert_used);
     m.shape.n_ff_exp = static_cast<uint32_t>(
         n_ff_exp.value_or(std::max<uint64_t>(1, n_ff.value_or(0) / *n_expert_used)));
+    m.shape.expert_biases = file.find_tensor("blk.0.ffn_down_exps.bias") != nullptr;
   }
   HEARTH_TRY(auto window, file.find_uint(key("attention.sliding_window")));
   m.shape.layer_windows = kv::family_layer_windows(arch, window, static_cast<int64_t>(n_layer));

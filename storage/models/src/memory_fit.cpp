@@ -65,6 +65,7 @@ kv::ModelDims model_dims(const ModelShape& shape) {
   dims.n_expert = shape.n_expert;
   dims.n_expert_used = shape.n_expert_used;
   dims.n_ff_exp = shape.n_ff_exp;
+  dims.expert_biases = shape.expert_biases;
   return dims;
 }
 

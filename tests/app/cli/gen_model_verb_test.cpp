@@ -18,6 +18,7 @@ std::string model_path(const std::string& name) { return std::string(HEARTH_TEST
 struct GenCase {
   const char* shape;
   const char* fixture;  // the reference's file of the same shape
+  const char* type = "Q4_K_M";
 };
 
 class GenModelVerb : public ::testing::TestWithParam<GenCase> {};
@@ -26,7 +27,7 @@ TEST_P(GenModelVerb, WritesTheReferenceFixturesTensorsAndKeys) {
   const GenCase& c = GetParam();
   const std::string ref_path = model_path(c.fixture);
   const std::string out = ::testing::TempDir() + "hearth-gen-" + c.shape + ".gguf";
-  ASSERT_EQ(run_gen_model({"--shape", c.shape, "--vocab", ref_path, "--type", "Q4_K_M", "--out", out}), kExitOk);
+  ASSERT_EQ(run_gen_model({"--shape", c.shape, "--vocab", ref_path, "--type", c.type, "--out", out}), kExitOk);
   auto ref = gguf::GgufFile::open(ref_path);
   auto got = gguf::GgufFile::open(out);
   ASSERT_TRUE(ref.ok() && got.ok());
@@ -65,7 +66,9 @@ TEST_P(GenModelVerb, WritesTheReferenceFixturesTensorsAndKeys) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GenModelVerb,
                          ::testing::Values(GenCase{"tiny-gemma3", "tiny-gemma3-q4_k_m.gguf"},
-                                           GenCase{"tiny-smollm3", "tiny-smollm3-q4_k_m.gguf"}),
+                                           GenCase{"tiny-smollm3", "tiny-smollm3-q4_k_m.gguf"},
+                                           // Q8_0 with MXFP4 experts: the reference's MXFP4_MOE file.
+                                           GenCase{"tiny-gpt-oss", "tiny-gpt-oss-mxfp4_moe.gguf", "Q8_0"}),
                          [](const ::testing::TestParamInfo<GenCase>& param_info) {
                            std::string n = param_info.param.shape;
                            for (char& ch : n) {

@@ -70,6 +70,20 @@ TEST(MoeRouting, SumWeighsEachTokensSlots) {
   EXPECT_EQ(std::vector<float>(got, got + 6), (std::vector<float>{7.75f, 15.5f, 23.25f, 1.0f, 2.0f, 3.0f}));
 }
 
+TEST(MoeRouting, AddIdAddsEachSlotsExpertBias) {
+  // Two tokens, two slots each, rows of two; three experts' biases.
+  std::vector<float> y = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> bias = {100, 200, 10, 20, 1000, 2000};
+  std::vector<int32_t> chosen = {2, 0, 1, 2};
+  Graph g;
+  Tensor* ids = g.input(DType::I32, {2, 2, 1, 1}, chosen.data());
+  g.output = g.add_id(f32_input(g, y, 2, 4), f32_input(g, bias, 2, 3), ids);
+  auto be = make_cpu_backend(testing::cpu_options(2));
+  ASSERT_TRUE(be->compute(g).ok());
+  const float* got = g.output->as<const float>();
+  EXPECT_EQ(std::vector<float>(got, got + 8), (std::vector<float>{1001, 2002, 103, 204, 15, 26, 1007, 2008}));
+}
+
 struct IdCase {
   DType type;
   int64_t cols;

@@ -5,6 +5,7 @@
 #include <hearth/engine/quant/reference.h>
 #include <hearth/engine/quant/types.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -94,6 +95,7 @@ struct AttentionCase {
   int hd, nh, nkv, n, window;
   float cap;
   int queries;  // the last `queries` positions query (n: a whole prefill)
+  bool sinks = false;  // per-head sink logits (gpt-oss)
 };
 
 class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
@@ -135,10 +137,15 @@ TEST_P(AttentionTest, MatchesTheFullSoftmax) {
   const std::vector<float> kc = as_cached(k, hd, c.cache), vc = as_cached(v, hd, c.cache);
   std::vector<int32_t> qpos(pos.end() - nq, pos.end());
   AttentionParams ap{nh, nkv, hd, 0.5f, c.cap, c.window};
+  // Sinks from far below to far above the scores (the largest turns most
+  // of the weight away from every value).
+  std::vector<float> sinks(static_cast<size_t>(nh));
+  for (int h = 0; h < nh; ++h) sinks[static_cast<size_t>(h)] = -6.0f + 12.0f * static_cast<float>(h) / std::max(1, nh - 1);
   Graph g;
   Tensor* qt = g.input(DType::F32, {nh * hd, nq, 1, 1}, q.data());
   Tensor* ps = g.input(DType::I32, {nq, 1, 1, 1}, qpos.data());
-  g.output = g.attention(qt, ps, view, ap);
+  Tensor* st = c.sinks ? g.input(DType::F32, {nh, 1, 1, 1}, sinks.data()) : nullptr;
+  g.output = g.attention(qt, ps, view, ap, st);
   ASSERT_TRUE(be->compute(g).ok());
   for (int qi = 0; qi < nq; ++qi) {
     const int t = qpos[static_cast<size_t>(qi)];
@@ -154,6 +161,7 @@ TEST_P(AttentionTest, MatchesTheFullSoftmax) {
       const double mx = *std::max_element(s.begin(), s.end());
       double z = 0;
       for (auto& e : s) z += (e = std::exp(e - mx));
+      if (c.sinks) z += std::exp(double(sinks[static_cast<size_t>(h)]) - mx);
       for (int i = 0; i < hd; ++i) {
         double o = 0;
         int idx = 0;
@@ -178,7 +186,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Decode and a short continuation after a cached prefix.
         AttentionCase{"f16_decode_fast", DType::F16, KernelChoice::Fastest, 64, 8, 2, 97, 0, 0.0f, 1},
         AttentionCase{"f16_continue_fast", DType::F16, KernelChoice::Fastest, 96, 6, 2, 66, 0, 0.0f, 5},
-        AttentionCase{"q8_0_window_decode_fast", DType::Q8_0, KernelChoice::Fastest, 32, 4, 1, 90, 33, 0.0f, 1}),
+        AttentionCase{"q8_0_window_decode_fast", DType::Q8_0, KernelChoice::Fastest, 32, 4, 1, 90, 33, 0.0f, 1},
+        // Attention sinks (gpt-oss) with a window, prefill and decode, both paths.
+        AttentionCase{"f16_sinks_window_ref", DType::F16, KernelChoice::Reference, 64, 4, 2, 70, 16, 0.0f, 70, true},
+        AttentionCase{"f16_sinks_window_fast", DType::F16, KernelChoice::Fastest, 64, 4, 2, 70, 16, 0.0f, 70, true},
+        AttentionCase{"f32_sinks_decode_ref", DType::F32, KernelChoice::Reference, 32, 6, 3, 41, 0, 0.0f, 1, true},
+        AttentionCase{"f32_sinks_decode_fast", DType::F32, KernelChoice::Fastest, 32, 6, 3, 41, 0, 0.0f, 1, true}),
     [](const auto& p) { return std::string(p.param.name); });
 
 // silu(g) * u with both kernel choices (the AVX-512 path where present),
@@ -200,6 +213,33 @@ TEST(SwiGlu, MatchesTheDefinition) {
       const double x = g[static_cast<size_t>(i)];
       const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
       ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-6 * std::fabs(want) + 1e-30) << "at " << i << " gate " << x;
+    }
+  }
+}
+
+// gpt-oss's clamped SwiGLU (alpha 1.702, limit 7) against its definition,
+// with gates and ups on both sides of the limits.
+TEST(SwiGluOai, MatchesTheDefinition) {
+  const int n = 16 * 9 + 3;
+  auto g = random_vec(static_cast<size_t>(n), 9);
+  auto u = random_vec(static_cast<size_t>(n), 10);
+  for (int i = 0; i < n; ++i) {
+    g[static_cast<size_t>(i)] *= 12.0f;
+    u[static_cast<size_t>(i)] *= 12.0f;
+  }
+  const GluParams p{1.702f, 7.0f};
+  for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
+    Graph gr;
+    Tensor* gt = gr.input(DType::F32, {n, 1, 1, 1}, g.data());
+    Tensor* ut = gr.input(DType::F32, {n, 1, 1, 1}, u.data());
+    gr.output = gr.swiglu_oai(gt, ut, p);
+    ASSERT_TRUE(be->compute(gr).ok());
+    for (int i = 0; i < n; ++i) {
+      const double x = std::min<double>(g[static_cast<size_t>(i)], 7.0);
+      const double y = std::clamp<double>(u[static_cast<size_t>(i)], -7.0, 7.0);
+      const double want = x / (1.0 + std::exp(-1.702 * x)) * (y + 1.0);
+      ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-5 * std::fabs(want) + 1e-6) << "at " << i << " gate " << x;
     }
   }
 }

@@ -55,7 +55,8 @@ void check(const Case& c, Feed feed, backend::KernelChoice kernels) {
   const auto got = run(c, feed, kernels);
   ASSERT_EQ(got.size(), ref.size());
   const auto a = compare_logits(got, ref, 512);
-  EXPECT_GE(a.min_cosine, c.min_cosine) << c.model;
+  hearth::testing::print_agreement(feed == Feed::OneBatch ? "cpu" : "cpu-dec", c.model, a);
+  EXPECT_GE(hearth::testing::checked_cosine(a, c), c.min_cosine) << c.model;
   EXPECT_GE(a.top1, c.min_top1) << c.model;
 }
 

@@ -24,8 +24,8 @@ struct Files {
 };
 
 Files open_files() {
-  auto f32 = gguf::GgufFile::open(model_path("../mxfp4/tiny-gpt-oss-f32.gguf"));
-  auto q = gguf::GgufFile::open(model_path("../mxfp4/tiny-gpt-oss-mxfp4_moe.gguf"));
+  auto f32 = gguf::GgufFile::open(model_path("tiny-gpt-oss-f32.gguf"));
+  auto q = gguf::GgufFile::open(model_path("tiny-gpt-oss-mxfp4_moe.gguf"));
   EXPECT_TRUE(f32.ok()) << (f32.ok() ? "" : f32.error().message);
   EXPECT_TRUE(q.ok()) << (q.ok() ? "" : q.error().message);
   return Files{std::move(f32).value(), std::move(q).value()};

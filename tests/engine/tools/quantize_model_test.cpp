@@ -144,9 +144,9 @@ TEST_F(QuantizeModel, Q4_K_MMixAndErrorMatchReference) {
 // model (experts in MXFP4, every other matrix in Q8_0, the router left F32)
 // is reproduced type for type and byte for byte.
 TEST_F(QuantizeModel, Mxfp4MoeMatchesReferenceBytes) {
-  const auto out = quantize("../mxfp4/tiny-gpt-oss-f32.gguf", QuantTarget::MXFP4_MOE);
+  const auto out = quantize("tiny-gpt-oss-f32.gguf", QuantTarget::MXFP4_MOE);
   const auto ours = open_or_die(out);
-  const auto ref = open_or_die(model_path("../mxfp4/tiny-gpt-oss-mxfp4_moe.gguf"));
+  const auto ref = open_or_die(model_path("tiny-gpt-oss-mxfp4_moe.gguf"));
   expect_same_layout(ours, ref);
   expect_byte_identical(ours, ref, DType::Q8_0);
   int experts = 0;

@@ -60,10 +60,12 @@ TEST(GgufImport, EstimateForFixtureModelsEqualsTheEngineAllocation) {
     const auto n_head_kv = file->find_uint(arch + ".attention.head_count_kv").value().value_or(n_head);
     const auto head_dim = file->find_uint(arch + ".attention.key_length").value().value_or(n_embd / n_head);
     // Sliding-window layers as the fixtures' README documents them (tiny
-    // Gemma 3: five local layers of window 24, then one global); the engine
+    // Gemma 3: five local layers of window 24, then one global; tiny
+    // gpt-oss: layer 0 of window 16, then layer 1 global); the engine
     // keeps them as rings of window + one batch.
     std::vector<int32_t> windows;
     if (arch == "gemma3") windows = {24, 24, 24, 24, 24, 0};
+    if (arch == "gpt-oss") windows = {16, 0};  // alternating, layer 0 windowed (window 16)
     ASSERT_EQ(model->shape.layer_windows, windows);
     auto engine_kv = [&](uint32_t n_ctx, DType type) {
       return kv::kv_cache_bytes(static_cast<int64_t>(n_layer), static_cast<int64_t>(n_head_kv),

@@ -24,9 +24,13 @@ struct UnaryParams {
   float scale;
 };
 
-// out[i] = act(gate[i]) * up[i], act = SiLU (SwiGLU) or GELU (GeGLU)
+// out[i] = act(gate[i]) * up[i], act = SiLU (SwiGLU) or GELU (GeGLU); the
+// clamped form (OP_SWIGLU_OAI, gpt-oss): x = min(gate, limit),
+// y = clamp(up, -limit, limit), out = x * sigmoid(alpha * x) * (y + 1).
 struct GluParams {
   uint n;
+  float alpha;
+  float limit;
 };
 
 // y[r][c] = x[r][c] / sqrt(mean_c(x[r]^2) + eps) * w[c]; x, y: [nrows][ncols]
@@ -84,7 +88,10 @@ struct MatvecParams {
 // Products by expert id: slot s (token s / k, its (s % k)-th expert) gives
 // y[s][r] = sum_c W[ids[s]][r][c] * x[xs][c], xs = s when x_per_slot != 0
 // (one input row per slot), s / k otherwise (the token's row); the experts'
-// matrices lie expert_stride storage units apart.
+// matrices lie expert_stride storage units apart. The binding holds experts
+// expert_begin .. expert_begin + expert_count - 1 (stacks larger than one
+// storage binding are bound in pieces); other slots are left to the
+// dispatches of their pieces.
 struct MatvecIdParams {
   uint ncols;
   uint nrows;
@@ -92,6 +99,8 @@ struct MatvecIdParams {
   uint expert_stride;
   uint k;
   uint x_per_slot;
+  uint expert_begin;
+  uint expert_count;
 };
 
 // Mixture-of-experts routing and combination, per token t:
@@ -99,7 +108,8 @@ struct MatvecIdParams {
 // first, ties to the lower index; gate: w[t][s] from logits[t] at ids[t][s]
 // (gating 0: softmax over every expert; 1: softmax over the chosen ones),
 // divided by max(sum, 2^-14) when normalize != 0, times scale; sum:
-// out[t][c] = sum_s w[t][s] * y[t * k + s][c] over rows of `width`.
+// out[t][c] = sum_s w[t][s] * y[t * k + s][c] over rows of `width`; add_id:
+// out[s][c] = y[s][c] + bias[ids[s]][c] for the n_tokens * k slots.
 struct MoeRouteParams {
   uint n_expert;
   uint k;
@@ -126,7 +136,8 @@ struct MatmulParams {
 // of head_dim f16 values; out: [n_tokens][n_heads][head_dim] f32. Query token t
 // sees positions max(0, pos - window + 1) .. pos (window 0 = all); query head h
 // reads KV head h / (n_heads / n_kv_heads); softcap > 0 applies
-// cap * tanh(score / cap) after scaling.
+// cap * tanh(score / cap) after scaling. has_sinks != 0: head h's softmax
+// also holds the logit sinks[h] (unscaled), which weighs no value.
 struct AttentionParams {
   uint head_dim;
   uint n_heads;
@@ -136,6 +147,7 @@ struct AttentionParams {
   uint window;
   float scale;
   float softcap;
+  uint has_sinks;
 };
 
 // Writes K and V rows (f32, [n_tokens][n_kv_heads][head_dim]) as f16 into
@@ -150,14 +162,15 @@ struct KvStoreParams {
 #ifdef __cplusplus
 static_assert(sizeof(BinaryParams) == 8);
 static_assert(sizeof(UnaryParams) == 8);
+static_assert(sizeof(GluParams) == 12);
 static_assert(sizeof(RmsNormParams) == 12);
 static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
-static_assert(sizeof(MatvecIdParams) == 24);
+static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);
-static_assert(sizeof(AttentionParams) == 32);
+static_assert(sizeof(AttentionParams) == 36);
 static_assert(sizeof(KvStoreParams) == 16);
 }  // namespace hearth::shaders
 #endif

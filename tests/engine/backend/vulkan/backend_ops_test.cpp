@@ -25,6 +25,8 @@
 //    quantised to 8 bits for the dot products).
 //  - TopK: exact (the chosen ids, compared as numbers); MoeGate: 1e-9 (exp);
 //    MoeSum: 1e-12 (the same products and sums); MatMulId: as MatMul.
+//  - gpt-oss: SwiGluOai 1e-9 (exp); AddId 1e-12 (one addition); half of
+//    the Attention draws carry per-head sinks.
 // KvStore writes no tensor; its graph also scales a one-element input so that
 // the graph has an output, which the Vulkan backend reads back.
 #include <gtest/gtest.h>
@@ -96,6 +98,8 @@ double max_nmse(Op op, DType type) {
     case Op::MoeGate: return 1e-9;
     case Op::MoeSum: return 1e-12;
     case Op::MatMulId: return type == DType::F32 ? 1e-9 : blocks ? 5e-4 : 1e-6;
+    case Op::SwiGluOai: return 1e-9;
+    case Op::AddId: return 1e-12;
   }
   return 0;
 }
@@ -139,6 +143,7 @@ struct Draw {
   // KV: heads, head size, positions stored and the queries' positions.
   int32_t n_head = 0, n_head_kv = 0, head_dim = 0;
   std::vector<int32_t> positions, query_positions;
+  std::vector<float> sinks;  // Attention: per-head sink logits when not empty
 };
 
 int64_t pick(std::mt19937& rng, std::initializer_list<int64_t> from) {
@@ -187,6 +192,10 @@ Draw make_draw(const OpCase& c, unsigned seed) {
     case Op::GeluGlu:
       for (auto& x : d.a) x *= 8.0f;
       break;
+    case Op::SwiGluOai:  // both sides of the limit (7) for gate and up
+      for (auto& x : d.a) x *= 12.0f;
+      for (auto& x : d.b) x *= 12.0f;
+      break;
     case Op::SliceCols:
       d.offset = std::uniform_int_distribution<int64_t>(0, d.cols - 1)(rng);
       d.width = std::uniform_int_distribution<int64_t>(1, d.cols - d.offset)(rng);
@@ -196,6 +205,7 @@ Draw make_draw(const OpCase& c, unsigned seed) {
     case Op::TopK:
     case Op::MoeGate:
     case Op::MoeSum:
+    case Op::AddId:
     case Op::MatMulId: {
       d.n_expert = c.op == Op::MatMulId ? pick(rng, {3, 8}) : pick(rng, {4, 8, 33, 128});
       d.k = std::uniform_int_distribution<int64_t>(1, std::min<int64_t>(d.n_expert, 8))(rng);
@@ -215,6 +225,9 @@ Draw make_draw(const OpCase& c, unsigned seed) {
       } else if (c.op == Op::MoeSum) {
         d.a = random_floats(rng, static_cast<size_t>(d.cols * d.k * d.tokens));
         d.b = random_floats(rng, static_cast<size_t>(d.k * d.tokens));
+      } else if (c.op == Op::AddId) {
+        d.a = random_floats(rng, static_cast<size_t>(d.cols * d.k * d.tokens));
+        d.bias = random_floats(rng, static_cast<size_t>(d.cols * d.n_expert));  // the experts' biases
       } else {
         const uint64_t rb = *row_bytes(c.type, d.cols);
         d.weight.resize(rb * static_cast<size_t>(d.rows * d.n_expert));
@@ -268,6 +281,7 @@ Draw make_draw(const OpCase& c, unsigned seed) {
       d.a = random_floats(rng, kv);                                                         // K
       d.b = random_floats(rng, kv);                                                         // V
       d.bias = random_floats(rng, static_cast<size_t>(queries) * d.n_head * d.head_dim);  // Q
+      if (seed % 2 == 1) d.sinks = random_floats(rng, static_cast<size_t>(d.n_head), 4.0f);
       break;
     }
   }
@@ -330,7 +344,13 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
     Tensor* qt = g.input(DType::F32, {int64_t{d.n_head} * d.head_dim, queries, 1, 1}, d.bias.data());
     Tensor* ps = g.input(DType::I32, {queries, 1, 1, 1}, d.query_positions.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
-    g.output = g.attention(qt, ps, view, AttentionParams{d.n_head, d.n_head_kv, d.head_dim, scale, 0.0f, 0});
+    Tensor* sinks = nullptr;
+    if (!d.sinks.empty()) {
+      sinks = g.input(DType::F32, {d.n_head, 1, 1, 1}, d.sinks.data());
+      sinks->kind = TensorKind::Weight;
+      sinks->name = d.tag + ".sinks";
+    }
+    g.output = g.attention(qt, ps, view, AttentionParams{d.n_head, d.n_head_kv, d.head_dim, scale, 0.0f, 0}, sinks);
   } else {
     switch (c.op) {
       case Op::GetRows:
@@ -377,6 +397,16 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
                               d.moe);
         break;
       case Op::MoeSum: g.output = g.moe_sum(in(d.a, d.cols, d.k * d.tokens), in(d.b, d.k, d.tokens)); break;
+      case Op::SwiGluOai:
+        g.output = g.swiglu_oai(in(d.a, d.cols, d.tokens), in(d.b, d.cols, d.tokens), GluParams{1.702f, 7.0f});
+        break;
+      case Op::AddId: {
+        Tensor* bias = in(d.bias, d.cols, d.n_expert);
+        bias->kind = TensorKind::Weight;
+        bias->name = d.tag + ".expert_bias";
+        g.output = g.add_id(in(d.a, d.cols, d.k * d.tokens), bias, g.input(DType::I32, {d.k, d.tokens, 1, 1}, d.ids.data()));
+        break;
+      }
       case Op::MatMulId: {
         Tensor* w = g.input(c.type, {d.cols, d.rows, d.n_expert, 1}, d.weight.data());
         w->kind = TensorKind::Weight;
@@ -464,6 +494,38 @@ TEST_P(BackendOps, MatchesTheScalarReference) {
     EXPECT_LE(err, bound) << case_name(c) << " draw " << draw << ": cols " << d.cols << " rows " << d.rows
                           << " tokens " << d.tokens;
   }
+}
+
+// A stack of experts larger than one storage binding (gpt-oss-20b's 141 MB
+// down projections; lavapipe binds at most 128 MiB): Vulkan binds a range of
+// whole experts at a time, and every slot, whichever range its expert falls
+// in, must equal the scalar reference.
+TEST(BackendOpsLarge, MatMulIdOverAStackLargerThanOneBinding) {
+  auto vk = vulkan::VulkanBackend::create(vulkan::testing::test_config());
+  ASSERT_TRUE(vk.ok()) << vk.error().message;
+  const int64_t cols = 2048, rows = 4608, n_expert = 4, k = 2, tokens = 3;  // 151 MB of F32
+  std::mt19937 rng(77);
+  std::vector<float> experts = random_floats(rng, static_cast<size_t>(cols * rows * n_expert), 0.05f);
+  std::vector<float> x = random_floats(rng, static_cast<size_t>(cols * tokens));
+  std::vector<int32_t> ids = {0, 3, 3, 1, 2, 0};  // the first and the last expert among them
+  auto run_on = [&](Backend& be) {
+    Graph g;
+    Tensor* w = g.input(DType::F32, {cols, rows, n_expert, 1}, experts.data());
+    w->kind = TensorKind::Weight;
+    w->name = "large.experts";
+    g.output = g.matmul_id(w, g.input(DType::F32, {cols, tokens, 1, 1}, x.data()),
+                           g.input(DType::I32, {k, tokens, 1, 1}, ids.data()));
+    const auto st = be.compute(g);
+    EXPECT_TRUE(st.ok()) << st.error().message;
+    if (!st.ok()) return std::vector<float>{};
+    const float* y = g.output->as<const float>();
+    return std::vector<float>(y, y + g.output->elements());
+  };
+  auto reference = make_cpu_backend({1, KernelChoice::Reference});
+  const std::vector<float> want = run_on(*reference);
+  const std::vector<float> got = run_on(**vk);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LE(nmse(got, want), 1e-9);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSupported, BackendOps, ::testing::ValuesIn(all_cases()),

@@ -100,7 +100,8 @@ void run_case(const Case& c, Split& split, Feed feed, int64_t gpu_layers) {
   const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
   ASSERT_EQ(all.size(), ref.size());
   const auto a = compare_logits(all, ref, ref.size() / ids.size());
-  EXPECT_GE(a.min_cosine, c.min_cosine) << c.model;
+  hearth::testing::print_agreement(feed == Feed::OneBatch ? "split" : "split-dec", c.model, a);
+  EXPECT_GE(hearth::testing::checked_cosine(a, c), c.min_cosine) << c.model;
   EXPECT_GE(a.top1, c.min_top1) << c.model;
 
   // CPU-layer weights never reach the GPU; GPU-layer weights all do.

@@ -23,7 +23,7 @@ enum class Op {
   Scale,       // dst = src0 * scalar
   Rope,        // rotate pairs of each head of src0 at positions src1 (I32 {n_tokens})
   KvStore,     // write src0 (K) and src1 (V) rows at positions into the KV view; no dst data
-  Attention,   // causal attention of src0 (Q) over the KV view
+  Attention,   // causal attention of src0 (Q) over the KV view; src2: optional per-head sinks (F32 {n_head})
   SwiGlu,      // dst = silu(src0) * src1
   GeluGlu,     // dst = gelu_tanh(src0) * src1
   SoftCap,     // dst = cap * tanh(src0 / cap)
@@ -34,8 +34,11 @@ enum class Op {
   MoeGate,     // dst {k, n}: routing weights of the experts src1 (I32 {k, n}) from router logits src0
   MatMulId,    // dst[t*k+s][r] = sum_c src0[src2[t][s]][r][c] * x[c]; x = src1 row t (shared) or t*k+s
   MoeSum,      // dst[t][c] = sum_s src1[t][s] * src0[t*k+s][c]
+  // gpt-oss (appended so the ops above keep their numbers).
+  SwiGluOai,   // dst = x * sigmoid(alpha * x) * (y + 1), x = min(src0, limit), y = clamp(src1, -limit, limit)
+  AddId,       // dst[t*k+s][c] = src0[t*k+s][c] + src1[src2[t][s]][c]: each slot's expert bias
 };
-inline constexpr int kOpCount = static_cast<int>(Op::MoeSum) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::AddId) + 1;
 const char* to_string(Op op);
 
 enum class RopeMode { Normal, NeoX };  // adjacent pairs / first and second halves
@@ -99,6 +102,16 @@ struct AttentionParams {
   float scale = 1.0f;          // applied to q.k
   float softcap = 0.0f;        // > 0: score = cap * tanh(score / cap) (Gemma 2)
   int32_t window = 0;          // > 0: sliding window, keys within the last `window` positions
+  // With a sinks tensor (the node's src2, gpt-oss): head h's softmax also
+  // holds one logit sinks[h] that weighs no value, so it only adds
+  // exp(sinks[h] - max) to the denominator. The logit is not scaled.
+};
+
+// SwiGLU with clamped inputs (gpt-oss's experts): alpha scales the sigmoid's
+// argument, limit clamps the gate from above and the up projection both ways.
+struct GluParams {
+  float alpha = 1.702f;
+  float limit = 7.0f;
 };
 
 // How router logits become the weights of the chosen experts.
@@ -122,6 +135,7 @@ struct OpParams {
   AttentionParams attn;
   KvView kv;
   MoeParams moe;
+  GluParams glu;  // SwiGluOai
 };
 
 struct Node {
@@ -151,8 +165,10 @@ class Graph {
   Tensor* scale(Tensor* x, float s);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& p);
   void kv_store(Tensor* k, Tensor* v, Tensor* positions, const KvView& kv);
-  Tensor* attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p);
+  // sinks: null, or F32 {n_head} (AttentionParams).
+  Tensor* attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p, Tensor* sinks = nullptr);
   Tensor* swiglu(Tensor* gate, Tensor* up);
+  Tensor* swiglu_oai(Tensor* gate, Tensor* up, const GluParams& p);
   Tensor* geglu(Tensor* gate, Tensor* up);
   Tensor* softcap(Tensor* x, float cap);
   Tensor* slice_cols(Tensor* x, int64_t offset, int64_t width);
@@ -167,6 +183,9 @@ class Graph {
   Tensor* moe_gate(Tensor* logits, Tensor* ids, const MoeParams& p);
   Tensor* matmul_id(Tensor* experts, Tensor* x, Tensor* ids);
   Tensor* moe_sum(Tensor* y, Tensor* weights);
+  // Adds to each slot row of y ({width, k*n}) its expert's row of a stacked
+  // bias {width, n_expert} (the chosen ids {k, n}).
+  Tensor* add_id(Tensor* y, Tensor* bias, Tensor* ids);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& nodes() { return nodes_; }

@@ -37,6 +37,9 @@ struct ModelDims {
   int64_t n_expert = 0;
   int64_t n_expert_used = 0;
   int64_t n_ff_exp = 0;
+  // Each expert's products are followed by a bias of their own (gpt-oss):
+  // the products and their biased copies are alive together.
+  bool expert_biases = false;
 };
 
 // Prompt tokens per forward pass: the runtime's default batch

@@ -59,7 +59,8 @@ int64_t layer_positions(int64_t n_ctx, int64_t window, int64_t n_batch, Windowed
 // loader applies them (model/arch_gemma2.cpp: every even layer, 4096 when the
 // key is absent; model/arch_phi3.cpp: every layer when the key is present;
 // model/arch_gemma3.cpp: 5 of every 6 layers when the key is present, the
-// default pattern, which the published Gemma 3 files use),
+// default pattern, which the published Gemma 3 files use; model/arch_gpt_oss.cpp:
+// the even layers, its default pattern),
 // for the estimates that read a file or a catalog instead of loading it.
 // `sliding_window` is the value of "<arch>.attention.sliding_window".
 // Empty when no layer has a window (other families, a window of 0).

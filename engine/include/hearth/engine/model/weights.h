@@ -22,6 +22,8 @@ struct LayerWeights {
   Tensor* q_norm = nullptr;      // {head_dim} per-head RMSNorm (qwen3)
   Tensor* k_norm = nullptr;      // {head_dim}
   Tensor* wo = nullptr;          // {n_head*head_dim_v, n_embd}
+  Tensor* bo = nullptr;          // {n_embd} (gpt-oss)
+  Tensor* attn_sinks = nullptr;  // {n_head} per-head sink logits (gpt-oss)
   Tensor* post_attn_norm = nullptr;  // {n_embd} (gemma2)
   Tensor* ffn_norm = nullptr;    // {n_embd}
   Tensor* w_gate = nullptr;      // {n_embd, n_ff}
@@ -34,6 +36,11 @@ struct LayerWeights {
   Tensor* ffn_gate_exps = nullptr;   // {n_embd, n_ff_exp, n_expert}
   Tensor* ffn_up_exps = nullptr;     // {n_embd, n_ff_exp, n_expert}
   Tensor* ffn_down_exps = nullptr;   // {n_ff_exp, n_embd, n_expert}
+  // gpt-oss: the router's bias and each expert's biases (rows by expert).
+  Tensor* ffn_gate_inp_b = nullptr;   // {n_expert}
+  Tensor* ffn_gate_exps_b = nullptr;  // {n_ff_exp, n_expert}
+  Tensor* ffn_up_exps_b = nullptr;    // {n_ff_exp, n_expert}
+  Tensor* ffn_down_exps_b = nullptr;  // {n_embd, n_expert}
 };
 
 struct ModelWeights {

@@ -32,6 +32,7 @@ struct ModelShape {
   uint32_t n_expert = 0;
   uint32_t n_expert_used = 0;
   uint32_t n_ff_exp = 0;
+  bool expert_biases = false;  // gpt-oss: each expert's products have biases (kv::ModelDims)
 };
 
 struct CatalogVariant {

@@ -94,6 +94,9 @@ class Kernels {
                 uint32_t n) {
     return glu(seq, GluKind::SwiGlu, gate, up, out, n);
   }
+  // gpt-oss's clamped SwiGLU (params.h: GluParams).
+  Status swiglu_oai(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
+                    uint32_t n, float alpha, float limit);
   // x, y: [nrows][ncols] f32; w: [ncols] f32
   Status rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
                   uint32_t ncols, uint32_t nrows, float eps);
@@ -123,6 +126,9 @@ class Kernels {
   struct MatvecIdShape {
     uint32_t ncols = 0, nrows = 0, n_expert = 0, k = 0, n_slots = 0;
     bool x_per_slot = false;
+    // w holds experts [expert_begin, expert_begin + n_expert) of the stack;
+    // only the slots routed to them are written.
+    uint32_t expert_begin = 0;
   };
   Status matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& ids,
                    const BufferView& y, const MatvecIdShape& shape);
@@ -138,16 +144,21 @@ class Kernels {
                   const MoeShape& shape, uint32_t gating, bool normalize, float scale);
   Status moe_sum(CommandSequence& seq, const BufferView& y, const BufferView& weights, const BufferView& out,
                  const MoeShape& shape);
+  // y, out: [n_tokens * k][width]; ids [n_tokens][k] i32; bias
+  // [n_expert][width]: out[s] = y[s] + bias[ids[s]].
+  Status moe_add_id(CommandSequence& seq, const BufferView& y, const BufferView& bias, const BufferView& ids,
+                    const BufferView& out, const MoeShape& shape);
   // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as the
   // layout's type (f16, or Q8_0 quantized like the CPU's) at positions[t]
   // (i32). The block table must cover every position.
   Status kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new, const KvBuffers& kv,
                   const KvLayout& layout, const BufferView& positions, uint32_t n_tokens);
   // q: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32 (causal:
-  // token t sees cached positions up to positions[t]); out like q.
+  // token t sees cached positions up to positions[t]); out like q; sinks:
+  // [n_heads] f32 per-head sink logits (gpt-oss), or no buffer for none.
   Status attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                    const BufferView& positions, const BufferView& out, const AttentionShape& shape,
-                   const AttentionOptions& options);
+                   const AttentionOptions& options, const BufferView& sinks = {});
 
   const KernelTuning& tuning() const { return tuning_; }
 
