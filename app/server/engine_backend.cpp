@@ -53,17 +53,7 @@ EngineBackend::~EngineBackend() {
 }
 
 Result<uint64_t> EngineBackend::submit(GenerationRequest request, GenerationCallbacks callbacks) {
-  if (request.prompt.empty()) return make_error(ErrorCode::InvalidArgument, "the prompt has no tokens");
-  if (static_cast<int64_t>(request.prompt.size()) >= session_->n_ctx()) {
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("the prompt has {} tokens but the context holds {} (one more is needed for the reply)",
-                                  request.prompt.size(), session_->n_ctx()));
-  }
-  for (int32_t t : request.prompt) {
-    if (t < 0 || t >= vocab_size_) {
-      return make_error(ErrorCode::InvalidArgument, fmt::format("token id {} is outside the vocabulary", t));
-    }
-  }
+  HEARTH_CHECK(check_prompt(request.prompt, session_->n_ctx(), vocab_size_));
   auto job = std::make_unique<Job>();
   job->request = std::move(request);
   job->callbacks = std::move(callbacks);

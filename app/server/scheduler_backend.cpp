@@ -50,18 +50,7 @@ Result<std::unique_ptr<SchedulerBackend>> SchedulerBackend::create(const model::
 SchedulerBackend::~SchedulerBackend() { scheduler_.reset(); }
 
 Result<uint64_t> SchedulerBackend::submit(GenerationRequest request, GenerationCallbacks callbacks) {
-  const int64_t n_ctx = config_.scheduler.n_ctx;
-  if (request.prompt.empty()) return make_error(ErrorCode::InvalidArgument, "the prompt has no tokens");
-  if (static_cast<int64_t>(request.prompt.size()) >= n_ctx) {
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("the prompt has {} tokens but the context holds {} (one more is needed for the reply)",
-                                  request.prompt.size(), n_ctx));
-  }
-  for (int32_t t : request.prompt) {
-    if (t < 0 || t >= vocab_size_) {
-      return make_error(ErrorCode::InvalidArgument, fmt::format("token id {} is outside the vocabulary", t));
-    }
-  }
+  HEARTH_CHECK(check_prompt(request.prompt, config_.scheduler.n_ctx, vocab_size_));
   std::shared_ptr<Job> job;
   {
     std::lock_guard lock(mutex_);

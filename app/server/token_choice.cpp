@@ -1,5 +1,7 @@
 #include <hearth/server/token_choice.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,6 +24,21 @@ struct LogSoftmax {
 };
 
 }  // namespace
+
+Status check_prompt(const std::vector<int32_t>& prompt, int64_t n_ctx, int64_t n_vocab) {
+  if (prompt.empty()) return make_error(ErrorCode::InvalidArgument, "the prompt has no tokens");
+  if (static_cast<int64_t>(prompt.size()) >= n_ctx) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("the prompt has {} tokens but the context holds {} (one more is needed for the reply)",
+                                  prompt.size(), n_ctx));
+  }
+  for (int32_t t : prompt) {
+    if (t < 0 || t >= n_vocab) {
+      return make_error(ErrorCode::InvalidArgument, fmt::format("token id {} is outside the vocabulary", t));
+    }
+  }
+  return {};
+}
 
 bool TokenChooser::ends_generation(int32_t token) const {
   return std::find(end_of_generation_.begin(), end_of_generation_.end(), token) != end_of_generation_.end();

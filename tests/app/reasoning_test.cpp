@@ -35,6 +35,7 @@
 #include "engine_service/engine_service_client.h"
 #include "store/sqlite_conversation_store.h"
 #include "store/storage_executor.h"
+#include "../engine/runtime/utf8_reference.h"
 
 namespace hearth::app {
 namespace {
@@ -92,26 +93,7 @@ std::string trimmed(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \n") - b + 1);
 }
 
-// `text` with every byte that starts no valid UTF-8 sequence replaced by
-// U+FFFD, as streamed text arrives (whole characters only).
-std::string valid_utf8(const std::string& text) {
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= text.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (ok) {
-      out.append(text, i, len);
-      i += len;
-    } else {
-      out.append("\xEF\xBF\xBD");
-      ++i;
-    }
-  }
-  return out;
-}
+using hearth::testing::valid_utf8;
 
 struct Split {
   std::string reasoning;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime_fixture.h"
+#include "utf8_reference.h"
 
 namespace hearth::runtime {
 namespace {
@@ -35,25 +36,7 @@ double cosine(std::span<const float> a, std::span<const float> b) {
   return ab / std::sqrt(aa * bb);
 }
 
-// `text` with every byte that starts no valid UTF-8 sequence replaced by U+FFFD.
-std::string valid_utf8(const std::string& text) {
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= text.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (ok) {
-      out.append(text, i, len);
-      i += len;
-    } else {
-      out.append("\xEF\xBF\xBD");
-      ++i;
-    }
-  }
-  return out;
-}
+using hearth::testing::valid_utf8;
 
 class ChatContextTest : public testing::ModelFixture {
  protected:

@@ -19,6 +19,11 @@
 
 namespace hearth::server {
 
+// A request's prompt as every backend takes it: at least one token, room for
+// one more in the context, every id in the vocabulary. InvalidArgument
+// saying which rule it broke (HTTP 400).
+Status check_prompt(const std::vector<int32_t>& prompt, int64_t n_ctx, int64_t n_vocab);
+
 struct TokenChoice {
   int32_t token = -1;
   bool end_of_generation = false;
