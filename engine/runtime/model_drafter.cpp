@@ -1,18 +1,12 @@
-#include <fmt/format.h>
 #include <hearth/engine/runtime/drafter.h>
 #include <hearth/engine/runtime/session.h>
-#include <hearth/engine/tokenizer/vocab.h>
+#include <hearth/engine/tokenizer/vocab_match.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 namespace hearth::runtime {
 namespace {
-
-// Vocabularies of one family differ in the padding rows a model appends to
-// its embedding (Qwen2.5 0.5B and 7B: 151936 and 152064 rows) but never in
-// a real token; the reference engine tolerates a gap of this size too.
-constexpr size_t kMaxVocabGap = 128;
 
 bool same_chain(const sampling::SamplerConfig& a, const sampling::SamplerConfig& b) {
   return a.temperature == b.temperature && a.top_k == b.top_k && a.top_p == b.top_p && a.min_p == b.min_p &&
@@ -23,37 +17,7 @@ bool same_chain(const sampling::SamplerConfig& a, const sampling::SamplerConfig&
 }  // namespace
 
 Status check_draft_vocabulary(const model::Model& target, const model::Model& draft) {
-  auto tv = tokenizer::Vocabulary::from_gguf(target.file());
-  if (!tv.ok()) return make_error(tv.error().code, "the target model's vocabulary: " + tv.error().message);
-  auto dv = tokenizer::Vocabulary::from_gguf(draft.file());
-  if (!dv.ok()) return make_error(dv.error().code, "the draft model's vocabulary: " + dv.error().message);
-  const size_t nt = tv->size(), nd = dv->size();
-  if ((nt > nd ? nt - nd : nd - nt) > kMaxVocabGap) {
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("the draft model's vocabulary has {} tokens and the target's {}: not the same "
-                                  "tokenizer",
-                                  nd, nt));
-  }
-  if (tv->kind != dv->kind) {
-    return make_error(ErrorCode::InvalidArgument, "the draft model's tokenizer is of another kind than the target's");
-  }
-  const auto& ts = tv->special;
-  const auto& ds = dv->special;
-  if (ts.bos != ds.bos || ts.eos != ds.eos || tv->add_bos != dv->add_bos) {
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("the draft model's start/end tokens ({}/{}) differ from the target's ({}/{})",
-                                  ds.bos, ds.eos, ts.bos, ts.eos));
-  }
-  for (size_t i = 0; i < std::min(nt, nd); ++i) {
-    if (tv->tokens[i].text != dv->tokens[i].text) {
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("the draft model's vocabulary differs from the target's: token {} is \"{}\" in "
-                                    "the draft model and \"{}\" in the target",
-                                    i,
-                                    dv->tokens[i].text, tv->tokens[i].text));
-    }
-  }
-  return {};
+  return tokenizer::check_draft_tokens(target.file(), draft.file());
 }
 
 ModelDrafter::ModelDrafter(std::unique_ptr<Session> session) : session_(std::move(session)) {}
