@@ -3,6 +3,7 @@
 // within the tolerances tests/data/FIXTURES-README.md states.
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/quality/greedy.h>
 #include <hearth/engine/quality/kl_divergence.h>
 #include <hearth/engine/quality/perplexity.h>
 #include <hearth/engine/quality/segments.h>
@@ -123,6 +124,20 @@ TEST(QualityConformance, KlDivergenceAgreesWithTheReference) {
     // more than the mean, so it gets a wider one.
     expect_rel(r->kld_p99, c["kld_p99"], 0.03, "kld_p99");
   }
+}
+
+// The reference's greedy ids after "Once upon a time"; two correct engines
+// agree on the first 100 (tests/data/FIXTURES-README.md).
+TEST(QualityConformance, GreedyContinuationFollowsTheReference) {
+  auto m = load("models/stories260K.gguf");
+  ASSERT_TRUE(m.model);
+  const auto prompt = hearth::testing::read_ids(data_path("models/stories260K.prompt-tokens.txt"));
+  const auto ref = hearth::testing::read_ids(data_path("models/stories260K.gguf.greedy.txt"));
+  ASSERT_GE(ref.size(), 100u);
+  auto cont = greedy_continuation(*m.model, *m.backend, prompt, 100);
+  ASSERT_TRUE(cont.ok()) << cont.error().message;
+  ASSERT_EQ(cont->size(), 100u);
+  EXPECT_EQ(common_prefix(*cont, std::span(ref).first(100)), 100);
 }
 
 }  // namespace
