@@ -2,24 +2,23 @@
 // standard deviation over repetitions, the weight bytes read per generated
 // token, and the fraction of this machine's read bandwidth that reaches. The
 // bandwidth is measured here (read_bandwidth.h), on the same number of
-// threads, right before and right after every counted generation run.
+// threads, right before and right after every counted generation run; the
+// timed runs themselves are bench_measure.h, which compare shares.
 #include <fmt/format.h>
 #include <hearth/engine/backend/vulkan/profile.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
-#include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/sampling/sampler.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <numeric>
 
 #include "args.h"
+#include "bench_measure.h"
 #include "bench_spec.h"
 #include "engine_setup.h"
 #include "spec_setup.h"
@@ -28,24 +27,6 @@
 
 namespace hearth::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-struct Stats {
-  double mean = 0, sd = 0;
-};
-
-Stats stats(const std::vector<double>& v) {
-  Stats s;
-  if (v.empty()) return s;
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
-  return s;
-}
 
 // Per-op GPU time of the profiled steps: the table bench --profile prints.
 struct PhaseProfile {
@@ -104,15 +85,17 @@ int run_bench(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "bench: --model is required; -p, -n, -r take counts\n");
     return kExitUsage;
   }
-  const int64_t n_ctx = std::max<int64_t>(*pp + *tg, 32);
-  auto setup = setup_engine(*args, n_ctx);
+  auto setup = setup_engine(*args, speed_context(SpeedOptions{*pp, *tg, *reps}));
   if (!setup.ok()) {
     std::fprintf(stderr, "bench: %s\n", setup.error().message.c_str());
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
   const auto& model = *setup->model;
   auto& be = *setup->backend;
-  auto speculation = setup_speculation(*args, model, n_ctx + 64, setup->threads);
+  // The draft session holds what the spec runs hold: a prompt (-p tokens,
+  // or a --prompt text of up to 1024 tokens) and the generated tokens.
+  auto speculation =
+      setup_speculation(*args, model, speed_context(SpeedOptions{*pp, *tg, *reps}) + 1024, setup->threads);
   if (!speculation.ok()) {
     std::fprintf(stderr, "bench: %s\n", speculation.error().message.c_str());
     return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
@@ -121,61 +104,24 @@ int run_bench(const std::vector<std::string>& argv) {
   const auto* vk = args->has("profile") ? dynamic_cast<const vulkan::VulkanBackend*>(&be) : nullptr;
   if (args->has("profile") && !vk) std::fprintf(stderr, "bench: --profile times GPU ops; the %s backend has none\n", be.name());
   PhaseProfile pp_profile, tg_profile;
-  auto cache = kv::KvCache::create(be, model.kv_config(n_ctx, setup->kv_type));
-  if (!cache.ok()) {
-    std::fprintf(stderr, "bench: %s\n", cache.error().message.c_str());
-    return kExitBadInput;
-  }
-  sampling::Rng rng(42);
-  const auto n_vocab = static_cast<uint64_t>(model.hparams().n_vocab);
-  std::vector<float> logits;
-  std::vector<double> pp_tps, tg_tps, tg_bw;
   auto probe = ReadBandwidthProbe::create(setup->threads);
   if (!probe.ok()) {
     std::fprintf(stderr, "bench: %s\n", probe.error().message.c_str());
     return kExitBadInput;
   }
-  constexpr int kProbePasses = 3;
-  for (int64_t r = 0; r <= *reps; ++r) {  // repetition 0 warms up and is not counted
-    if (*pp > 0) {
-      std::vector<int32_t> ids(static_cast<size_t>(*pp)), pos(static_cast<size_t>(*pp));
-      for (auto& id : ids) id = static_cast<int32_t>(rng.next() % n_vocab);
-      std::iota(pos.begin(), pos.end(), 0);
-      (*cache)->clear();
-      const auto t0 = Clock::now();
-      auto st = model.forward(be, **cache, model::Batch{ids, pos}, model::LogitsRows::Last, logits);
-      const double s = seconds_since(t0);
-      if (!st.ok()) {
-        std::fprintf(stderr, "bench: %s\n", st.error().message.c_str());
-        return kExitBadInput;
-      }
-      if (r > 0) pp_tps.push_back(static_cast<double>(*pp) / s);
-      if (r == *reps) add_step(pp_profile, vk, s);
-    }
-    if (*tg > 0) {
-      (*cache)->clear();
-      int32_t token = static_cast<int32_t>(rng.next() % n_vocab);
-      // The run's bandwidth: the better of the probes just before and just
-      // after it (the higher figure makes the fraction the harder to reach).
-      const double bw_before = r > 0 ? probe->measure(kProbePasses) : 0.0;
-      const auto t0 = Clock::now();
-      for (int32_t i = 0; i < *tg; ++i) {
-        const auto t_step = Clock::now();
-        auto st = model.forward(be, **cache, model::Batch{std::span(&token, 1), std::span(&i, 1)},
-                                model::LogitsRows::Last, logits);
-        if (!st.ok()) {
-          std::fprintf(stderr, "bench: %s\n", st.error().message.c_str());
-          return kExitBadInput;
-        }
-        if (r == *reps) add_step(tg_profile, vk, seconds_since(t_step));
-        token = sampling::argmax(logits);
-      }
-      if (r > 0) {
-        tg_tps.push_back(static_cast<double>(*tg) / seconds_since(t0));
-        tg_bw.push_back(std::max(bw_before, probe->measure(kProbePasses)));
-      }
-    }
+  SpeedHooks hooks;
+  hooks.probe = &*probe;
+  hooks.on_last_rep_step = [&](SpeedPhase phase, double seconds) {
+    add_step(phase == SpeedPhase::Prompt ? pp_profile : tg_profile, vk, seconds);
+  };
+  auto runs = measure_speed(model, be, setup->kv_type, SpeedOptions{*pp, *tg, *reps}, hooks);
+  if (!runs.ok()) {
+    std::fprintf(stderr, "bench: %s\n", runs.error().message.c_str());
+    return kExitBadInput;
   }
+  const std::vector<double>& pp_tps = runs->pp_tps;
+  const std::vector<double>& tg_tps = runs->tg_tps;
+  std::vector<double> tg_bw = runs->tg_bandwidth_gbps;
   if (tg_bw.empty()) tg_bw.push_back(probe->measure(5));  // no generation runs to bracket
   const Stats pps = stats(pp_tps), tgs = stats(tg_tps), bws = stats(tg_bw);
   const auto bpt = model.bytes_per_token();
@@ -200,6 +146,9 @@ int run_bench(const std::vector<std::string>& argv) {
       }
       in.prompt = *ids;
     } else {
+      // Random tokens, as the pp runs use (a fixed seed: the same prompt every run).
+      sampling::Rng rng(42);
+      const auto n_vocab = static_cast<uint64_t>(model.hparams().n_vocab);
       in.prompt.resize(static_cast<size_t>(std::max<int64_t>(*pp, 1)));
       for (auto& id : in.prompt) id = static_cast<int32_t>(rng.next() % n_vocab);
     }
@@ -223,6 +172,7 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"tg_tps_sd", tgs.sd},
                         {"weight_bytes_per_token", bpt},
                         {"weight_memory", model::to_string(model.weight_memory())},
+                        {"memory_bytes", runs->memory_bytes()},
                         {"read_bandwidth_gbps", bw},
                         {"read_bandwidth_gbps_sd", bws.sd},
                         {"roofline_fraction", roofline},

@@ -17,6 +17,8 @@ const std::vector<VerbEntry>& all_verbs() {
       {"bench", "prompt and generation speed against measured read bandwidth", run_bench},
       {"bench-prefix", "time to first token with a system prompt: cold, warm in memory, warm from disk", run_bench_prefix},
       {"bench-serve", "the local API server under concurrent streams: tok/s, TTFT, inter-token latency", run_bench_serve},
+      {"perplexity", "perplexity over a text in the reference engine's sliding windows", run_perplexity},
+      {"compare", "KL divergence, top-1 agreement, perplexity, memory and speed against a base model", run_compare},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
       {"detokenize", "token ids back to text", run_detokenize},
       {"gen-model", "write a random-weight model with a real model's shapes", run_gen_model},

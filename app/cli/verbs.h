@@ -37,5 +37,7 @@ int run_detokenize(const std::vector<std::string>& args);
 int run_info(const std::vector<std::string>& args);
 int run_quantize(const std::vector<std::string>& args);
 int run_serve(const std::vector<std::string>& args);
+int run_perplexity(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 
 }  // namespace hearth::cli
