@@ -21,24 +21,24 @@ Status check_draft_tokens(const gguf::GgufFile& target, const gguf::GgufFile& dr
   if (!dv.ok()) return make_error(dv.error().code, "the draft model's vocabulary: " + dv.error().message);
   const size_t nt = tv->size(), nd = dv->size();
   if ((nt > nd ? nt - nd : nd - nt) > kMaxVocabGap) {
-    return make_error(ErrorCode::InvalidArgument,
+    return make_error(ErrorCode::Unsupported,
                       fmt::format("the draft model's vocabulary has {} tokens and the target's {}: not the same "
                                   "tokenizer",
                                   nd, nt));
   }
   if (tv->kind != dv->kind) {
-    return make_error(ErrorCode::InvalidArgument, "the draft model's tokenizer is of another kind than the target's");
+    return make_error(ErrorCode::Unsupported, "the draft model's tokenizer is of another kind than the target's");
   }
   const auto& ts = tv->special;
   const auto& ds = dv->special;
   if (ts.bos != ds.bos || ts.eos != ds.eos || tv->add_bos != dv->add_bos) {
-    return make_error(ErrorCode::InvalidArgument,
+    return make_error(ErrorCode::Unsupported,
                       fmt::format("the draft model's start/end tokens ({}/{}) differ from the target's ({}/{})",
                                   ds.bos, ds.eos, ts.bos, ts.eos));
   }
   for (size_t i = 0; i < std::min(nt, nd); ++i) {
     if (tv->tokens[i].text != dv->tokens[i].text) {
-      return make_error(ErrorCode::InvalidArgument,
+      return make_error(ErrorCode::Unsupported,
                         fmt::format("the draft model's vocabulary differs from the target's: token {} is \"{}\" in "
                                     "the draft model and \"{}\" in the target",
                                     i,
