@@ -190,6 +190,8 @@ constexpr FixturePair kPairs[] = {
     {"tiny-qwen2-f16.gguf", "tiny-qwen2-q4_k_m.gguf"},     {"tiny-gemma3-f32.gguf", "tiny-gemma3-q4_k_m.gguf"},
     {"tiny-smollm3-f32.gguf", "tiny-smollm3-q8_0.gguf"},   {"tiny-llama31-q4_k_m.gguf", "tiny-llama31-q8_0.gguf"},
     {"tiny-qwen3moe-f32.gguf", "tiny-qwen3moe-q4_k_m.gguf"}, {"tiny-gpt-oss-f32.gguf", "tiny-gpt-oss-q8_0.gguf"},
+    {"tiny-qwen3moe-q8_0.gguf", "tiny-qwen3moe-q4_k_m.gguf"}, {"tiny-gpt-oss-mxfp4_moe.gguf", "tiny-gpt-oss-q8_0.gguf"},
+    {"tiny-gemma3-q4_k_m.gguf", "tiny-gemma3-q8_0.gguf"},
 };
 
 class FixtureSpeculation : public ::testing::TestWithParam<FixturePair> {};
