@@ -82,6 +82,7 @@ SpeculationController::SpeculationController(SettingsController* settings, Model
     emit statusChanged();
     refreshDraftModels();
   });
+  refreshDraftModels();
 }
 
 SpeculationController::~SpeculationController() { ++scan_->generation; }
