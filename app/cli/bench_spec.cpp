@@ -109,7 +109,7 @@ Result<nlohmann::json> bench_speculation(const SpecBenchInput& in) {
   for (double a : {0.5, 0.7, 0.9}) {
     double best = 0;
     int best_k = 1;
-    for (int k = 1; k < kVerifySizes; ++k) {
+    for (int k = 1; k <= runtime::kMaxDraftTokens; ++k) {
       const double tokens = (1.0 - std::pow(a, k + 1)) / (1.0 - a);
       const double cost = k * draft_ms + verify_ms[static_cast<size_t>(k)];
       const double speedup = tokens * verify_ms[0] / cost;

@@ -11,7 +11,7 @@ std::vector<FlagSpec> speculation_flags() {
   return {{"spec", FlagKind::Value, "speculative decoding: off, ngram or draft (default off; draft with --draft-model)",
            "", "MODE"},
           {"draft-model", FlagKind::Value, "draft model with the target's vocabulary (--spec draft)", "", "D.gguf"},
-          {"draft-max", FlagKind::Value, "tokens drafted per step at most (default 8)", "", "K"},
+          {"draft-max", FlagKind::Value, "tokens drafted per step at most, 1 to 7 (default 7)", "", "K"},
           {"draft-backend", FlagKind::Value, "where the draft model runs: cpu (default) or vulkan", "", "B"},
           {"draft-fixed", FlagKind::Switch, "always draft --draft-max tokens (no adaptation, never switched off)", "",
            ""}};
@@ -22,7 +22,7 @@ Result<std::unique_ptr<SpecSetup>> setup_speculation(const ParsedArgs& args, con
   auto out = std::make_unique<SpecSetup>();
   const std::string default_mode = args.has("draft-model") ? "draft" : "off";
   HEARTH_TRY(out->mode, runtime::parse_spec_mode(args.get_or("spec", default_mode)));
-  HEARTH_TRY(const int64_t draft_max, args.get_int("draft-max", 8, 1, 32));
+  HEARTH_TRY(const int64_t draft_max, args.get_int("draft-max", runtime::kMaxDraftTokens, 1, runtime::kMaxDraftTokens));
   runtime::SpeculationConfig config;
   config.draft_max = static_cast<int32_t>(draft_max);
   config.adaptive = !args.has("draft-fixed");

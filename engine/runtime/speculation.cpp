@@ -39,9 +39,10 @@ SpecFigures SpecFigures::since(const SpecFigures& e) const {
 
 Speculator::Speculator(std::unique_ptr<Drafter> drafter, SpeculationConfig config)
     : drafter_(std::move(drafter)), config_(config) {
-  config_.draft_max = std::max(1, config_.draft_max);
+  config_.draft_max = std::clamp(config_.draft_max, 1, kMaxDraftTokens);
   config_.draft_min = std::clamp(config_.draft_min, 1, config_.draft_max);
   config_.probe_passes = std::max(1, config_.probe_passes);
+  config_.plain_steps = std::max(1, config_.plain_steps);
   reset();
 }
 
@@ -63,7 +64,7 @@ void Speculator::on_plain_step(double ms) {
   plain_.add(ms, 1);
   if (!config_.adaptive || phase_ == Phase::Speculate) return;  // an empty draft while speculating
   ++phase_steps_;
-  if (phase_ == Phase::MeasurePlain && phase_steps_ >= config_.probe_passes) {
+  if (phase_ == Phase::MeasurePlain && phase_steps_ >= config_.plain_steps) {
     phase_ = Phase::Speculate;
     phase_steps_ = 0;
   } else if (phase_ == Phase::BackOff && --off_left_ <= 0) {

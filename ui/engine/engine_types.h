@@ -28,7 +28,7 @@ struct LoadRequest {
   // Speculative decoding: "off", "ngram" or "draft" (with draft_model_path).
   QString speculation = QStringLiteral("ngram");
   QString draft_model_path;
-  int draft_max = 8;
+  int draft_max = 7;
   // Grows with every load the app asks for: a newer load cancels an older
   // one still running, and results carry the id so a late answer to a
   // superseded load is recognised and ignored.

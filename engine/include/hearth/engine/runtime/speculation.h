@@ -7,7 +7,7 @@
 // a fully accepted draft, the accepted length plus one after a rejection);
 // the speed of plain decoding is measured first, then speculation is probed
 // for a few verify passes and compared with it: when it emits fewer tokens
-// per second it is switched off for a while (32 tokens, doubling while it
+// per second it is switched off for a while (64 tokens, doubling while it
 // keeps losing) and probed again, so a drafter that never agrees costs a
 // few passes, not the conversation.
 #pragma once
@@ -26,12 +26,22 @@ enum class SpecMode { Off, Ngram, Draft };
 const char* to_string(SpecMode mode);
 Result<SpecMode> parse_spec_mode(std::string_view text);
 
+// A verify pass holds the sampled token and the drafts. Up to 8 rows the CPU
+// backend runs every matrix product through its decode kernels, which give
+// each row bit for bit what a one-token pass gives it (so greedy output
+// with speculation is exactly greedy output without); a ninth row would
+// switch to the prompt kernels. Drafts are capped to fit.
+inline constexpr int32_t kMaxDraftTokens = 7;
+
 struct SpeculationConfig {
-  int32_t draft_max = 8;   // tokens drafted per step at most
+  int32_t draft_max = kMaxDraftTokens;  // tokens drafted per step at most (1..kMaxDraftTokens)
   int32_t draft_min = 1;
   bool adaptive = true;    // false: always draft_max, never switched off
-  int32_t probe_passes = 4;      // verify passes (and plain steps) before a comparison
-  int32_t off_tokens = 32;       // plain tokens after speculation first loses
+  int32_t plain_steps = 4;       // plain tokens measured before speculating at all
+  // Verify passes before the first comparison; after them every pass is
+  // compared (two keep the cost of probing a drafter that never agrees low).
+  int32_t probe_passes = 2;
+  int32_t off_tokens = 64;       // plain tokens after speculation first loses
   int32_t off_tokens_max = 1024; // the back-off doubles up to this
 };
 

@@ -32,7 +32,7 @@ struct SamplingSettings {
 struct SpeculationSettings {
   SpeculationMode mode = SpeculationMode::Ngram;
   std::string draft_model_path;  // DraftModel: the small model that drafts
-  int draft_max = 8;             // tokens drafted per step at most
+  int draft_max = 7;             // tokens drafted per step at most (the engine's limit: 7)
 
   friend bool operator==(const SpeculationSettings&, const SpeculationSettings&) = default;
 };
@@ -92,7 +92,7 @@ struct SettingsLimits {
   static constexpr int kMaxParallel = 16;
   static constexpr int kMinApiContext = 256;
   static constexpr int kMaxApiContext = 32768;
-  static constexpr int kMaxDraft = 16;
+  static constexpr int kMaxDraft = 7;  // runtime::kMaxDraftTokens
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
