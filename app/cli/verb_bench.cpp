@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <hearth/engine/backend/vulkan/profile.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
+#include <hearth/engine/sampling/sampler.h>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,9 @@
 
 #include "args.h"
 #include "bench_measure.h"
+#include "bench_spec.h"
 #include "engine_setup.h"
+#include "spec_setup.h"
 #include "read_bandwidth.h"
 #include "verbs.h"
 
@@ -68,8 +71,10 @@ int run_bench(const std::vector<std::string>& argv) {
                  {"tg", FlagKind::Value, "generated tokens (default 128)", "n", "N"},
                  {"reps", FlagKind::Value, "repetitions (default 3)", "r", "N"},
                  {"profile", FlagKind::Switch, "GPU time per op of the last repetition (vulkan)", "", ""},
+                 {"prompt", FlagKind::Value, "with --spec: the prompt (raw text) instead of -p random tokens", "", "TEXT"},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
+  for (auto& f : speculation_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
@@ -87,6 +92,14 @@ int run_bench(const std::vector<std::string>& argv) {
   }
   const auto& model = *setup->model;
   auto& be = *setup->backend;
+  // The draft session holds what the spec runs hold: a prompt (-p tokens,
+  // or a --prompt text of up to 1024 tokens) and the generated tokens.
+  auto speculation =
+      setup_speculation(*args, model, speed_context(SpeedOptions{*pp, *tg, *reps}) + 1024, setup->threads);
+  if (!speculation.ok()) {
+    std::fprintf(stderr, "bench: %s\n", speculation.error().message.c_str());
+    return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
   // Timestamps come from the Vulkan backend; the CPU backend has none.
   const auto* vk = args->has("profile") ? dynamic_cast<const vulkan::VulkanBackend*>(&be) : nullptr;
   if (args->has("profile") && !vk) std::fprintf(stderr, "bench: --profile times GPU ops; the %s backend has none\n", be.name());
@@ -120,6 +133,32 @@ int run_bench(const std::vector<std::string>& argv) {
     run_fractions.push_back(static_cast<double>(bpt) * tg_tps[i] / (tg_bw[i] * 1e9));
   }
   const Stats fracs = stats(run_fractions);
+  nlohmann::json spec_figures;
+  if (runtime::Speculator* speculator = (*speculation)->speculator.get()) {
+    SpecBenchInput in{&model, &be, setup->kv_type, speculator, {}, std::max<int64_t>(*tg, 1), *reps};
+    if (args->has("prompt")) {
+      auto codec = TextCodec::from_model(model);
+      auto ids = codec.ok() ? codec->encode(*args->get("prompt"), PromptMode::Raw)
+                            : Result<std::vector<int32_t>>(codec.error());
+      if (!ids.ok()) {
+        std::fprintf(stderr, "bench: --prompt: %s\n", ids.error().message.c_str());
+        return kExitBadInput;
+      }
+      in.prompt = *ids;
+    } else {
+      // Random tokens, as the pp runs use (a fixed seed: the same prompt every run).
+      sampling::Rng rng(42);
+      const auto n_vocab = static_cast<uint64_t>(model.hparams().n_vocab);
+      in.prompt.resize(static_cast<size_t>(std::max<int64_t>(*pp, 1)));
+      for (auto& id : in.prompt) id = static_cast<int32_t>(rng.next() % n_vocab);
+    }
+    auto measured = bench_speculation(in);
+    if (!measured.ok()) {
+      std::fprintf(stderr, "bench: speculation: %s\n", measured.error().message.c_str());
+      return kExitBadInput;
+    }
+    spec_figures = std::move(*measured);
+  }
   if (args->has("json")) {
     nlohmann::json j = {{"model", *args->get("model")},
                         {"backend", be.name()},
@@ -139,6 +178,12 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"roofline_fraction", roofline},
                         {"roofline_fraction_runs", run_fractions}};
     if (vk) j["profile"] = {{"pp", profile_json(pp_profile)}, {"tg", profile_json(tg_profile)}};
+    if (!spec_figures.is_null()) {
+      // tg_tps becomes the speculative figure (tg_tps_nospec beside it); the
+      // plain forward loop's figure, which the roofline uses, stays apart.
+      j["tg_tps_forward"] = j["tg_tps"];
+      j.update(spec_figures);
+    }
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("model      %s\nbackend    %s (%s), %d threads\n", args->get("model")->c_str(), be.name(),
@@ -154,6 +199,7 @@ int run_bench(const std::vector<std::string>& argv) {
       std::printf(" (runs: %.0f%% +- %.0f%%, %.0f%%..%.0f%%)", fracs.mean * 100, fracs.sd * 100, *lo * 100, *hi * 100);
     }
     std::printf("\n");
+    if (!spec_figures.is_null()) print_speculation(spec_figures);
     if (vk) {
       print_profile(fmt::format("pp{}", *pp).c_str(), pp_profile);
       print_profile(fmt::format("tg{}", *tg).c_str(), tg_profile);

@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "engine_setup.h"
+#include "spec_setup.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -67,6 +68,7 @@ int run_chat(const std::vector<std::string>& argv) {
                  {"n-predict", FlagKind::Value, "max tokens per reply (default 512)", "n", "N"}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
+  for (auto& f : speculation_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
@@ -111,6 +113,13 @@ int run_chat(const std::vector<std::string>& argv) {
   opt.max_tokens = static_cast<int32_t>(*n);
   opt.sampler = *sampler;
   opt.end_of_generation = codec->end_of_generation();
+  auto speculation = setup_speculation(*args, *setup->model, *ctx, setup->threads);
+  if (!speculation.ok()) {
+    std::fprintf(stderr, "chat: %s\n", speculation.error().message.c_str());
+    return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  runtime::Speculator* speculator = (*speculation)->speculator.get();
+  opt.speculator = speculator;
 
   auto policy = runtime::parse_overflow_policy(overflow);
   // /reset (and a new conversation) reuses the system prompt's blocks.
@@ -160,6 +169,7 @@ int run_chat(const std::vector<std::string>& argv) {
     request.messages.clear();
     if (!system.empty()) request.messages.push_back({"system", system, {}});
     chat.forget();
+    if (speculator) speculator->reset();  // its rates describe the conversation that ended
     ++request.conversation_id;
   };
   restart();
@@ -199,6 +209,12 @@ int run_chat(const std::vector<std::string>& argv) {
                   last.inter_token_p50_ms, last.inter_token_p95_ms, (*session)->context().size(),
                   static_cast<long long>(*ctx), static_cast<long long>(turns), request.messages.size(),
                   runtime::to_string(*policy));
+      if (speculator) {
+        const auto& sp = speculator->figures();
+        std::printf("speculation %s: acceptance %.0f%%, %.2f accepted per pass, speed-up %.2fx%s\n",
+                    speculator->drafter().name(), 100.0 * sp.acceptance_rate(), sp.mean_accepted(), sp.speedup(),
+                    speculator->switched_off() ? " (switched off for now: it did not pay)" : "");
+      }
       continue;
     }
     if (line.empty()) continue;

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "engine_setup.h"
+#include "spec_setup.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -25,6 +26,7 @@ int run_generate(const std::vector<std::string>& argv) {
                  {"print-ids", FlagKind::Switch, "print the generated token ids instead of text", "", ""}}};
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
+  for (auto& f : speculation_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
@@ -57,6 +59,12 @@ int run_generate(const std::vector<std::string>& argv) {
     return kExitBadInput;
   }
   opt.end_of_generation = decoder->end_of_generation();
+  auto speculation = setup_speculation(*args, *setup->model, *ctx, setup->threads);
+  if (!speculation.ok()) {
+    std::fprintf(stderr, "generate: %s\n", speculation.error().message.c_str());
+    return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  opt.speculator = (*speculation)->speculator.get();
 
   std::vector<int32_t> prompt;
   std::string prompt_text;
@@ -130,6 +138,20 @@ int run_generate(const std::vector<std::string>& argv) {
                  static_cast<long long>(f.prompt_tokens), f.prefill_tps, static_cast<long long>(f.generated_tokens),
                  f.decode_tps, f.ttft_ms, f.inter_token_p50_ms, f.inter_token_p95_ms,
                  static_cast<long long>(f.context_tokens), runtime::to_string(result->reason));
+    if (opt.speculator) {
+      const auto& sp = result->spec;
+      std::fprintf(stderr,
+                   "speculation %s: %lld verify passes, acceptance %.0f%% (%lld of %lld drafted), %.2f accepted per "
+                   "pass, speed-up %.2fx, switched off %lld times\n",
+                   opt.speculator->drafter().name(), static_cast<long long>(sp.verify_passes),
+                   100.0 * sp.acceptance_rate(), static_cast<long long>(sp.accepted),
+                   static_cast<long long>(sp.drafted), sp.mean_accepted(), sp.speedup(),
+                   static_cast<long long>(sp.switch_offs));
+      if (!opt.speculator->last_draft_error().empty()) {
+        std::fprintf(stderr, "speculation: the drafter failed (%s); those steps were decoded plainly\n",
+                     opt.speculator->last_draft_error().c_str());
+      }
+    }
   }
   return kExitOk;
 }

@@ -36,6 +36,9 @@ constexpr auto kApiHost = "local_api/host";
 constexpr auto kApiPort = "local_api/port";
 constexpr auto kApiParallel = "local_api/parallel";
 constexpr auto kApiContext = "local_api/context_length";
+constexpr auto kSpecMode = "speculation/mode";
+constexpr auto kSpecDraftModel = "speculation/draft_model";
+constexpr auto kSpecDraftMax = "speculation/draft_max";
 }  // namespace key
 
 template <typename T>
@@ -70,6 +73,13 @@ OverflowPolicy parse_overflow(const std::string& text, OverflowPolicy fallback) 
   return fallback;
 }
 
+SpeculationMode parse_spec_mode(const std::string& text, SpeculationMode fallback) {
+  for (auto m : {SpeculationMode::Off, SpeculationMode::Ngram, SpeculationMode::DraftModel}) {
+    if (text == to_string(m)) return m;
+  }
+  return fallback;
+}
+
 Theme parse_theme(const std::string& text, Theme fallback) {
   if (text == "system") return Theme::System;
   if (text == "light") return Theme::Light;
@@ -99,6 +109,9 @@ Settings load_settings(const QSettings& store) {
   s.load.threads = read_number(store, key::kThreads, d.load.threads);
   s.load.gpu_device = read_string(store, key::kGpuDevice, d.load.gpu_device);
   s.load.gpu_layers = read_number(store, key::kGpuLayers, d.load.gpu_layers);
+  s.load.speculation.mode = parse_spec_mode(read_string(store, key::kSpecMode, ""), d.load.speculation.mode);
+  s.load.speculation.draft_model_path = read_string(store, key::kSpecDraftModel, d.load.speculation.draft_model_path);
+  s.load.speculation.draft_max = read_number(store, key::kSpecDraftMax, d.load.speculation.draft_max);
   s.overflow_policy =
       parse_overflow(read_string(store, key::kOverflowPolicy, ""), d.overflow_policy);
   s.theme = parse_theme(read_string(store, key::kTheme, ""), d.theme);
@@ -128,6 +141,9 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kThreads, s.load.threads);
   put(store, key::kGpuDevice, QString::fromStdString(s.load.gpu_device));
   put(store, key::kGpuLayers, s.load.gpu_layers);
+  put(store, key::kSpecMode, QString::fromLatin1(to_string(s.load.speculation.mode)));
+  put(store, key::kSpecDraftModel, QString::fromStdString(s.load.speculation.draft_model_path));
+  put(store, key::kSpecDraftMax, s.load.speculation.draft_max);
   put(store, key::kOverflowPolicy, QString::fromLatin1(to_string(s.overflow_policy)));
   put(store, key::kTheme, QString::fromLatin1(to_string(s.theme)));
   put(store, key::kFontPointSize, s.font_point_size);

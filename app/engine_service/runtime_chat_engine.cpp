@@ -3,7 +3,9 @@
 // ChatContext (the chat layer hearth-cli and the server use too) that keeps
 // the conversation's context between replies; the figures the status line
 // shows.
+#include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/runtime/backend_choice.h>
+#include <hearth/engine/runtime/drafter.h>
 #include <hearth/engine/runtime/chat_context.h>
 #include <hearth/engine/runtime/chat_format.h>
 #include <hearth/engine/tools/model_info.h>
@@ -141,6 +143,7 @@ class RuntimeChatEngine final : public ChatEngine {
     make_chat(path);
 
     ui::ModelInfo info;
+    info.speculation = make_speculator(request, n_ctx);
     info.path = request.model_path;
     auto name = model_->file().find_string("general.name");
     info.name = name.ok() && *name && !(*name)->empty() ? QString::fromStdString(**name)
@@ -170,6 +173,9 @@ class RuntimeChatEngine final : public ChatEngine {
 
   void unload() override {
     stop_local_api();
+    speculator_.reset();
+    draft_model_.reset();
+    draft_backend_.reset();
     chat_.reset();
     disk_.reset();
     prefixes_.reset();
@@ -202,6 +208,12 @@ class RuntimeChatEngine final : public ChatEngine {
     chat.options.sampler.repeat_penalty = static_cast<float>(request.sampling.repeat_penalty);
     chat.options.sampler.seed = request.sampling.seed >= 0 ? static_cast<uint64_t>(request.sampling.seed)
                                                            : std::random_device{}();
+    if (speculator_ && request.conversation_id != speculated_conversation_) {
+      // The drafts' rates describe one conversation's text.
+      speculator_->reset();
+      speculated_conversation_ = request.conversation_id;
+    }
+    chat.options.speculator = speculator_.get();
     auto forward = [&](const runtime::ChatEvent& e) {
       if (on_event) on_event(to_ui(e));
     };
@@ -241,6 +253,12 @@ class RuntimeChatEngine final : public ChatEngine {
     stats.stop_reason = QString::fromLatin1(runtime::to_string(reply.result.reason));
     stats.pause_ms = pause_ms;
     stats.prefix_restored_tokens = static_cast<int>(reply.prefix_restored_tokens);
+    if (speculator_) {
+      const runtime::SpecFigures& spec = reply.result.spec;
+      stats.draft_acceptance = spec.drafted > 0 ? spec.acceptance_rate() : -1.0;
+      stats.speculation_speedup = speculator_->figures().speedup();
+      stats.speculation_off = speculator_->switched_off();
+    }
     return stats;
   }
 
@@ -278,6 +296,43 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
  private:
+  // The drafter the settings ask for, and what the status line says about
+  // it. A draft model that cannot draft (another vocabulary, an unreadable
+  // file) leaves speculation off with the reason, never silently.
+  QString make_speculator(const ui::LoadRequest& request, int64_t n_ctx) {
+    runtime::SpeculationConfig config;
+    config.draft_max = std::max(1, request.draft_max);
+    if (request.speculation == QLatin1String("off")) return QStringLiteral("off");
+    if (request.speculation != QLatin1String("draft")) {
+      speculator_ = std::make_unique<runtime::Speculator>(std::make_unique<runtime::NgramDrafter>(), config);
+      return QStringLiteral("n-gram drafts");
+    }
+    if (request.draft_model_path.isEmpty()) return QStringLiteral("off: no draft model is chosen");
+    const QString name = QFileInfo(request.draft_model_path).completeBaseName();
+    // The draft runs on the CPU beside the model (on a GPU or not): it is
+    // small, and its steps interleave with the model's.
+    draft_backend_ = backend::make_cpu_backend({std::max(1, api_threads_)});
+    auto draft = model::Model::load(request.draft_model_path.toStdString());
+    Status ready = draft.ok() ? Status{} : Status(draft.error());
+    std::unique_ptr<runtime::ModelDrafter> drafter;
+    if (ready.ok()) {
+      auto made = runtime::ModelDrafter::create(*model_, **draft, *draft_backend_, n_ctx);
+      if (made.ok()) {
+        drafter = std::move(*made);
+      } else {
+        ready = made.error();
+      }
+    }
+    if (!ready.ok()) {
+      logger_.warn("draft model {}: {}", request.draft_model_path.toStdString(), ready.error().message);
+      draft_backend_.reset();
+      return QStringLiteral("off: %1: %2").arg(name, QString::fromStdString(ready.error().message));
+    }
+    draft_model_ = std::move(*draft);
+    speculator_ = std::make_unique<runtime::Speculator>(std::move(drafter), config);
+    return QStringLiteral("draft model %1").arg(name);
+  }
+
   void make_chat(const std::string& model_path) {
     auto identity = kv::identify_model_file(model_path);
     // The prefix index keeps copies of system-prompt blocks; a quarter of the
@@ -343,6 +398,11 @@ class RuntimeChatEngine final : public ChatEngine {
   std::optional<kv::PrefixIndex> prefixes_;
   std::optional<kv::PrefixDiskCache> disk_;
   std::unique_ptr<runtime::ChatContext> chat_;  // after the session it drives
+  // Speculative decoding: the drafter's model and backend outlive it.
+  std::unique_ptr<backend::Backend> draft_backend_;
+  std::unique_ptr<model::Model> draft_model_;
+  std::unique_ptr<runtime::Speculator> speculator_;
+  int64_t speculated_conversation_ = -1;
   // The local API: what the user asked for (kept across loads), the host
   // while it runs (status() reads it from other threads), else why not.
   ui::LocalApiRequest api_request_;

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QPointer>
 #include <QtQml/qqmlextensionplugin.h>
+#include <hearth/models/machine_info.h>
 
 #include "common/settings_store.h"
 #include "common/version.h"
@@ -11,6 +12,7 @@
 #include "controllers/local_api_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
+#include "controllers/speculation_controller.h"
 #include "engine/memory_sizer.h"
 #include "engine_service/engine_service_client.h"
 #include "engine_service/gpu_probe.h"
@@ -70,6 +72,8 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   downloads_ = new AppModelDownloads(this);
   // The local API's token lives beside the settings, readable by this user only.
   local_api_ = new ui::LocalApiController(engine_, settings_, dir.filePath(QStringLiteral("api-key")), this);
+  speculation_ = new ui::SpeculationController(settings_, model_,
+                                               QString::fromStdString(models::default_models_dir().string()), this);
   // Imported conversations appear in the sidebar.
   connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
@@ -81,6 +85,8 @@ AppContext::~AppContext() {
   // dropped with the receiver). The controller then flushes its last writes
   // into the queue, and deleting the executor drains and joins it.
   storage_->drain();
+  delete speculation_;
+  speculation_ = nullptr;
   delete local_api_;
   local_api_ = nullptr;
   delete archive_;
@@ -105,6 +111,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("archive"), QVariant::fromValue(archive_)},
       {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
       {QStringLiteral("localApi"), QVariant::fromValue(local_api_)},
+      {QStringLiteral("speculation"), QVariant::fromValue(speculation_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},

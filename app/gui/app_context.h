@@ -19,6 +19,7 @@ namespace hearth::ui {
 class ArchiveController;
 class ChatController;
 class LocalApiController;
+class SpeculationController;
 class EngineClient;
 class ModelController;
 class SettingsController;
@@ -57,6 +58,7 @@ class AppContext : public QObject {
   ui::SettingsController* settings() const { return settings_; }
   ui::ModelDownloads* downloads() const { return downloads_; }
   ui::LocalApiController* localApi() const { return local_api_; }
+  ui::SpeculationController* speculation() const { return speculation_; }
   const QString& data_dir() const { return options_.data_dir; }
 
  signals:
@@ -80,6 +82,7 @@ class AppContext : public QObject {
   ui::SettingsController* settings_ = nullptr;
   ui::ModelController* model_ = nullptr;
   ui::LocalApiController* local_api_ = nullptr;
+  ui::SpeculationController* speculation_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;

@@ -1,30 +1,11 @@
 #include "hearth/engine/runtime/session.h"
 
-#include <hearth/engine/chat/stop.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 
 namespace hearth::runtime {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-}  // namespace
 
 const char* to_string(StopReason reason) {
   switch (reason) {
@@ -126,79 +107,23 @@ Status Session::prefill(std::span<const int32_t> tokens, const Cancellation& can
 
 Status Session::decode(int32_t token) { return prefill(std::span<const int32_t>(&token, 1)); }
 
-Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
-                                         const DetokenizeFn& detokenize, const StreamFn& on_token,
-                                         const Cancellation& cancel) {
-  GenerateResult result;
-  const auto t0 = Clock::now();
-  HEARTH_CHECK(prefill(prompt, cancel));
-  const auto t_prefill = Clock::now();
-  if (logits_.empty()) return make_error(ErrorCode::InvalidArgument, "generate: empty context and empty prompt");
+int64_t Session::n_vocab() const { return model_.hparams().n_vocab; }
 
-  sampling::Sampler sampler(options.sampler);
-  for (int32_t t : context_) sampler.accept(t);
-  chat::StopMatcher stops(options.stop_strings);
-  std::vector<double> gaps;
-  auto last = t_prefill;
-  Clock::time_point first_token_time{};
-  result.reason = StopReason::MaxTokens;
-
-  for (int32_t i = 0; i < options.max_tokens; ++i) {
-    if (cancel.requested()) {
-      result.reason = StopReason::Cancelled;
-      break;
-    }
-    const int32_t token = sampler.sample(logits_);
-    const auto now = Clock::now();
-    if (i == 0) {
-      first_token_time = now;
-    } else {
-      gaps.push_back(ms_between(last, now));
-    }
-    last = now;
-    if (std::find(options.end_of_generation.begin(), options.end_of_generation.end(), token) !=
-        options.end_of_generation.end()) {
-      result.reason = StopReason::EndOfGeneration;
-      break;
-    }
-    result.tokens.push_back(token);
-    const std::string shown = stops.push(detokenize ? detokenize(token) : std::string()).text;
-    result.text += shown;
-    if (on_token) on_token(TokenEvent{token, shown});
-    if (stops.stopped()) {
-      result.reason = StopReason::StopString;
-      break;
-    }
-    if (static_cast<int64_t>(context_.size()) >= config_.n_ctx) {
-      result.reason = StopReason::ContextFull;
-      break;
-    }
-    if (i + 1 < options.max_tokens) HEARTH_CHECK(decode(token));
+Status Session::verify(std::span<const int32_t> tokens, std::vector<float>& rows) {
+  if (tokens.empty() || static_cast<int64_t>(tokens.size()) > config_.n_batch) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("a verify pass takes 1 to {} tokens, not {}", config_.n_batch, tokens.size()));
   }
-  if (!stops.stopped()) {
-    const std::string tail = stops.flush();
-    if (!tail.empty()) {
-      result.text += tail;
-      if (on_token) on_token(TokenEvent{-1, tail});
-    }
+  if (static_cast<int64_t>(context_.size() + tokens.size()) > config_.n_ctx) {
+    return make_error(ErrorCode::LimitExceeded, fmt::format("{} tokens to verify do not fit after {} of {} positions",
+                                                            tokens.size(), context_.size(), config_.n_ctx));
   }
-  const auto t_end = Clock::now();
-
-  Figures& f = result.figures;
-  f.prompt_tokens = static_cast<int64_t>(prompt.size());
-  f.generated_tokens = static_cast<int64_t>(result.tokens.size());
-  f.context_tokens = static_cast<int64_t>(context_.size());
-  const double prefill_ms = ms_between(t0, t_prefill);
-  f.prefill_tps = prefill_ms > 0 ? static_cast<double>(prompt.size()) * 1000.0 / prefill_ms : 0;
-  if (first_token_time != Clock::time_point{}) f.ttft_ms = ms_between(t0, first_token_time);
-  if (!gaps.empty()) {
-    const double sum = std::accumulate(gaps.begin(), gaps.end(), 0.0);
-    f.decode_tps = 1000.0 * static_cast<double>(gaps.size()) / sum;
-    f.inter_token_p50_ms = percentile(gaps, 0.50);
-    f.inter_token_p95_ms = percentile(gaps, 0.95);
-  }
-  (void)t_end;
-  return result;
+  positions_.resize(tokens.size());
+  std::iota(positions_.begin(), positions_.end(), static_cast<int32_t>(context_.size()));
+  ++forward_passes_;
+  HEARTH_CHECK(model_.forward(backend_, *cache_, model::Batch{tokens, positions_}, model::LogitsRows::All, rows));
+  context_.insert(context_.end(), tokens.begin(), tokens.end());
+  return {};
 }
 
 }  // namespace hearth::runtime

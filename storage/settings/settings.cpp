@@ -29,6 +29,7 @@ Settings clamp_settings(Settings s) {
   ld.memory_budget_mib = std::clamp(ld.memory_budget_mib, L::kMinBudgetMib, L::kMaxBudgetMib);
   ld.threads = std::clamp(ld.threads, 0, L::kMaxThreads);
   ld.gpu_layers = std::clamp(ld.gpu_layers, -1, L::kMaxGpuLayers);
+  ld.speculation.draft_max = std::clamp(ld.speculation.draft_max, 1, L::kMaxDraft);
   s.font_point_size = std::clamp(s.font_point_size, L::kMinFontPoint, L::kMaxFontPoint);
 
   auto& api = s.local_api;
@@ -54,6 +55,15 @@ const char* to_string(OverflowPolicy policy) {
     case OverflowPolicy::Summarize: return "summarize";
   }
   return "evict";
+}
+
+const char* to_string(SpeculationMode mode) {
+  switch (mode) {
+    case SpeculationMode::Off: return "off";
+    case SpeculationMode::Ngram: return "ngram";
+    case SpeculationMode::DraftModel: return "draft";
+  }
+  return "ngram";
 }
 
 const char* to_string(Theme theme) {

@@ -33,6 +33,7 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.last_model_path = "/models/a b.gguf";
   s.log_level = "debug";
   s.local_api = {true, "::1", 18080, 6, 4096};
+  s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5};
   {
     QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     save_settings(store, s);

@@ -46,6 +46,7 @@ class ChatController : public QObject {
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
+  Q_PROPERTY(QString lastSpeculation READ lastSpeculation NOTIFY statsChanged)
   Q_PROPERTY(QString pendingDeleteTitle READ pendingDeleteTitle NOTIFY pendingDeleteChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
   Q_PROPERTY(QString conversationOverflow READ conversationOverflow NOTIFY overflowChanged)
@@ -77,6 +78,7 @@ class ChatController : public QObject {
   double lastTokensPerSecond() const { return reply_->lastTokensPerSecond(); }
   double lastTtftMs() const { return reply_->lastTtftMs(); }
   double lastPauseMs() const { return reply_->lastPauseMs(); }
+  QString lastSpeculation() const { return reply_->lastSpeculation(); }
   int contextUsed() const { return reply_->contextUsed(); }
   int contextMax() const { return reply_->contextMax(); }
   QVariantList contextMarkers() const { return reply_->contextMarkers(); }

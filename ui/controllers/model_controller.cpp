@@ -16,6 +16,9 @@ LoadRequest make_request(const QString& path, const settings::LoadSettings& s) {
   r.threads = s.threads;
   r.gpu_device = QString::fromStdString(s.gpu_device);
   r.gpu_layers = s.gpu_layers;
+  r.speculation = QString::fromLatin1(settings::to_string(s.speculation.mode));
+  r.draft_model_path = QString::fromStdString(s.speculation.draft_model_path);
+  r.draft_max = s.speculation.draft_max;
   return r;
 }
 

@@ -32,6 +32,8 @@ class ModelController : public QObject {
   Q_PROPERTY(QString modelPath READ modelPath NOTIFY stateChanged)
   Q_PROPERTY(QString quant READ quant NOTIFY stateChanged)
   Q_PROPERTY(QString backend READ backend NOTIFY stateChanged)
+  // How replies are drafted (speculative decoding), as the engine set it up.
+  Q_PROPERTY(QString speculation READ speculation NOTIFY stateChanged)
   // Empty when the model's own chat template is used; else what is used instead and why.
   Q_PROPERTY(QString chatFormatNotice READ chat_format_notice NOTIFY stateChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY stateChanged)
@@ -63,6 +65,7 @@ class ModelController : public QObject {
   QString modelPath() const { return state_ == State::Loading ? loading_path_ : info_.path; }
   QString quant() const { return info_.quant; }
   QString backend() const { return info_.backend; }
+  QString speculation() const { return info_.speculation; }
   QString chat_format_notice() const { return info_.chat_format; }
   int contextMax() const { return info_.context_max; }
   QStringList reasoningChoices() const { return ready() ? info_.reasoning_choices : QStringList(); }

@@ -420,3 +420,16 @@ void ReplyController::stop() {
 }
 
 }  // namespace hearth::ui
+
+namespace hearth::ui {
+
+QString ReplyController::lastSpeculation() const {
+  const GenerationStats& s = last_stats_;
+  if (s.speculation_off) return tr("drafts paused: slower here");
+  if (s.draft_acceptance < 0) return {};
+  QString text = tr("drafts %1% kept").arg(qRound(100.0 * s.draft_acceptance));
+  if (s.speculation_speedup > 0) text += tr(" · %1× speed").arg(s.speculation_speedup, 0, 'f', 2);
+  return text;
+}
+
+}  // namespace hearth::ui

@@ -43,6 +43,9 @@ class ReplyController : public QObject {
   Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
+  // Speculative decoding in the last reply ("drafts 62% kept · 1.4× faster",
+  // "drafts paused: slower here"), empty when nothing was drafted.
+  Q_PROPERTY(QString lastSpeculation READ lastSpeculation NOTIFY statsChanged)
 
  public:
   ReplyController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
@@ -59,6 +62,7 @@ class ReplyController : public QObject {
   int contextUsed() const { return last_stats_.context_used; }
   int contextMax() const;
   QVariantList contextMarkers() const { return markers_; }
+  QString lastSpeculation() const;
   // The reply streaming into `conversation`, if any, with its text so far.
   std::optional<OpenConversationController::StreamingReply> streaming_into(ConversationKey conversation) const;
 

@@ -91,6 +91,12 @@ void SettingsController::setLocalApi(const settings::LocalApiSettings& api) {
   commit(std::move(next));
 }
 
+void SettingsController::setSpeculation(const settings::SpeculationSettings& speculation) {
+  settings::Settings next = settings_;
+  next.load.speculation = speculation;
+  commit(std::move(next));
+}
+
 void SettingsController::set_last_model_path(const QString& path) {
   settings::Settings next = settings_;
   next.last_model_path = path.toStdString();

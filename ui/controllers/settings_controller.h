@@ -118,6 +118,7 @@ class SettingsController : public QObject {
   double totalBytes() const { return static_cast<double>(breakdown_.total() + api_kv_bytes_); }
   double apiKvBytes() const { return static_cast<double>(api_kv_bytes_); }
   // Settings -> Local API (persisted like the rest; its slots join the estimate).
+  void setSpeculation(const settings::SpeculationSettings& speculation);
   void setLocalApi(const settings::LocalApiSettings& api);
   double budgetBytes() const;
   double availableBytes() const { return static_cast<double>(available_bytes_); }

@@ -25,6 +25,10 @@ struct LoadRequest {
   int threads = 0;
   QString gpu_device;
   int gpu_layers = -1;
+  // Speculative decoding: "off", "ngram" or "draft" (with draft_model_path).
+  QString speculation = QStringLiteral("ngram");
+  QString draft_model_path;
+  int draft_max = 7;
   // Grows with every load the app asks for: a newer load cancels an older
   // one still running, and results carry the id so a late answer to a
   // superseded load is recognised and ignored.
@@ -57,6 +61,9 @@ struct ModelInfo {
   // "default": {"off", "on"} (Qwen3, SmolLM3), {"low", "medium", "high"}
   // (gpt-oss), or empty when it has none.
   QStringList reasoning_choices;
+  // How replies are drafted: "n-gram drafts", "draft model <name>", "off",
+  // or "off: <why>" when the chosen draft model could not be used.
+  QString speculation;
 };
 
 enum class ChatRole { System, User, Assistant };
@@ -106,6 +113,13 @@ struct GenerationStats {
   int prefix_restored_tokens = 0;  // system-prompt positions loaded from the disk cache for this reply
   // From the first to the last reasoning piece; negative when the reply had no reasoning.
   double reasoning_ms = -1;
+  // Speculative decoding in this reply: the share of drafted tokens kept
+  // (negative: nothing was drafted) and tokens/s with drafts over without
+  // (0 until both were measured); `speculation_off` when the engine found
+  // drafting slower and paused it.
+  double draft_acceptance = -1;
+  double speculation_speedup = 0;
+  bool speculation_off = false;
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.

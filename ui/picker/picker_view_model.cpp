@@ -66,7 +66,8 @@ QHash<int, QByteArray> PickerViewModel::roleNames() const {
           {BestFitRole, "bestFit"},
           {InstalledQuantsRole, "installedQuants"},
           {ImportedRole, "imported"},
-          {ActiveParametersRole, "activeParameters"}};
+          {ActiveParametersRole, "activeParameters"},
+          {DraftModelRole, "draftModel"}};
 }
 
 QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
@@ -100,6 +101,10 @@ QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
     }
     case ImportedRole: return e.imported;
     case ActiveParametersRole: return static_cast<double>(m.active_parameters);
+    case DraftModelRole: {
+      const models::CatalogModel* draft = m.draft_model.empty() ? nullptr : catalog_.find_model(m.draft_model);
+      return draft ? QString::fromStdString(draft->name) : QString();
+    }
     default: return {};
   }
 }

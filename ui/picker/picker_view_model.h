@@ -67,6 +67,7 @@ class PickerViewModel : public QAbstractListModel {
     InstalledQuantsRole,  // QStringList
     ImportedRole,         // bool: added from a local file or URL
     ActiveParametersRole, // double: a mixture of experts' parameters per token; 0 for a dense model
+    DraftModelRole,       // name of the catalog's suggested draft model (speculative decoding), or ""
   };
   Q_ENUM(Role)
 

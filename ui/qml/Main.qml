@@ -14,6 +14,7 @@ ApplicationWindow {
     property ModelDownloads downloads: null
     // Settings -> Local API; null where the app does not offer it.
     property LocalApiController localApi: null
+    property SpeculationController speculation: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
@@ -174,6 +175,7 @@ ApplicationWindow {
                     settings: window.settings
                     model: window.model
                     localApi: window.localApi
+                    speculation: window.speculation
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
                 }

@@ -12,6 +12,7 @@ Item {
     required property ModelController model
     // Settings -> Local API (absent in views that do not offer it).
     property LocalApiController localApi: null
+    property SpeculationController speculation: null
     property string appVersion
     signal backRequested()
 
@@ -357,6 +358,14 @@ Item {
                             onValueModified: page.settings.gpuLayers = value
                         }
                     }
+                }
+            }
+
+            Section {
+                title: qsTr("Speculative decoding")
+                visible: page.speculation !== null
+                SpeculationSettings {
+                    spec: page.speculation
                 }
             }
 

@@ -82,6 +82,14 @@ Rectangle {
             Accessible.name: qsTr("The reply waited %1 milliseconds for background work").arg(Math.round(status.chat.lastPauseMs))
         }
         Label {
+            // Speculative decoding in the last reply: drafts kept, speed-up.
+            objectName: "speculationStatus"
+            visible: status.chat.lastSpeculation.length > 0
+            text: status.chat.lastSpeculation
+            color: Theme.textMuted
+            Accessible.name: qsTr("Speculative decoding: %1").arg(text)
+        }
+        Label {
             objectName: "localApiStatus"
             visible: status.localApi !== null && status.localApi.statusLine.length > 0
             text: status.localApi ? status.localApi.statusLine : ""

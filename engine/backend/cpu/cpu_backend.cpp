@@ -139,12 +139,6 @@ class CpuBackend final : public Backend {
     for (const auto& [tensor, offset] : plan.offsets) {
       tensor->data = static_cast<uint8_t*>(arena_.get()) + offset;
     }
-    // A pass over several sequences (a scheduler step) runs its few-token
-    // products through the decode kernels (op_matmul_rows_batch); every
-    // other graph keeps its kernels, and so its exact results.
-    sequence_pass_ = std::ranges::any_of(graph.nodes(), [](const Node& n) {
-      return n.op == Op::KvStore && n.params.kv.token_seq != nullptr;
-    });
     const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
     const size_t expert_capacity = matmul_scratch_.expert.capacity();
     run_nodes(graph.nodes());
@@ -181,7 +175,11 @@ class CpuBackend final : public Backend {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
       case Op::MatMul:
-        if (sequence_pass_ && n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
+        // Few-token products (a scheduler step, a speculative verify pass, a
+        // prompt's last short chunk) go through the decode kernels, which
+        // give every token exactly the result a one-token pass gives it:
+        // greedy speculation then equals greedy decoding bit for bit.
+        if (n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
           cpu::op_matmul_rows_batch(n, pool_, kernels_, matmul_scratch_);
         } else {
           op_matmul(n, pool_, kernels_, matmul_scratch_);
@@ -224,7 +222,6 @@ class CpuBackend final : public Backend {
 
   void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
-  bool sequence_pass_ = false;  // the running graph is a pass over several sequences
   cpu::MatmulScratch matmul_scratch_;  // converted activations, their kernel layouts, repacked weight tiles
   ActivationPlanner planner_;
   std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations

@@ -2,8 +2,8 @@
 // id and the weighted sum of the chosen experts' outputs. Decode reads only
 // the chosen experts' rows, so its cost follows the active parameters;
 // prefill groups the batch's (token, expert) slots by expert and runs one
-// matrix product per expert over its tokens, the same tiles a dense product
-// uses.
+// matrix product per expert over its tokens, the same kernels a dense
+// product of that many tokens uses.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -205,7 +205,13 @@ void op_matmul_id(const Node& n, ThreadPool& pool, const quant::KernelTable& kt,
     product.op = Op::MatMul;
     product.src = {&we, &xe, nullptr};
     product.dst = &ye;
-    op_matmul(product, pool, kt, scratch);
+    // A few-token pass (a verify pass, a scheduler step) keeps each token's
+    // result bit-identical to a one-token pass, as dense products do.
+    if (n_tok <= kMaxRowsBatch && cnt > 1 && is_rows_batch_matmul(product, kt)) {
+      op_matmul_rows_batch(product, pool, kt, scratch);
+    } else {
+      op_matmul(product, pool, kt, scratch);
+    }
     for (int64_t j = 0; j < cnt; ++j) {
       std::memcpy(n.dst->as<float>() + mine[j] * rows, yg + j * rows, static_cast<size_t>(rows) * sizeof(float));
     }

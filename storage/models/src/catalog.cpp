@@ -152,6 +152,7 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
   }
   HEARTH_TRY(m.description, field<std::string>(object, "description", where));
   m.source_repo = optional_field<std::string>(object, "source_repo", "");
+  m.draft_model = optional_field<std::string>(object, "draft_model", "");
   auto variants = object.find("variants");
   if (variants == object.end() || !variants->is_array() || variants->empty()) {
     return make_error(ErrorCode::InvalidFormat, fmt::format("{}: 'variants' must be a non-empty array", where));
@@ -227,6 +228,16 @@ Result<Catalog> parse_catalog(std::string_view json_text, std::string_view sourc
       return make_error(ErrorCode::InvalidFormat, fmt::format("{}: model id '{}' listed twice", source, m.id));
     }
     catalog.models.push_back(std::move(m));
+  }
+  // A suggested draft is another entry of the same catalog, and smaller.
+  for (const auto& m : catalog.models) {
+    if (m.draft_model.empty()) continue;
+    const CatalogModel* d = catalog.find_model(m.draft_model);
+    if (!d || d == &m || d->parameters >= m.parameters) {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: model '{}': draft_model '{}' is not a smaller model of this catalog", source,
+                                    m.id, m.draft_model));
+    }
   }
   return catalog;
 }

@@ -7,6 +7,8 @@
 #include <hearth/models/memory_fit.h>
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -233,6 +235,47 @@ TEST(Catalog, AMixtureOfExpertsStatesAllItsFigures) {
       with(R"("n_expert": 2, "n_expert_used": 4, "n_ff_exp": 16, "active_parameters": 300,)"), "moe.json");
   ASSERT_FALSE(used.ok());
   EXPECT_NE(used.error().message.find("n_expert_used 4"), std::string::npos) << used.error().message;
+}
+
+// Speculative decoding: a suggested draft shares the family's tokenizer
+// (vocabularies of one size, up to padding rows) and is smaller.
+TEST(Catalog, SuggestedDraftsAreSmallerModelsOfTheSameFamily) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  int suggested = 0;
+  for (const auto& m : catalog->models) {
+    if (m.draft_model.empty()) continue;
+    ++suggested;
+    const CatalogModel* d = catalog->find_model(m.draft_model);
+    ASSERT_NE(d, nullptr) << m.id;
+    EXPECT_LT(d->parameters * 3, m.parameters * 2) << m.id << " drafted by " << d->id;
+    // Padding rows may differ (Qwen2.5 7B: 152064, 0.5B: 151936), never by
+    // more than the drafter's check allows.
+    const int64_t gap = static_cast<int64_t>(d->shape.n_vocab) - static_cast<int64_t>(m.shape.n_vocab);
+    EXPECT_LE(std::abs(gap), 128) << m.id << " drafted by " << d->id;
+  }
+  EXPECT_GE(suggested, 8);
+  const auto* big = catalog->find_model("qwen2.5-7b-instruct");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->draft_model, "qwen2.5-0.5b-instruct");
+
+  auto with = [](const std::string& draft) {
+    return R"({"models": [{"id": "small", "name": "S", "family": "f", "architecture": "llama", "parameters": 10,
+        "license": "mit", "context_length": 128, "n_layer": 2, "n_head": 4, "n_head_kv": 2, "head_dim": 8,
+        "n_embd": 32, "description": "d", "variants": [{"quant": "Q8_0", "url": "https://x/s.gguf",
+        "size_bytes": 5, "size_is_estimate": true, "sha256": null, "quality_note": "q"}]},
+        {"id": "big", "name": "B", "family": "f", "architecture": "llama", "parameters": 1000,
+        "license": "mit", "context_length": 128, "n_layer": 2, "n_head": 4, "n_head_kv": 2, "head_dim": 8,
+        "n_embd": 32, "description": "d", "draft_model": ")" + draft + R"(", "variants": [{"quant": "Q8_0",
+        "url": "https://x/b.gguf", "size_bytes": 5, "size_is_estimate": true, "sha256": null,
+        "quality_note": "q"}]}]})";
+  };
+  EXPECT_TRUE(parse_catalog(with("small"), "d.json").ok());
+  for (const char* bad : {"nowhere", "big"}) {
+    auto r = parse_catalog(with(bad), "d.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find(std::string("draft_model '") + bad + "'"), std::string::npos) << r.error().message;
+  }
 }
 
 TEST(Catalog, ModelRefs) {

@@ -17,6 +17,7 @@ Rectangle {
     // A mixture of experts' parameters per token (0: dense): memory holds them
     // all, speed follows these.
     required property real activeParameters
+    required property string draftModel
     required property int contextLength
     required property var variants
     required property string recommendedQuant
@@ -69,6 +70,16 @@ Rectangle {
             text: card.description
             wrapMode: Text.WordWrap
             color: Theme.text
+        }
+        Label {
+            // Speculative decoding: the catalog's pick of a draft for this model.
+            objectName: "draftSuggestion"
+            Layout.fillWidth: true
+            visible: card.draftModel.length > 0
+            text: qsTr("Faster replies: download %1 too and choose it as the draft model in Settings.").arg(card.draftModel)
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
+            font.pointSize: Theme.fontSize - 1
         }
         RowLayout {
             Layout.fillWidth: true

@@ -8,6 +8,7 @@
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/cancellation.h>
+#include <hearth/engine/runtime/speculation.h>
 #include <hearth/engine/sampling/sampler.h>
 
 #include <atomic>
@@ -38,6 +39,9 @@ struct GenerateOptions {
   sampling::SamplerConfig sampler;
   std::vector<int32_t> end_of_generation;  // token ids that end a reply (EOS, EOT, ...)
   std::vector<std::string> stop_strings;
+  // Speculative decoding (nullptr: off). Not owned; it keeps its adaptive
+  // state across the requests of a conversation.
+  Speculator* speculator = nullptr;
 };
 
 // Called for every generated token with its text (possibly empty while a stop
@@ -66,6 +70,7 @@ struct GenerateResult {
   std::string text;
   StopReason reason = StopReason::MaxTokens;
   Figures figures;
+  SpecFigures spec;  // this request's share of the speculator's figures
 };
 
 class Session {
@@ -81,6 +86,12 @@ class Session {
   // Appends one token and computes its logits.
   Status decode(int32_t token);
   std::span<const float> last_logits() const { return logits_; }
+  // Appends `tokens` (at most n_batch) in one forward pass and writes the
+  // logits after each of them into `rows` (tokens.size() x n_vocab): the
+  // verify pass of speculative decoding. last_logits() is left as it was;
+  // truncate() drops the rejected tail.
+  Status verify(std::span<const int32_t> tokens, std::vector<float>& rows);
+  int64_t n_vocab() const;
 
   // Prefills `prompt` (appended to what the session holds) and generates.
   // `cancel` is checked before every prompt batch and every token.
@@ -111,6 +122,12 @@ class Session {
   int64_t forward_passes() const { return forward_passes_; }
 
  private:
+  struct Emitter;
+  // The speculative part of generate(): drafts after `token`, verifies, and
+  // emits what was accepted; returns the next token to emit (or -1 when the
+  // emitter stopped).
+  Result<int32_t> speculative_step(int32_t token, int32_t draft_length, sampling::Sampler& sampler,
+                                   const GenerateOptions& options, Emitter& emitter);
   // Prefills `tokens` into an empty cache (the rings' fallback).
   Status reprefill(std::vector<int32_t> tokens);
   int64_t reprefills_ = 0;
@@ -126,6 +143,8 @@ class Session {
   std::vector<int32_t> context_;
   std::vector<float> logits_;
   std::vector<int32_t> positions_;
+  std::vector<float> verify_rows_;
+  std::vector<int32_t> draft_context_;
 };
 
 }  // namespace hearth::runtime

@@ -59,6 +59,27 @@ class Sampler {
   int32_t sample(std::span<const float> logits);
   // Records a token that was not sampled (the prompt) for the penalties.
   void accept(int32_t token);
+  // Forgets the penalty window and records the last tokens of `history`
+  // instead (a drafter's sampler follows the target's context); the
+  // generator's state is kept.
+  void set_history(std::span<const int32_t> history);
+
+  // Speculative decoding's acceptance rule for one drafted token, so the
+  // output follows this chain's distribution p whatever the drafter's q:
+  // greedy accepts when the arg-max is the draft; sampling accepts with
+  // probability min(1, p(draft) / q(draft)) and otherwise draws from the
+  // normalized max(0, p - q). `q` is the drafter's distribution at this
+  // position after the same chain (empty: the draft was proposed
+  // deterministically, q is a point mass on it). The token returned (the
+  // draft, or its replacement) is remembered for the penalties.
+  struct Verdict {
+    bool accepted = false;
+    int32_t token = -1;
+  };
+  Verdict verify(std::span<const float> logits, int32_t draft, std::span<const Candidate> q);
+  // One draw from `dist` (probabilities summing to 1) with this sampler's
+  // generator; a drafter samples its proposals with it.
+  int32_t draw(std::span<const Candidate> dist);
   void reset();
 
   // The distribution the draw uses (after the whole chain), sorted by

@@ -61,6 +61,9 @@ struct CatalogModel {
   ModelShape shape;
   std::string description;
   std::string source_repo;
+  // Catalog id of a smaller model with the same tokenizer that drafts well
+  // for this one (speculative decoding); empty when none is suggested.
+  std::string draft_model;
   std::vector<CatalogVariant> variants;
 
   const CatalogVariant* find_variant(std::string_view quant) const;

@@ -11,6 +11,7 @@ namespace hearth::settings {
 enum class KvCacheType { F16, Q8_0 };
 enum class OverflowPolicy { Stop, Evict, Summarize };
 enum class Theme { System, Light, Dark };
+enum class SpeculationMode { Off, Ngram, DraftModel };
 
 // Sampling parameters of one reply; also stored per conversation as overrides.
 struct SamplingSettings {
@@ -25,6 +26,17 @@ struct SamplingSettings {
   friend bool operator==(const SamplingSettings&, const SamplingSettings&) = default;
 };
 
+// Speculative decoding: drafts verified by the model in one pass. N-gram
+// lookup needs no second model and is the default; a draft model must share
+// the loaded model's vocabulary. Greedy replies are the same either way.
+struct SpeculationSettings {
+  SpeculationMode mode = SpeculationMode::Ngram;
+  std::string draft_model_path;  // DraftModel: the small model that drafts
+  int draft_max = 7;             // tokens drafted per step at most (the engine's limit: 7)
+
+  friend bool operator==(const SpeculationSettings&, const SpeculationSettings&) = default;
+};
+
 // Settings that decide how a model is loaded; changing one needs a reload.
 struct LoadSettings {
   int context_length = 4096;      // tokens
@@ -33,6 +45,7 @@ struct LoadSettings {
   int threads = 0;                // 0 = one per physical core
   std::string gpu_device;         // empty = choose automatically
   int gpu_layers = -1;            // -1 = automatic, 0 = CPU only
+  SpeculationSettings speculation;  // a draft model is loaded with the model
 
   friend bool operator==(const LoadSettings&, const LoadSettings&) = default;
 };
@@ -79,6 +92,7 @@ struct SettingsLimits {
   static constexpr int kMaxParallel = 16;
   static constexpr int kMinApiContext = 256;
   static constexpr int kMaxApiContext = 32768;
+  static constexpr int kMaxDraft = 7;  // runtime::kMaxDraftTokens
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
@@ -88,5 +102,7 @@ Settings clamp_settings(Settings settings);
 const char* to_string(KvCacheType type);
 const char* to_string(OverflowPolicy policy);
 const char* to_string(Theme theme);
+const char* to_string(SpeculationMode mode);  // "off", "ngram", "draft"
+
 
 }  // namespace hearth::settings

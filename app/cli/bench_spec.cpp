@@ -1,0 +1,165 @@
+#include "bench_spec.h"
+
+#include <hearth/engine/runtime/session.h>
+#include <hearth/engine/sampling/sampler.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace hearth::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double sd(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  const double m = mean(v);
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Greedy generation of `tg` tokens after the prompt; decode tokens/s (the
+// gaps between tokens, so prefill is not counted).
+Result<double> decode_tps(runtime::Session& s, const SpecBenchInput& in, runtime::Speculator* spec) {
+  s.reset();
+  runtime::GenerateOptions opt;
+  opt.max_tokens = static_cast<int32_t>(in.tg);
+  opt.sampler.temperature = 0;
+  opt.speculator = spec;
+  HEARTH_TRY(auto r, s.generate(in.prompt, opt, {}, {}));
+  return r.figures.decode_tps;
+}
+
+}  // namespace
+
+Result<nlohmann::json> bench_speculation(const SpecBenchInput& in) {
+  runtime::SessionConfig config;
+  config.n_ctx = static_cast<int64_t>(in.prompt.size()) + in.tg + 64;
+  config.kv_type = in.kv_type;
+  config.n_batch = 64;
+  HEARTH_TRY(auto session, runtime::Session::create(*in.model, *in.backend, config));
+  runtime::Speculator& spec = *in.speculator;
+
+  // Plain and speculative runs alternate, so a machine that gets busier
+  // during the run slows both alike. Run 0 warms up and is not counted.
+  std::vector<double> plain, fast;
+  runtime::SpecFigures counted;
+  for (int64_t r = 0; r <= in.reps; ++r) {
+    HEARTH_TRY(const double p, decode_tps(*session, in, nullptr));
+    spec.reset();
+    const runtime::SpecFigures before = spec.figures();
+    HEARTH_TRY(const double f, decode_tps(*session, in, &spec));
+    if (r == 0) continue;
+    plain.push_back(p);
+    fast.push_back(f);
+    const auto d = spec.figures().since(before);
+    counted.verify_passes += d.verify_passes;
+    counted.drafted += d.drafted;
+    counted.accepted += d.accepted;
+    counted.draft_ms += d.draft_ms;
+    counted.switch_offs += d.switch_offs;
+  }
+
+  // The verify pass by batch size, after the prompt: n tokens in one pass,
+  // then cut back (what a rejected draft costs).
+  session->reset();
+  HEARTH_CHECK(session->prefill(in.prompt));
+  const size_t base = session->context().size();
+  sampling::Rng rng(7);
+  const auto n_vocab = static_cast<uint64_t>(in.model->hparams().n_vocab);
+  std::vector<float> rows;
+  std::vector<double> verify_ms;
+  constexpr int kVerifySizes = 9, kVerifyReps = 7;
+  for (int n = 1; n <= kVerifySizes; ++n) {
+    std::vector<double> t;
+    for (int rep = 0; rep <= kVerifyReps; ++rep) {
+      std::vector<int32_t> tokens(static_cast<size_t>(n));
+      for (auto& id : tokens) id = static_cast<int32_t>(rng.next() % n_vocab);
+      const auto t0 = Clock::now();
+      HEARTH_CHECK(session->verify(tokens, rows));
+      if (rep > 0) t.push_back(ms_since(t0));
+      HEARTH_CHECK(session->truncate(base));
+    }
+    verify_ms.push_back(median(t));
+  }
+  nlohmann::json ratio = nlohmann::json::array();
+  for (int k = 1; k < kVerifySizes; ++k) ratio.push_back(verify_ms[static_cast<size_t>(k)] / verify_ms[0]);
+
+  // Expected tokens per step with draft length k at acceptance a (each draft
+  // kept with probability a, independently): (1 - a^(k+1)) / (1 - a); the
+  // step costs k drafts and one verify pass of k + 1 tokens.
+  const double draft_ms = counted.drafted > 0 ? counted.draft_ms / static_cast<double>(counted.drafted) : 0.0;
+  nlohmann::json modeled = nlohmann::json::array();
+  for (double a : {0.5, 0.7, 0.9}) {
+    double best = 0;
+    int best_k = 1;
+    for (int k = 1; k <= runtime::kMaxDraftTokens; ++k) {
+      const double tokens = (1.0 - std::pow(a, k + 1)) / (1.0 - a);
+      const double cost = k * draft_ms + verify_ms[static_cast<size_t>(k)];
+      const double speedup = tokens * verify_ms[0] / cost;
+      if (speedup > best) {
+        best = speedup;
+        best_k = k;
+      }
+    }
+    modeled.push_back({{"acceptance", a}, {"k", best_k}, {"speedup", best}});
+  }
+  return nlohmann::json{{"spec", spec.drafter().name()},
+                        {"draft_max", spec.config().draft_max},
+                        {"adaptive", spec.config().adaptive},
+                        {"tg_tps", mean(fast)},
+                        {"tg_tps_sd", sd(fast)},
+                        {"tg_tps_nospec", mean(plain)},
+                        {"tg_tps_nospec_sd", sd(plain)},
+                        {"speedup", mean(plain) > 0 ? mean(fast) / mean(plain) : 0.0},
+                        {"acceptance_rate", counted.acceptance_rate()},
+                        {"mean_accepted", counted.mean_accepted()},
+                        {"verify_passes", counted.verify_passes},
+                        {"draft_ms_per_token", draft_ms},
+                        {"switch_offs", counted.switch_offs},
+                        {"verify_ms", verify_ms},
+                        {"verify_cost_ratio", ratio},
+                        {"modeled_speedup", modeled}};
+}
+
+void print_speculation(const nlohmann::json& j) {
+  std::printf("speculation %s (k <= %d%s)\n", j["spec"].get<std::string>().c_str(), j["draft_max"].get<int>(),
+              j["adaptive"].get<bool>() ? ", adaptive" : ", fixed");
+  std::printf("  tg with     %8.2f +- %.2f tok/s\n", j["tg_tps"].get<double>(), j["tg_tps_sd"].get<double>());
+  std::printf("  tg without  %8.2f +- %.2f tok/s   speed-up %.2fx\n", j["tg_tps_nospec"].get<double>(),
+              j["tg_tps_nospec_sd"].get<double>(), j["speedup"].get<double>());
+  std::printf("  acceptance  %.1f%%, %.2f accepted per verify pass (%lld passes), draft %.3f ms/token, switched off "
+              "%lld times\n",
+              100.0 * j["acceptance_rate"].get<double>(), j["mean_accepted"].get<double>(),
+              static_cast<long long>(j["verify_passes"].get<int64_t>()), j["draft_ms_per_token"].get<double>(),
+              static_cast<long long>(j["switch_offs"].get<int64_t>()));
+  std::printf("  verify pass ms by tokens:");
+  const auto& v = j["verify_ms"];
+  for (size_t i = 0; i < v.size(); ++i) std::printf(" %zu:%.2f", i + 1, v[i].get<double>());
+  std::printf("\n  cost T(k+1)/T(1):");
+  const auto& r = j["verify_cost_ratio"];
+  for (size_t i = 0; i < r.size(); ++i) std::printf(" k=%zu:%.2f", i + 1, r[i].get<double>());
+  std::printf("\n  modeled speed-up:");
+  for (const auto& m : j["modeled_speedup"]) {
+    std::printf(" a=%.1f:%.2fx(k=%d)", m["acceptance"].get<double>(), m["speedup"].get<double>(), m["k"].get<int>());
+  }
+  std::printf("\n");
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,83 @@
+// Settings -> Speculative decoding: the draft-model chooser lists the
+// downloaded models (real GGUF files) that share the loaded model's
+// vocabulary and are smaller than it, says what it left out, and the
+// choices persist as load settings that go with the next load request.
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include "controllers/model_controller.h"
+#include "controllers/settings_controller.h"
+#include "controllers/speculation_controller.h"
+#include "engine/memory_sizer.h"
+#include "support/scripted_engine_client.h"
+
+namespace hearth::ui {
+namespace {
+
+QString data(const char* rel) { return QStringLiteral(HEARTH_TEST_DATA_DIR "/") + QLatin1String(rel); }
+
+TEST(SpeculationController, ListsTheDownloadedModelsThatCanDraftForTheLoadedOne) {
+  QTemporaryDir models;
+  // The tiny fixtures share one vocabulary (the qwen2-shaped one too); the
+  // story model and a GPT-2 vocabulary file do not.
+  for (const char* f : {"models/tiny-llama-q4_0.gguf", "models/tiny-qwen2-q8_0.gguf", "models/stories260K.gguf",
+                        "vocab/ggml-vocab-gpt-2.gguf"}) {
+    ASSERT_TRUE(QFile::copy(data(f), models.filePath(QFileInfo(QLatin1String(f)).fileName())));
+  }
+  EngineMemorySizer sizer;
+  testing::ScriptedEngineClient engine;
+  SettingsController settings(settings::Settings{}, nullptr, &sizer);
+  ModelController model(&engine, &settings, nullptr, QString());
+  SpeculationController spec(&settings, &model, models.path());
+  EXPECT_EQ(spec.mode(), QStringLiteral("ngram")) << "n-gram drafts are the default";
+  EXPECT_TRUE(spec.draftModels().isEmpty());
+  EXPECT_FALSE(spec.draftModelsNote().isEmpty()) << "says a model must be loaded first";
+
+  // The loaded model (outside the folder): the tiny llama in F32.
+  model.load(data("models/tiny-llama-f32.gguf"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 2000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !spec.scanning(); }, 10000));
+  QStringList names;
+  for (const QVariant& v : spec.draftModels()) names << v.toMap().value(QStringLiteral("name")).toString();
+  names.sort();
+  EXPECT_EQ(names, (QStringList{QStringLiteral("tiny-llama-q4_0"), QStringLiteral("tiny-qwen2-q8_0")}));
+  EXPECT_TRUE(spec.draftModelsNote().contains(QStringLiteral("2 with another vocabulary")))
+      << spec.draftModelsNote().toStdString();
+
+  // A model the same size or larger is left out: the f32 file drafting for
+  // the qwen2-shaped q8_0 (1.4 MB; the q4_0 is 1.1 MB, the story model 1.2 MB).
+  ASSERT_TRUE(QFile::copy(data("models/tiny-llama-f32.gguf"), models.filePath(QStringLiteral("big.gguf"))));
+  model.load(models.filePath(QStringLiteral("tiny-qwen2-q8_0.gguf")));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready() && model.modelPath().endsWith(QStringLiteral("q8_0.gguf")); }, 2000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !spec.scanning(); }, 10000));
+  names.clear();
+  for (const QVariant& v : spec.draftModels()) names << v.toMap().value(QStringLiteral("name")).toString();
+  EXPECT_EQ(names, QStringList{QStringLiteral("tiny-llama-q4_0")}) << names.join(QStringLiteral(",")).toStdString() << " / " << spec.draftModelsNote().toStdString();
+  // Left out: the story model (another vocabulary), the f32 file and the
+  // GPT-2 vocabulary file (1.7 MB): not smaller.
+  EXPECT_TRUE(spec.draftModelsNote().contains(QStringLiteral("1 with another vocabulary, 2 not smaller than the model")))
+      << spec.draftModelsNote().toStdString();
+
+  // The choice is a load setting: the next load asks the engine for it.
+  QSignalSpy changed(&spec, &SpeculationController::settingsChanged);
+  spec.setMode(QStringLiteral("draft"));
+  spec.setDraftModelPath(models.filePath(QStringLiteral("tiny-llama-q4_0.gguf")));
+  spec.setDraftMax(99);
+  EXPECT_GE(changed.count(), 3);
+  EXPECT_EQ(spec.draftMax(), settings::SettingsLimits::kMaxDraft) << "clamped";
+  EXPECT_TRUE(settings.needsReload());
+  model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 3; }, 2000));
+  const LoadRequest& last = engine.loads.back();
+  EXPECT_EQ(last.speculation, QStringLiteral("draft"));
+  EXPECT_EQ(last.draft_model_path, models.filePath(QStringLiteral("tiny-llama-q4_0.gguf")));
+  EXPECT_EQ(last.draft_max, settings::SettingsLimits::kMaxDraft);
+}
+
+}  // namespace
+}  // namespace hearth::ui
