@@ -1,6 +1,7 @@
 // Avx2 kernels: the shared 256-bit implementation compiled for this level
 // (see dot_x86_256.inc; compile flags are set per file in CMakeLists.txt),
-// multi-row decode for Q4_0 / Q5_0 (dot_avx2_rows.inc),
+// multi-row decode for Q4_0 / Q5_0 (dot_avx2_rows.inc) and Q4_K / Q5_K /
+// Q6_K (dot_avx2_rows_k.inc),
 // plus repacked 8-row prompt-processing tiles for the formats whose codes
 // are small enough for vpmaddubsw sums to stay in int16 (see PackVec).
 #include <immintrin.h>
@@ -24,6 +25,7 @@ namespace avx2 {
 #include "dot_x86_256.inc"
 #include "dot_dec32_act.inc"
 #include "dot_avx2_rows.inc"
+#include "dot_avx2_rows_k.inc"
 
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
 // that are accumulated in int16 over the groups of a (half) block and
@@ -102,6 +104,7 @@ void fill_avx2(KernelTable& t) {
   avx2::fill_avx2(t);
   avx2::fill_avx2_packed(t);
   avx2::fill_avx2_rows(t);
+  avx2::fill_avx2_rows_k(t);
   t.f16_to_f32 = avx2::halves_to_floats;
 }
 

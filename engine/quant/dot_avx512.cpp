@@ -64,6 +64,9 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_rows(t);
   avx512::fill_avx512_rows_k(t);
   avx512::fill_avx512_rows_multi(t);
+  // Q5_K keeps this level's 512-bit row dot, faster than the 256-bit decode
+  // rows the AVX-VNNI level left in the table (bench_quant DecodeCache).
+  t.by_type[static_cast<size_t>(DType::Q5_K)].decode = {};
   avx512::fill_avx512_prefill(t);
 }
 

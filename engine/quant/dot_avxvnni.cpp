@@ -1,6 +1,8 @@
 // AvxVnni kernels: the shared 256-bit implementation compiled for this level
 // (see dot_x86_256.inc; compile flags are set per file in CMakeLists.txt),
-// plus repacked 8-row prompt-processing tiles (dot_x86_packed.inc).
+// the multi-row decode kernels of the AVX2 level recompiled with vpdpbusd /
+// vpdpwssd (dot_avx2_rows.inc, dot_avx2_rows_k.inc), plus repacked 8-row
+// prompt-processing tiles (dot_x86_packed.inc).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -20,6 +22,9 @@ namespace hearth::quant::detail {
 namespace avxvnni {
 #include <hearth/engine/quant/isa_buffer.inc>
 #include "dot_x86_256.inc"
+#include "dot_dec32_act.inc"
+#include "dot_avx2_rows.inc"
+#include "dot_avx2_rows_k.inc"
 
 // 8 weight rows per 256-bit register for the repacked tiles.
 struct PackVec {
@@ -72,6 +77,8 @@ void fill_avxvnni_packed(KernelTable& t) {
 void fill_avxvnni(KernelTable& t) {
   avxvnni::fill_avxvnni(t);
   avxvnni::fill_avxvnni_packed(t);
+  avxvnni::fill_avx2_rows(t);
+  avxvnni::fill_avx2_rows_k(t);
 }
 
 }  // namespace hearth::quant::detail

@@ -240,7 +240,7 @@ void register_all() {
           ->Threads(1)->Threads(2)->UseRealTime();
       benchmark::RegisterBenchmark(("VecDotCache/" + name).c_str(), BM_VecDot, t, l, size_t{512} << 10);
       benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t, l)->Arg(16)->Arg(64)->Arg(512);
-      if (l == levels.back()) {
+      if (l != KernelLevel::Scalar) {
         benchmark::RegisterBenchmark(("DecodeMem/" + name).c_str(), BM_DecodeRows, t, l, size_t{256} << 20)
             ->Threads(1)->Threads(2)->UseRealTime();
         benchmark::RegisterBenchmark(("DecodeCache/" + name).c_str(), BM_DecodeRows, t, l, size_t{512} << 10);

@@ -198,8 +198,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
       }
     }
   }
-  // The AVX-512 level must provide them for the formats decode relies on,
-  // and the 256-bit levels for Q4_0 and Q5_0.
+  // Every x86 level must provide them for the formats decode relies on.
   if (GetParam() == KernelLevel::Avx512) {
     for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
@@ -207,8 +206,11 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
     EXPECT_GT(checked, 0);
   }
   if (GetParam() == KernelLevel::Avx2 || GetParam() == KernelLevel::AvxVnni) {
-    for (DType type : {DType::Q4_0, DType::Q5_0}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
+    }
+    if (GetParam() == KernelLevel::AvxVnni) {
+      EXPECT_NE(table_.get(DType::IQ4_NL).decode.rows, nullptr);
     }
     EXPECT_GT(checked, 0);
   }
