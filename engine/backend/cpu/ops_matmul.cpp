@@ -258,7 +258,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
-    const bool prefill_tiles = n_tok > 1 && k.prefill.gemm;
+    const bool prefill_tiles = n_tok > kMaxRowsBatch && k.prefill.gemm;
     // The scratch layout of this product: converted activations, then the
     // kernel's own layout of them, then one weight tile per thread.
     const size_t act_bytes = align_up(ab * static_cast<size_t>(n_tok));
@@ -281,9 +281,15 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     const auto* wdata = static_cast<const uint8_t*>(w->data);
     const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
     const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
-    if (n_tok == 1) {
+    if (n_tok <= kMaxRowsBatch) {
+      // One token, or a few (a verify pass, a scheduler step) of a type
+      // without decode kernels: the row dot per token, so each token gets
+      // exactly its one-token result; a row is read from memory once and
+      // from cache for the other tokens.
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
-        for (int64_t r = b; r < e; ++r) y[r] = k.vec_dot(cols, wdata + r * rb, act);
+        for (int64_t r = b; r < e; ++r) {
+          for (int64_t t = 0; t < n_tok; ++t) y[t * rows + r] = k.vec_dot(cols, wdata + r * rb, act + t * ab);
+        }
       });
     } else if (prefill_tiles) {
       // Activations prepared once for every tile (in groups of tokens split
