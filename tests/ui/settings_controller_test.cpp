@@ -1,3 +1,4 @@
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -58,6 +59,21 @@ TEST(SettingsController, BreakdownFollowsContextAndTurnsRedOverBudget) {
   c.set_available_bytes_for_testing(1'000'000);  // less than the weights
   EXPECT_TRUE(c.overLimit());
   EXPECT_FALSE(c.memoryExplanation().isEmpty());
+}
+
+TEST(SettingsController, ADraftModelsWeightsJoinTheEstimate) {
+  EngineMemorySizer sizer;
+  SettingsController c(settings::Settings{}, nullptr, &sizer);
+  c.set_available_bytes_for_testing(8ull << 30);
+  c.set_loaded_model(small_shape(), 4096, settings::Settings{}.load);
+  const double without = c.totalBytes();
+  EXPECT_DOUBLE_EQ(c.draftBytes(), 0.0);
+  const QString draft = QStringLiteral(HEARTH_TEST_DATA_DIR "/models/tiny-llama-q4_0.gguf");
+  c.setSpeculation({settings::SpeculationMode::DraftModel, draft.toStdString(), 4});
+  EXPECT_DOUBLE_EQ(c.draftBytes(), static_cast<double>(QFileInfo(draft).size()));
+  EXPECT_DOUBLE_EQ(c.totalBytes(), without + c.draftBytes());
+  c.setSpeculation({settings::SpeculationMode::Ngram, draft.toStdString(), 4});
+  EXPECT_DOUBLE_EQ(c.draftBytes(), 0.0) << "n-gram drafts need no model";
 }
 
 TEST(SettingsController, PresetSetsSystemPrompt) {

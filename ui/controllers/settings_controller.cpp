@@ -1,5 +1,6 @@
 #include "controllers/settings_controller.h"
 
+#include <QFileInfo>
 #include <QLocale>
 
 #include <algorithm>
@@ -82,6 +83,14 @@ void SettingsController::recompute_memory() {
                       ? sizer_->estimate(*shape_, api.context_length, settings_.load.kv_cache_type).kv_bytes *
                             static_cast<uint64_t>(api.parallel)
                       : 0;
+  // A draft model's weights come on top (its small KV cache is left out:
+  // its shape is only known once it is loaded).
+  const auto& spec = settings_.load.speculation;
+  draft_bytes_ = 0;
+  if (shape_ && spec.mode == settings::SpeculationMode::DraftModel && !spec.draft_model_path.empty()) {
+    const QFileInfo draft(QString::fromStdString(spec.draft_model_path));
+    if (draft.isFile()) draft_bytes_ = static_cast<uint64_t>(draft.size());
+  }
   emit memoryChanged();
 }
 

@@ -51,6 +51,8 @@ class SettingsController : public QObject {
   Q_PROPERTY(double totalBytes READ totalBytes NOTIFY memoryChanged)
   // The local API's KV slots (parallel x its context), when it is on.
   Q_PROPERTY(double apiKvBytes READ apiKvBytes NOTIFY memoryChanged)
+  // Speculative decoding with a draft model: its weights (the file), loaded beside the model.
+  Q_PROPERTY(double draftBytes READ draftBytes NOTIFY memoryChanged)
   Q_PROPERTY(double budgetBytes READ budgetBytes NOTIFY memoryChanged)
   Q_PROPERTY(double availableBytes READ availableBytes NOTIFY memoryChanged)
   Q_PROPERTY(bool overLimit READ overLimit NOTIFY memoryChanged)
@@ -115,8 +117,9 @@ class SettingsController : public QObject {
   double weightsBytes() const { return static_cast<double>(breakdown_.weights_bytes); }
   double kvBytes() const { return static_cast<double>(breakdown_.kv_bytes); }
   double scratchBytes() const { return static_cast<double>(breakdown_.scratch_bytes); }
-  double totalBytes() const { return static_cast<double>(breakdown_.total() + api_kv_bytes_); }
+  double totalBytes() const { return static_cast<double>(breakdown_.total() + api_kv_bytes_ + draft_bytes_); }
   double apiKvBytes() const { return static_cast<double>(api_kv_bytes_); }
+  double draftBytes() const { return static_cast<double>(draft_bytes_); }
   // Settings -> Local API (persisted like the rest; its slots join the estimate).
   void setSpeculation(const settings::SpeculationSettings& speculation);
   void setLocalApi(const settings::LocalApiSettings& api);
@@ -151,6 +154,7 @@ class SettingsController : public QObject {
   std::optional<settings::LoadSettings> loaded_with_;
   MemoryBreakdown breakdown_;
   uint64_t api_kv_bytes_ = 0;
+  uint64_t draft_bytes_ = 0;
   uint64_t available_bytes_ = 0;
   bool available_pinned_ = false;
 };
