@@ -7,7 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
+
+#include "bench_measure.h"
 
 namespace hearth::cli {
 namespace {
@@ -15,18 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-double sd(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
-  const double m = mean(v);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1));
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -120,14 +109,15 @@ Result<nlohmann::json> bench_speculation(const SpecBenchInput& in) {
     }
     modeled.push_back({{"acceptance", a}, {"k", best_k}, {"speedup", best}});
   }
+  const Stats with = stats(fast), without = stats(plain);
   return nlohmann::json{{"spec", spec.drafter().name()},
                         {"draft_max", spec.config().draft_max},
                         {"adaptive", spec.config().adaptive},
-                        {"tg_tps", mean(fast)},
-                        {"tg_tps_sd", sd(fast)},
-                        {"tg_tps_nospec", mean(plain)},
-                        {"tg_tps_nospec_sd", sd(plain)},
-                        {"speedup", mean(plain) > 0 ? mean(fast) / mean(plain) : 0.0},
+                        {"tg_tps", with.mean},
+                        {"tg_tps_sd", with.sd},
+                        {"tg_tps_nospec", without.mean},
+                        {"tg_tps_nospec_sd", without.sd},
+                        {"speedup", without.mean > 0 ? with.mean / without.mean : 0.0},
                         {"acceptance_rate", counted.acceptance_rate()},
                         {"mean_accepted", counted.mean_accepted()},
                         {"verify_passes", counted.verify_passes},

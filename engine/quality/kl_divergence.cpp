@@ -1,4 +1,5 @@
 #include <hearth/engine/quality/kl_divergence.h>
+#include <hearth/engine/quality/perplexity.h>
 
 #include <algorithm>
 #include <cmath>
@@ -58,24 +59,10 @@ Status BaseLogProbs::read(int64_t index, QuantizedLogProbs& row) const {
 
 Result<BaseRecord> record_base(const model::Model& base, backend::Backend& backend, std::span<const Segment> segments,
                                const EvalOptions& options) {
-  HEARTH_TRY(auto eval, SegmentEvaluator::create(base, backend, max_segment_tokens(segments), options));
-  HEARTH_TRY(auto store, BaseLogProbs::create(eval.n_vocab()));
-  const auto n_vocab = static_cast<size_t>(eval.n_vocab());
-  NllStats stats;
-  std::vector<float> logits;
-  for (const auto& segment : segments) {
-    HEARTH_CHECK(eval.evaluate(segment, logits));
-    for (int64_t r = 0; r < segment.scored(); ++r) {
-      const auto row = std::span<const float>(logits).subspan(static_cast<size_t>(r) * n_vocab, n_vocab);
-      stats.add(token_nll(row, segment.tokens[static_cast<size_t>(segment.first + r) + 1]));
-      HEARTH_CHECK(store.append(quantize_log_probs(row)));
-    }
-  }
-  PerplexityResult ppl;
-  ppl.scored = stats.count;
-  ppl.segments = static_cast<int32_t>(segments.size());
-  ppl.ppl = stats.ppl();
-  ppl.ppl_sd = stats.ppl_sd();
+  HEARTH_TRY(auto store, BaseLogProbs::create(static_cast<int32_t>(base.hparams().n_vocab)));
+  HEARTH_TRY(const PerplexityResult ppl, perplexity(base, backend, segments, options, [&](std::span<const float> row) {
+               return store.append(quantize_log_probs(row));
+             }));
   return BaseRecord{std::move(store), ppl};
 }
 

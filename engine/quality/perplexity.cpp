@@ -4,7 +4,8 @@
 namespace hearth::quality {
 
 Result<PerplexityResult> perplexity(const model::Model& model, backend::Backend& backend,
-                                    std::span<const Segment> segments, const EvalOptions& options) {
+                                    std::span<const Segment> segments, const EvalOptions& options,
+                                    const ScoredRowFn& on_row) {
   HEARTH_TRY(auto eval, SegmentEvaluator::create(model, backend, max_segment_tokens(segments), options));
   const auto n_vocab = static_cast<size_t>(eval.n_vocab());
   NllStats stats;
@@ -13,8 +14,9 @@ Result<PerplexityResult> perplexity(const model::Model& model, backend::Backend&
     HEARTH_CHECK(eval.evaluate(segment, logits));
     for (int64_t r = 0; r < segment.scored(); ++r) {
       const auto pos = static_cast<size_t>(segment.first + r);
-      stats.add(token_nll(std::span<const float>(logits).subspan(static_cast<size_t>(r) * n_vocab, n_vocab),
-                          segment.tokens[pos + 1]));
+      const auto row = std::span<const float>(logits).subspan(static_cast<size_t>(r) * n_vocab, n_vocab);
+      stats.add(token_nll(row, segment.tokens[pos + 1]));
+      if (on_row) HEARTH_CHECK(on_row(row));
     }
   }
   PerplexityResult out;

@@ -6,16 +6,6 @@
 #include <cstdlib>
 
 namespace hearth::runtime {
-namespace {
-
-bool same_chain(const sampling::SamplerConfig& a, const sampling::SamplerConfig& b) {
-  return a.temperature == b.temperature && a.top_k == b.top_k && a.top_p == b.top_p && a.min_p == b.min_p &&
-         a.repeat_penalty == b.repeat_penalty && a.presence_penalty == b.presence_penalty &&
-         a.frequency_penalty == b.frequency_penalty && a.penalty_window == b.penalty_window && a.seed == b.seed;
-}
-
-}  // namespace
-
 Status check_draft_vocabulary(const model::Model& target, const model::Model& draft) {
   return tokenizer::check_draft_tokens(target.file(), draft.file());
 }
@@ -48,7 +38,7 @@ Result<Draft> ModelDrafter::propose(std::span<const int32_t> context, int32_t ma
   if (keep < held.size()) HEARTH_CHECK(session_->truncate(keep));
   HEARTH_CHECK(session_->prefill(context.subspan(session_->context().size())));
 
-  if (!sampler_ || !same_chain(sampler, sampler_config_)) {
+  if (!sampler_ || !(sampler == sampler_config_)) {
     // Its own generator, seeded apart from the target's so the two draws are
     // independent (the rejection rule assumes it).
     sampling::SamplerConfig own = sampler;

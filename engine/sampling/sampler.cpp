@@ -151,20 +151,7 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  const auto dist = distribution(logits);
-  int32_t token = dist.front().token;
-  if (dist.size() > 1) {
-    const double u = rng_.uniform();
-    double cum = 0;
-    token = dist.back().token;
-    for (const auto& c : dist) {
-      cum += c.p;
-      if (u < cum) {
-        token = c.token;
-        break;
-      }
-    }
-  }
+  const int32_t token = draw(distribution(logits));
   accept(token);
   return token;
 }

@@ -9,6 +9,7 @@
 #include <hearth/engine/quality/segments.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 namespace hearth::quality {
@@ -20,7 +21,12 @@ struct PerplexityResult {
   double ppl_sd = 0;
 };
 
+// Called with the logits (n_vocab) of every scored position in order: what
+// a caller keeps besides the figure (the KL base records them).
+using ScoredRowFn = std::function<Status(std::span<const float> logits)>;
+
 Result<PerplexityResult> perplexity(const model::Model& model, backend::Backend& backend,
-                                    std::span<const Segment> segments, const EvalOptions& options = {});
+                                    std::span<const Segment> segments, const EvalOptions& options = {},
+                                    const ScoredRowFn& on_row = {});
 
 }  // namespace hearth::quality

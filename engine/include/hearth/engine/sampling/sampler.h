@@ -20,6 +20,8 @@ struct SamplerConfig {
   float frequency_penalty = 0.0f; // subtracted per occurrence in the window
   int32_t penalty_window = 64;    // recent tokens the penalties look at
   uint64_t seed = 0;
+
+  friend bool operator==(const SamplerConfig&, const SamplerConfig&) = default;
 };
 
 // Index of the largest value, the first of equal ones (-1 when empty; NaNs
