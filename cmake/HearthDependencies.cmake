@@ -17,6 +17,8 @@ if(HEARTH_BUILD_APP)
   # The local API server's HTTP (libcpp-httplib-dev, built as a shared library
   # by Debian; its .pc carries the feature defines the library was built with).
   pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+  # PDF text for document libraries (libpoppler-qt6-dev).
+  pkg_check_modules(POPPLER_QT6 REQUIRED IMPORTED_TARGET poppler-qt6)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Quick QuickControls2 Network Svg Test QuickTest)
   qt_standard_project_setup()
 endif()

@@ -21,6 +21,11 @@ packages=(
   libpcre2-dev libcpuinfo-dev libxxhash-dev nlohmann-json3-dev libssl-dev
   # the local API server's HTTP; node and npm run the official OpenAI SDK in its tests
   libcpp-httplib-dev nodejs
+  # remote backends: API keys in the desktop's secret store (QtKeychain), and a real
+  # Secret Service for its tests (gnome-keyring in a private D-Bus session)
+  qtkeychain-qt6-dev gnome-keyring dbus-bin dbus-daemon libsecret-tools
+  # documents: PDF text through Poppler's Qt 6 binding
+  libpoppler-qt6-dev
   # headless display for screenshots, image tools for test artefacts
   xvfb xauth imagemagick
 )

@@ -7,8 +7,10 @@
 
 #include "common/settings_store.h"
 #include "common/version.h"
+#include "documents/pdf_extractor.h"
 #include "controllers/archive_controller.h"
 #include "controllers/chat_controller.h"
+#include "controllers/documents_controller.h"
 #include "controllers/local_api_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
@@ -72,6 +74,9 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   downloads_ = new AppModelDownloads(this);
   // The local API's token lives beside the settings, readable by this user only.
   local_api_ = new ui::LocalApiController(engine_, settings_, dir.filePath(QStringLiteral("api-key")), this);
+  // Documents: libraries in the conversation database, PDF through Poppler.
+  documents_ = new ui::DocumentsController(storage_, chat_->conversation(), chat_->reply(), add_document_formats,
+                                           nullptr, this);
   speculation_ = new ui::SpeculationController(settings_, model_,
                                                QString::fromStdString(models::default_models_dir().string()), this);
   // Imported conversations appear in the sidebar.
@@ -85,6 +90,8 @@ AppContext::~AppContext() {
   // dropped with the receiver). The controller then flushes its last writes
   // into the queue, and deleting the executor drains and joins it.
   storage_->drain();
+  delete documents_;
+  documents_ = nullptr;
   delete speculation_;
   speculation_ = nullptr;
   delete local_api_;
@@ -112,6 +119,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
       {QStringLiteral("localApi"), QVariant::fromValue(local_api_)},
       {QStringLiteral("speculation"), QVariant::fromValue(speculation_)},
+      {QStringLiteral("documents"), QVariant::fromValue(documents_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},

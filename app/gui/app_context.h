@@ -18,6 +18,7 @@
 namespace hearth::ui {
 class ArchiveController;
 class ChatController;
+class DocumentsController;
 class LocalApiController;
 class SpeculationController;
 class EngineClient;
@@ -59,6 +60,7 @@ class AppContext : public QObject {
   ui::ModelDownloads* downloads() const { return downloads_; }
   ui::LocalApiController* localApi() const { return local_api_; }
   ui::SpeculationController* speculation() const { return speculation_; }
+  ui::DocumentsController* documents() const { return documents_; }
   const QString& data_dir() const { return options_.data_dir; }
 
  signals:
@@ -83,6 +85,7 @@ class AppContext : public QObject {
   ui::ModelController* model_ = nullptr;
   ui::LocalApiController* local_api_ = nullptr;
   ui::SpeculationController* speculation_ = nullptr;
+  ui::DocumentsController* documents_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;

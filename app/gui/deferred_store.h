@@ -42,6 +42,7 @@ class DeferredStore final : public ui::ConversationStore {
                                            const std::vector<ui::ConversationKey>& which) override;
   Result<ui::ImportCounts> preview_import(const std::string& json) override;
   Result<ui::ImportOutcome> import_conversations(const std::string& json, ui::DuplicateChoice duplicates) override;
+  storage::Database* database() override { return store().database(); }
 
  private:
   ui::ConversationStore& store();

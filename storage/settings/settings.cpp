@@ -37,6 +37,8 @@ Settings clamp_settings(Settings s) {
   api.parallel = std::clamp(api.parallel, 1, L::kMaxParallel);
   api.context_length = std::clamp(api.context_length, L::kMinApiContext, L::kMaxApiContext);
   if (api.host.empty() || api.host.size() > 253) api.host = defaults.local_api.host;
+  s.documents.source_budget_tokens =
+      std::clamp(s.documents.source_budget_tokens, L::kMinSourceBudget, L::kMaxSourceBudget);
   return s;
 }
 

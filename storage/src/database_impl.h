@@ -43,7 +43,13 @@ class Statement {
     return id.valid() ? bind(index, id.value()) : bind_null(index);
   }
   Statement& bind_null(int index);
+  Statement& bind_blob(int index, const void* data, std::size_t size);
 
+  // Ready to bind and run again (bindings are kept until rebound).
+  void reset() {
+    sqlite3_reset(stmt_);
+    bind_error_ = SQLITE_OK;
+  }
   // true: a row is available; false: done.
   Result<bool> step();
   // Runs a statement that returns no rows.
@@ -53,6 +59,12 @@ class Statement {
   double real(int column) const { return sqlite3_column_double(stmt_, column); }
   bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string text(int column) const;
+  // The column's bytes, valid until the next step or reset.
+  std::string_view blob(int column) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    const int size = sqlite3_column_bytes(stmt_, column);
+    return data == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(data), static_cast<std::size_t>(size));
+  }
   std::optional<double> optional_real(int column) const;
   std::optional<std::int64_t> optional_int64(int column) const;
   template <typename IdType>

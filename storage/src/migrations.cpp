@@ -152,10 +152,118 @@ CREATE TRIGGER messages_reasoning_fts_update AFTER UPDATE OF reasoning ON messag
 END;
 )sql";
 
+// Version 4: document libraries for retrieval (chat with your documents) and the
+// exact response cache. A document's chunks are replaced as a whole in one
+// transaction, so an indexing run killed half-way leaves every file either fully
+// indexed (by content hash) or not at all. Chunk vectors sit in their own table
+// (int8 components with one scale) so loading a library's vectors for search reads
+// no chunk text. chunk_fts indexes heading and text with the Porter stemmer; chunks
+// are never updated in place, only inserted and deleted. message_sources keeps the
+// passages a reply was given exactly as the model saw them, so they survive a
+// re-index or the library's removal.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE libraries (
+  id              INTEGER PRIMARY KEY,
+  name            TEXT    NOT NULL,
+  created_ms      INTEGER NOT NULL,
+  updated_ms      INTEGER NOT NULL,
+  embedding_model TEXT    NOT NULL DEFAULT '',
+  embedding_dim   INTEGER NOT NULL DEFAULT 0 CHECK (embedding_dim >= 0)
+);
+
+CREATE TABLE library_roots (
+  library_id INTEGER NOT NULL REFERENCES libraries(id) ON DELETE CASCADE,
+  path       TEXT    NOT NULL,
+  added_ms   INTEGER NOT NULL,
+  PRIMARY KEY (library_id, path)
+);
+
+CREATE TABLE documents (
+  id             INTEGER PRIMARY KEY,
+  library_id     INTEGER NOT NULL REFERENCES libraries(id) ON DELETE CASCADE,
+  path           TEXT    NOT NULL,
+  content_sha256 TEXT    NOT NULL,
+  size_bytes     INTEGER NOT NULL,
+  modified_ms    INTEGER NOT NULL,
+  kind           TEXT    NOT NULL,
+  state          TEXT    NOT NULL CHECK (state IN ('indexed', 'failed')),
+  error_message  TEXT    NOT NULL DEFAULT '',
+  indexed_ms     INTEGER NOT NULL,
+  UNIQUE (library_id, path)
+);
+
+CREATE TABLE chunks (
+  id             INTEGER PRIMARY KEY,
+  document_id    INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  ordinal        INTEGER NOT NULL,
+  heading        TEXT    NOT NULL DEFAULT '',
+  text           TEXT    NOT NULL,
+  page           INTEGER,
+  line_first     INTEGER NOT NULL,
+  line_last      INTEGER NOT NULL,
+  token_estimate INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (document_id, ordinal)
+);
+
+CREATE TABLE chunk_vectors (
+  chunk_id   INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+  library_id INTEGER NOT NULL REFERENCES libraries(id) ON DELETE CASCADE,
+  scale      REAL    NOT NULL,
+  data       BLOB    NOT NULL
+);
+CREATE INDEX chunk_vectors_by_library ON chunk_vectors(library_id, chunk_id);
+
+CREATE VIRTUAL TABLE chunk_fts USING fts5(
+  heading, text, content='chunks', content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunk_fts(rowid, heading, text) VALUES (new.id, new.heading, new.text);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunk_fts(chunk_fts, rowid, heading, text) VALUES ('delete', old.id, old.heading, old.text);
+END;
+
+CREATE TABLE conversation_libraries (
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  library_id      INTEGER NOT NULL REFERENCES libraries(id) ON DELETE CASCADE,
+  PRIMARY KEY (conversation_id, library_id)
+);
+CREATE INDEX conversation_libraries_by_library ON conversation_libraries(library_id);
+
+CREATE TABLE message_sources (
+  message_id    INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+  ordinal       INTEGER NOT NULL CHECK (ordinal >= 1),
+  chunk_id      INTEGER REFERENCES chunks(id) ON DELETE SET NULL,
+  library_name  TEXT    NOT NULL DEFAULT '',
+  document_path TEXT    NOT NULL,
+  page          INTEGER,
+  line_first    INTEGER NOT NULL,
+  line_last     INTEGER NOT NULL,
+  text          TEXT    NOT NULL,
+  score         REAL    NOT NULL DEFAULT 0,
+  PRIMARY KEY (message_id, ordinal)
+);
+CREATE INDEX message_sources_by_chunk ON message_sources(chunk_id);
+
+CREATE TABLE response_cache (
+  key_sha256     TEXT    PRIMARY KEY,
+  model_identity TEXT    NOT NULL,
+  reply          TEXT    NOT NULL,
+  reasoning      TEXT    NOT NULL DEFAULT '',
+  token_count    INTEGER NOT NULL DEFAULT 0,
+  size_bytes     INTEGER NOT NULL,
+  created_ms     INTEGER NOT NULL,
+  last_used_ms   INTEGER NOT NULL
+);
+CREATE INDEX response_cache_by_use ON response_cache(last_used_ms);
+CREATE INDEX response_cache_by_model ON response_cache(model_identity);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
+    {4, kSchemaV4},
 };
 static_assert(std::size(kMigrations) == Database::kSchemaVersion,
               "every schema version needs its migration");

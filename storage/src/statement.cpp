@@ -92,6 +92,19 @@ Statement& Statement::bind(int index, std::string_view text) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int index, const void* data, std::size_t size) {
+  if (size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    if (bind_error_ == SQLITE_OK) bind_error_ = SQLITE_TOOBIG;
+    return *this;
+  }
+  // A zero-length blob with a null pointer would bind NULL; the schema wants bytes.
+  static const char kEmpty = 0;
+  const int rc = sqlite3_bind_blob(stmt_, index, data != nullptr ? data : &kEmpty, static_cast<int>(size),
+                                   SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
 Statement& Statement::bind(int index, std::optional<double> value) {
   return value ? bind(index, *value) : bind_null(index);
 }

@@ -10,6 +10,7 @@
 #include <hearth/storage/conversations.h>
 #include <hearth/storage/database.h>
 #include <hearth/storage/messages.h>
+#include <hearth/storage/sources.h>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "controllers/chat_controller.h"
+#include "controllers/documents_controller.h"
 #include "controllers/model_controller.h"
 #include "controllers/settings_controller.h"
 #include "engine_service/gpu_probe.h"
@@ -93,6 +95,11 @@ class StallProbe {
 // True when some text item in the window shows `needle`. Walks the visual
 // item tree: view delegates are not QObject children of the window.
 bool item_shows(QQuickItem* item, const QString& needle) {
+  // Plain text items (labels, button texts).
+  if (item->inherits("QQuickText") && item->isVisible() &&
+      item->property("text").toString().simplified().contains(needle.simplified())) {
+    return true;
+  }
   if (item->inherits("QQuickTextEdit") && item->isVisible()) {
     // The text as displayed (rich text items hold HTML in `text`).
     QString shown;
@@ -264,6 +271,81 @@ TEST(EndToEnd, ChatBranchSearchAndRestartWithRealEngineAndStorage) {
     // The last model is reloaded at start (no crash marker was left).
     ASSERT_TRUE(QTest::qWaitFor([&] { return app.context->model()->ready(); }, 30000));
   }
+}
+
+// Documents end to end: a folder added in the Documents page indexes on the
+// storage thread, is attached to a conversation, and the next question's prompt
+// (as the real engine received it) holds the passage that answers it; the
+// reply shows the numbered source in the window, and the database keeps it with
+// the question.
+TEST(EndToEnd, AnAttachedLibraryPutsItsPassageInThePromptAndTheReplyShowsItsSource) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString docs = dir.filePath(QStringLiteral("docs"));
+  QDir().mkpath(docs);
+  auto write = [&](const QString& name, const QByteArray& text) {
+    QFile f(docs + QLatin1Char('/') + name);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(text);
+  };
+  write(QStringLiteral("garden.md"), "# Garden\n\nThe roses need water every morning.\n");
+  write(QStringLiteral("kitchen.md"), "# Kitchen\n\nThe kettle lives on the left shelf.\n");
+  write(QStringLiteral("boat.md"), "# Boat\n\nThe boat called Lily sails on Sundays when the lake is calm.\n");
+  qint64 conversation = -1;
+  {
+    RunningApp app(dir.path());
+    auto* chat = app.context->chat();
+    auto* documents = app.context->documents();
+    ASSERT_NE(documents, nullptr);
+    ASSERT_TRUE(app.context->show(*app.qml));
+    app.context->settings()->setTemperature(0);
+    app.context->model()->loadDemo();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return app.context->model()->ready(); }, 30000));
+
+    QSignalSpy indexed(documents, &ui::DocumentsController::indexed);
+    documents->createLibrary(QStringLiteral("Notes"), QUrl::fromLocalFile(docs));
+    ASSERT_TRUE(indexed.wait(30000));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return documents->libraries().size() == 1; }, 5000));
+    const qint64 library = documents->libraries()[0].toMap().value(QStringLiteral("id")).toLongLong();
+
+    QSignalSpy finished(chat, &ui::ChatController::replyFinished);
+    chat->send(kPrompt);
+    ASSERT_TRUE(finished.wait(60000));
+    documents->attach(library);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return documents->attached().contains(library); }, 5000));
+    chat->send(QStringLiteral("When does the boat sail?"));
+    ASSERT_TRUE(finished.wait(60000));
+    conversation = chat->currentConversationId();
+
+    QString prompt;
+    {
+      std::lock_guard lock(app.engine_calls->last_turn_mutex);
+      prompt = app.engine_calls->last_turn;
+    }
+    EXPECT_TRUE(prompt.contains(QStringLiteral("The boat called Lily sails on Sundays when the lake is calm.")))
+        << prompt.toStdString();
+    EXPECT_TRUE(prompt.contains(QStringLiteral("[1] boat.md, line 3"))) << prompt.toStdString();
+    EXPECT_TRUE(prompt.endsWith(QStringLiteral("Question: When does the boat sail?")));
+    // The reply shows its numbered source.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window_shows(*app.qml, QStringLiteral("[1] boat.md, line 3")); }, 5000));
+    EXPECT_GT(chat->sourceTokens(), 0);
+    EXPECT_EQ(app.store_calls->on_gui_thread.load(), 0);
+    app.qml.reset();
+    app.context.reset();
+  }
+  // The database keeps the source with the question, as the model saw it.
+  storage::OpenOptions read_only;
+  read_only.access = storage::Access::ReadOnly;
+  auto db = storage::Database::open((dir.path() + QStringLiteral("/hearth.sqlite3")).toStdString(), read_only);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto path = storage::Messages(*db).active_path(storage::ConversationId(conversation));
+  ASSERT_TRUE(path.ok());
+  ASSERT_EQ(path->size(), 4u);
+  auto sources = storage::Sources(*db).of((*path)[2].id);
+  ASSERT_TRUE(sources.ok());
+  ASSERT_FALSE(sources->empty());
+  EXPECT_TRUE((*sources)[0].document_path.ends_with("boat.md"));
+  EXPECT_EQ((*sources)[0].line_first, 3);
 }
 
 // The picker's free VRAM comes from a probe on its own thread: show()

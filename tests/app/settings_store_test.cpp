@@ -34,6 +34,7 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.log_level = "debug";
   s.local_api = {true, "::1", 18080, 6, 4096};
   s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5};
+  s.documents = {"/models/embed é.gguf", 3000};
   {
     QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     save_settings(store, s);
@@ -51,7 +52,9 @@ TEST(SettingsStore, MalformedValuesFallBackOrClamp) {
   store.setValue(QStringLiteral("appearance/font_point_size"), 2);
   store.setValue(QStringLiteral("local_api/port"), 80);
   store.setValue(QStringLiteral("local_api/parallel"), 1000);
+  store.setValue(QStringLiteral("documents/source_budget_tokens"), 5);
   const Settings s = load_settings(store);
+  EXPECT_EQ(s.documents.source_budget_tokens, SettingsLimits::kMinSourceBudget);
   EXPECT_FALSE(s.local_api.enabled);  // off unless the user turned it on
   EXPECT_EQ(s.local_api.port, SettingsLimits::kMinPort);
   EXPECT_EQ(s.local_api.parallel, SettingsLimits::kMaxParallel);

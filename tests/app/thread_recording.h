@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "engine_service/chat_engine.h"
@@ -19,6 +20,9 @@ namespace hearth::app {
 struct ThreadTally {
   std::atomic<int> calls{0};
   std::atomic<int> on_gui_thread{0};
+  // The last generation request's last turn, as the engine received it.
+  std::mutex last_turn_mutex;
+  QString last_turn;
 
   void note() {
     ++calls;
@@ -111,6 +115,10 @@ class ThreadRecordingStore final : public ui::ConversationStore {
     tally_->note();
     return inner_->import_conversations(json, duplicates);
   }
+  storage::Database* database() override {
+    tally_->note();
+    return inner_->database();
+  }
 
  private:
   std::unique_ptr<ui::ConversationStore> inner_;
@@ -135,6 +143,10 @@ class ThreadRecordingEngine final : public ChatEngine {
                                        const PieceFn& on_reasoning, const ContextEventFn& on_event,
                                        const CancelledFn& cancelled) override {
     tally_->note();
+    if (!request.turns.isEmpty()) {
+      std::lock_guard lock(tally_->last_turn_mutex);
+      tally_->last_turn = request.turns.last().text;
+    }
     return inner_->generate(request, on_piece, on_reasoning, on_event, cancelled);
   }
   bool has_background_work() const override { return inner_->has_background_work(); }

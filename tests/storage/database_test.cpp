@@ -66,7 +66,7 @@ TEST(Database, MigratesAnEmptyVersion0File) {
   ASSERT_EQ(std::filesystem::file_size(dir.file("v0.db")), 0u);
   HEARTH_ASSERT_VALUE(Database db, Database::open(dir.file("v0.db")));
   EXPECT_EQ(db.open_report().schema_version_found, 0);
-  EXPECT_EQ(db.open_report().schema_version, 3);
+  EXPECT_EQ(db.open_report().schema_version, Database::kSchemaVersion);
   HEARTH_ASSERT_OK(Conversations(db).create({}));
 }
 
@@ -75,7 +75,7 @@ TEST(Database, MigratesTheVersion1FixtureKeepingEveryValue) {
   std::filesystem::copy_file(kFixtures / "v1.db", dir.file("v1.db"));
   HEARTH_ASSERT_VALUE(Database db, Database::open(dir.file("v1.db")));
   EXPECT_EQ(db.open_report().schema_version_found, 1);
-  EXPECT_EQ(db.open_report().schema_version, 3);
+  EXPECT_EQ(db.open_report().schema_version, Database::kSchemaVersion);
   EXPECT_EQ(db.open_report().interrupted_replies, 1);  // message 4 was streaming
   HEARTH_ASSERT_OK(db.integrity_check());
 
@@ -262,7 +262,7 @@ TEST(Database, MigratesTheVersion2FixtureKeepingEveryValueAndAddingReasoning) {
   {
     HEARTH_ASSERT_VALUE(Database db, Database::open(path));
     EXPECT_EQ(db.open_report().schema_version_found, 2);
-    EXPECT_EQ(db.open_report().schema_version, 3);
+    EXPECT_EQ(db.open_report().schema_version, Database::kSchemaVersion);
     EXPECT_EQ(db.open_report().interrupted_replies, 1);  // message 7 was streaming
     HEARTH_ASSERT_OK(db.integrity_check());
 
@@ -364,7 +364,7 @@ TEST(Database, MigratesTheVersion2FixtureKeepingEveryValueAndAddingReasoning) {
   }
   // Plain SQLite sees the new columns with their defaults, and both FTS indexes agree
   // with their content (FTS5 integrity-check fails the statement otherwise).
-  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), std::to_string(Database::kSchemaVersion));
   EXPECT_EQ(raw_query(path, "SELECT count(*) FROM messages WHERE reasoning = '' AND reasoning_ms IS NULL"), "7");
   EXPECT_EQ(raw_query(path, "SELECT id, reasoning FROM conversations ORDER BY id"), "1|default|2|off|3|default");
   EXPECT_EQ(raw_query(path, "INSERT INTO message_fts(message_fts) VALUES ('integrity-check'); "
@@ -380,17 +380,18 @@ TEST(Database, MigratesTheVersion2FixtureKeepingEveryValueAndAddingReasoning) {
 
 TEST(Database, ReadOnlyConnectionRefusesAnUnmigratedFile) {
   TempDir dir;
-  for (const char* fixture : {"v1.db", "v2.db"}) {
+  for (const char* fixture : {"v1.db", "v2.db", "v3.db"}) {
     std::filesystem::copy_file(kFixtures / fixture, dir.file(fixture));
     OpenOptions options;
     options.access = Access::ReadOnly;
     auto db = Database::open(dir.file(fixture), options);
     ASSERT_FALSE(db.ok()) << fixture;
     EXPECT_EQ(db.error().code, ErrorCode::Unsupported);
-    EXPECT_NE(db.error().message.find("needs migrating to 3"), std::string::npos) << db.error().message;
+    EXPECT_NE(db.error().message.find("needs migrating to 4"), std::string::npos) << db.error().message;
   }
   EXPECT_EQ(raw_query(dir.file("v1.db"), "PRAGMA user_version"), "1");
   EXPECT_EQ(raw_query(dir.file("v2.db"), "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_query(dir.file("v3.db"), "PRAGMA user_version"), "3");
   OpenOptions options;
   options.access = Access::ReadOnly;
   EXPECT_EQ(error_code(Database::open_in_memory(options)), ErrorCode::InvalidArgument);

@@ -47,6 +47,8 @@ class ChatController : public QObject {
   Q_PROPERTY(int contextMax READ contextMax NOTIFY statsChanged)
   Q_PROPERTY(QVariantList contextMarkers READ contextMarkers NOTIFY statsChanged)
   Q_PROPERTY(QString lastSpeculation READ lastSpeculation NOTIFY statsChanged)
+  // Of the context used, the last question's document sources (estimated tokens).
+  Q_PROPERTY(int sourceTokens READ sourceTokens NOTIFY statsChanged)
   Q_PROPERTY(QString pendingDeleteTitle READ pendingDeleteTitle NOTIFY pendingDeleteChanged)
   Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
   Q_PROPERTY(QString conversationOverflow READ conversationOverflow NOTIFY overflowChanged)
@@ -80,6 +82,7 @@ class ChatController : public QObject {
   double lastPauseMs() const { return reply_->lastPauseMs(); }
   QString lastSpeculation() const { return reply_->lastSpeculation(); }
   int contextUsed() const { return reply_->contextUsed(); }
+  int sourceTokens() const { return reply_->lastSourceTokens(); }
   int contextMax() const { return reply_->contextMax(); }
   QVariantList contextMarkers() const { return reply_->contextMarkers(); }
   QString pendingDeleteTitle() const { return list_->pendingDeleteTitle(); }

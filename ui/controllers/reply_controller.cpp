@@ -54,7 +54,15 @@ struct NewTurn {
   // request sends, read from the store so it does not depend on what is open
   // when the job returns.
   std::vector<MessageRecord> history;
+  // The last user message with its sources from attached documents, if any.
+  std::optional<Grounding> grounding;
 };
+
+// The share of the context document sources may take: a third of it, at most
+// the user's setting.
+std::int64_t source_budget(const settings::Settings& s) {
+  return std::min<std::int64_t>(s.documents.source_budget_tokens, s.load.context_length / 3);
+}
 
 }  // namespace
 
@@ -168,10 +176,12 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
   // A choice made before the conversation existed goes with it.
   const std::optional<StoredOverflow> pending_overflow = existing ? std::nullopt : open_->overflow();
   const std::string pending_reasoning = existing ? std::string() : open_->conversationReasoning().toStdString();
+  const std::int64_t budget = source_budget(settings_->settings());
 
   // One storage job: the user's message is committed before generation starts.
   storage_->run(
-      [existing, title, user, parent, from, pending_overflow, pending_reasoning](ConversationStore& s) -> Result<NewTurn> {
+      [existing, title, user, parent, from, pending_overflow, pending_reasoning, grounder = grounder_,
+       budget](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
           // Read back for its overflow policy and reasoning switch: every request uses the stored choices.
@@ -210,6 +220,17 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
         for (MessageKey key : index.path_to(turn.assistant.id)) {
           if (key == turn.assistant.id) break;
           if (const MessageRecord* m = index.find(key)) turn.history.push_back(*m);
+        }
+        // The message being answered, grounded in the conversation's documents
+        // (its sources are stored with it before the request goes out).
+        if (grounder && s.database() && !turn.history.empty() && turn.history.back().role == StoredRole::User) {
+          MessageRecord& asked = turn.history.back();
+          HEARTH_TRY(turn.grounding,
+                     grounder->ground(*s.database(), turn.conversation.id, asked.id, asked.content, budget));
+          if (turn.grounding) {
+            asked.sources = turn.grounding->sources;
+            if (turn.user) turn.user->sources = turn.grounding->sources;
+          }
         }
         return turn;
       },
@@ -251,13 +272,14 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
           if (turn.user) open_->view().add_and_show(*turn.user);
           open_->view().add_and_show(turn.assistant);
         }
-        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation, turn.history);
+        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation, turn.history, turn.grounding);
       });
 }
 
 void ReplyController::start_generation(ConversationKey conversation, MessageKey assistant,
                                       const ConversationRecord& stored,
-                                      const std::vector<MessageRecord>& history) {
+                                      const std::vector<MessageRecord>& history,
+                                      const std::optional<Grounding>& grounding) {
   const std::optional<StoredOverflow> overflow = stored.overflow;
   GenerationRequest request;
   SentTurns sent;
@@ -267,11 +289,16 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
     request.turns.append({ChatRole::System, QString::fromStdString(s.system_prompt)});
     sent.messages.push_back(std::nullopt);
   }
-  for (const MessageRecord& m : history) {
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const MessageRecord& m = history[i];
+    // The message being answered carries its sources; earlier ones go as written.
+    const bool grounded = grounding && i + 1 == history.size();
+    const std::string& content = grounded ? grounding->turn_text : m.content;
     // A reply's reasoning goes along; the template decides whether it is rendered again.
-    request.turns.append({to_chat_role(m.role), QString::fromStdString(m.content), QString::fromStdString(m.reasoning)});
+    request.turns.append({to_chat_role(m.role), QString::fromStdString(content), QString::fromStdString(m.reasoning)});
     sent.messages.push_back(m.id);
   }
+  last_source_tokens_ = grounding ? grounding->source_tokens : 0;
   request.sampling = to_sampling(s.sampling);
   // The conversation's own policy when it has one, else the typed global setting.
   request.overflow_policy = overflow ? OpenConversationController::overflow_name(*overflow)

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "controllers/open_conversation_controller.h"
+#include "documents/document_grounder.h"
 #include "engine/engine_client.h"
 #include "store/storage_executor.h"
 
@@ -46,6 +47,9 @@ class ReplyController : public QObject {
   // Speculative decoding in the last reply ("drafts 62% kept · 1.4× faster",
   // "drafts paused: slower here"), empty when nothing was drafted.
   Q_PROPERTY(QString lastSpeculation READ lastSpeculation NOTIFY statsChanged)
+  // Tokens (estimated) the last message's document sources took in the prompt;
+  // the context gauge shows them in their own colour.
+  Q_PROPERTY(int lastSourceTokens READ lastSourceTokens NOTIFY statsChanged)
 
  public:
   ReplyController(StorageExecutor* storage, EngineClient* engine, ModelController* model,
@@ -63,6 +67,10 @@ class ReplyController : public QObject {
   int contextMax() const;
   QVariantList contextMarkers() const { return markers_; }
   QString lastSpeculation() const;
+  int lastSourceTokens() const { return static_cast<int>(last_source_tokens_); }
+  // Grounds messages in the conversation's attached documents; used on the
+  // storage thread only (inside the storage jobs that save a turn).
+  void set_grounder(std::shared_ptr<DocumentGrounder> grounder) { grounder_ = std::move(grounder); }
   // The reply streaming into `conversation`, if any, with its text so far.
   std::optional<OpenConversationController::StreamingReply> streaming_into(ConversationKey conversation) const;
 
@@ -100,7 +108,7 @@ class ReplyController : public QObject {
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
                    ParentFrom from = ParentFrom::View);
   void start_generation(ConversationKey conversation, MessageKey assistant, const ConversationRecord& stored,
-                        const std::vector<MessageRecord>& history);
+                        const std::vector<MessageRecord>& history, const std::optional<Grounding>& grounding);
   void on_chunk(RequestId id, const QString& text);
   void on_reasoning_chunk(RequestId id, const QString& text);
   // The thinking ended (the answer started, or the reply ended while thinking).
@@ -133,6 +141,8 @@ class ReplyController : public QObject {
   QTimer persist_timer_;
   GenerationStats last_stats_;
   QVariantList markers_;
+  std::shared_ptr<DocumentGrounder> grounder_;
+  std::int64_t last_source_tokens_ = 0;
 };
 
 }  // namespace hearth::ui

@@ -4,12 +4,14 @@ import QtQuick.Layouts
 import Hearth.Ui
 
 // Tokens in the context against the maximum, with a tick where turns were
-// dropped or summarized; hovering a tick says what happened.
+// dropped or summarized; hovering a tick says what happened. The document
+// sources of the last question show as their own segment.
 RowLayout {
     id: gauge
     property int used: 0
     property int maximum: 0
     property var markers: []
+    property int sources: 0
     readonly property real fraction: maximum > 0 ? Math.min(1, used / maximum) : 0
     spacing: 8
     Accessible.role: Accessible.ProgressBar
@@ -27,6 +29,20 @@ RowLayout {
             height: parent.height
             radius: 4
             color: gauge.fraction > 0.9 ? Theme.danger : Theme.accent
+        }
+        // The sources' share, drawn at the end of the used part.
+        Rectangle {
+            objectName: "sourcesSegment"
+            visible: gauge.sources > 0 && gauge.maximum > 0
+            readonly property real share: gauge.maximum > 0 ? Math.min(gauge.fraction, gauge.sources / gauge.maximum) : 0
+            x: track.width * (gauge.fraction - share)
+            width: track.width * share
+            height: parent.height
+            radius: 4
+            color: Theme.sources
+            HoverHandler { id: sourcesHover }
+            ToolTip.visible: sourcesHover.hovered
+            ToolTip.text: qsTr("Document sources: about %1 tokens").arg(gauge.sources)
         }
 
         Repeater {

@@ -15,11 +15,13 @@ ApplicationWindow {
     // Settings -> Local API; null where the app does not offer it.
     property LocalApiController localApi: null
     property SpeculationController speculation: null
+    // The Documents page; null where the app does not offer it.
+    property DocumentsController documents: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
     property double gpuFreeBytes: 0
-    // "chat", "settings" or "models"
+    // "chat", "settings", "models" or "documents"
     property string page: "chat"
 
     width: 1200
@@ -29,6 +31,7 @@ ApplicationWindow {
     visible: true
     title: page === "settings" ? qsTr("Settings — Hearth")
          : page === "models" ? qsTr("Models — Hearth")
+         : page === "documents" ? qsTr("Documents — Hearth")
                                : (chat.currentConversationId >= 0 ? qsTr("%1 — Hearth").arg(chat.currentTitle)
                                                                   : qsTr("Hearth"))
     color: Theme.window
@@ -69,6 +72,7 @@ ApplicationWindow {
 
     function showSettings() { page = "settings" }
     function showModels() { page = "models" }
+    function showDocuments() { if (documents) { documents.refresh(); page = "documents" } }
     function showChat() { page = "chat"; chatView.focusComposer() }
 
     Shortcut {
@@ -109,6 +113,9 @@ ApplicationWindow {
             Layout.fillHeight: true
             settingsOpen: window.page === "settings"
             modelsOpen: window.page === "models"
+            documentsOpen: window.page === "documents"
+            documentsAvailable: window.documents !== null
+            onDocumentsRequested: window.page === "documents" ? window.showChat() : window.showDocuments()
             onModelsRequested: window.page === "models" ? window.showChat() : window.showModels()
             onNewConversation: { window.chat.newConversation(); window.showChat() }
             onOpenConversation: id => { window.chat.openConversation(id); window.showChat() }
@@ -158,6 +165,7 @@ ApplicationWindow {
                 Layout.fillHeight: true
                 currentIndex: window.page === "settings" ? 2
                               : window.page === "models" ? 3
+                              : window.page === "documents" && window.documents ? 4
                               : (!window.model.ready && window.chat.currentConversationId < 0 ? 0 : 1)
 
                 WelcomePage {
@@ -196,6 +204,14 @@ ApplicationWindow {
                             window.model.load(path)
                             window.showChat()
                         }
+                    }
+                }
+                Loader {
+                    active: window.documents !== null
+                    sourceComponent: DocumentsPage {
+                        documents: window.documents
+                        conversationOpen: window.chat.currentConversationId >= 0
+                        onBackRequested: window.showChat()
                     }
                 }
             }

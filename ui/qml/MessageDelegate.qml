@@ -21,6 +21,8 @@ FocusScope {
     required property double tokensPerSecond
     required property string reasoning
     required property double reasoningMs
+    // A reply: the document passages its question was given (see MessageListModel).
+    required property var sources
     required property int index
     property bool canAct: true
     property bool editing: false
@@ -137,6 +139,12 @@ FocusScope {
             Layout.fillWidth: true
             segments: message.segments
             chat: message.chat
+        }
+
+        SourcesBlock {
+            visible: !message.isUser && message.sources.length > 0
+            Layout.fillWidth: true
+            sources: message.sources
         }
 
         Label {

@@ -16,6 +16,9 @@ Rectangle {
     signal settingsRequested()
     signal modelsRequested()
     property bool modelsOpen: false
+    property bool documentsOpen: false
+    property bool documentsAvailable: false
+    signal documentsRequested()
 
     function focusSearch() { searchField.forceActiveFocus(); searchField.selectAll() }
 
@@ -237,6 +240,15 @@ Rectangle {
                     archive: sidebar.archive
                     chat: sidebar.chat
                 }
+            }
+            IconButton {
+                visible: sidebar.documentsAvailable
+                objectName: "documentsButton"
+                iconName: "archive"
+                tip: qsTr("Documents")
+                checkable: false
+                iconColor: sidebar.documentsOpen ? Theme.accent : Theme.textMuted
+                onClicked: sidebar.documentsRequested()
             }
             IconButton {
                 iconName: "models"

@@ -102,6 +102,7 @@ Rectangle {
             used: status.chat.contextUsed
             maximum: status.chat.contextMax
             markers: status.chat.contextMarkers
+            sources: status.chat.sourceTokens
             Layout.preferredWidth: 240
         }
     }

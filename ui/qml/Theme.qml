@@ -28,6 +28,8 @@ QtObject {
     readonly property color weights: dark ? "#6c8ebf" : "#4f77b0"
     readonly property color kvCache: dark ? "#f08a24" : "#d9661f"
     readonly property color scratch: dark ? "#9b8cc4" : "#8a74c0"
+    // Document sources in the context gauge.
+    readonly property color sources: dark ? "#d9a441" : "#b07d16"
 
     readonly property int radius: 10
     readonly property int smallRadius: 6

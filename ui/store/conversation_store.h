@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace hearth::storage {
+class Database;
+}
+
 namespace hearth::ui {
 
 struct ConversationKey {
@@ -50,6 +54,19 @@ struct ReplyFigures {
   std::optional<double> reasoning_ms{};
 };
 
+// A passage a user message was given from the conversation's documents, numbered
+// as the reply cites it, with its text exactly as the model saw it.
+struct SourceRecord {
+  int number = 1;
+  std::string library;
+  std::string path;
+  std::optional<int64_t> page;
+  int64_t line_first = 1;
+  int64_t line_last = 1;
+  std::string text;
+  friend bool operator==(const SourceRecord&, const SourceRecord&) = default;
+};
+
 struct MessageRecord {
   MessageKey id;
   ConversationKey conversation;
@@ -61,6 +78,8 @@ struct MessageRecord {
   ReplyFigures figures;
   // A reasoning model's thinking before `content` (its answer), kept apart.
   std::string reasoning{};
+  // A user message: the passages retrieved for it from attached documents.
+  std::vector<SourceRecord> sources{};
 };
 
 // One conversation's message tree and the leaf the user last looked at.
@@ -149,6 +168,10 @@ class ConversationStore {
   virtual Result<ImportCounts> preview_import(const std::string& json) = 0;
   // Imports a JSON export in one transaction (all or nothing).
   virtual Result<ImportOutcome> import_conversations(const std::string& json, DuplicateChoice duplicates) = 0;
+
+  // The SQLite database behind the store, for document libraries (which live in
+  // it); nullptr for a store without one, where documents are unavailable.
+  virtual storage::Database* database() { return nullptr; }
 };
 
 }  // namespace hearth::ui

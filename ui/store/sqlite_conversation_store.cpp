@@ -5,6 +5,7 @@
 #include <hearth/storage/conversations.h>
 #include <hearth/storage/messages.h>
 #include <hearth/storage/search.h>
+#include <hearth/storage/sources.h>
 
 namespace hearth::ui {
 namespace {
@@ -178,7 +179,18 @@ Result<MessageTree> SqliteConversationStore::load_messages(ConversationKey id) {
   HEARTH_TRY(auto all, storage::Messages(db_).all(cid));
   MessageTree tree;
   tree.messages.reserve(all.size());
-  for (const auto& m : all) tree.messages.push_back(to_record(m));
+  storage::Sources sources(db_);
+  for (const auto& m : all) {
+    MessageRecord record = to_record(m);
+    if (m.role == storage::Role::User) {
+      HEARTH_TRY(auto stored, sources.of(m.id));
+      for (const auto& src : stored) {
+        record.sources.push_back(SourceRecord{static_cast<int>(src.ordinal), src.library_name, src.document_path,
+                                              src.page, src.line_first, src.line_last, src.text});
+      }
+    }
+    tree.messages.push_back(std::move(record));
+  }
   if (c.active_leaf.valid()) tree.active_leaf = MessageKey{c.active_leaf.value()};
   return tree;
 }

@@ -43,7 +43,7 @@ class SqliteConversationStore final : public ConversationStore {
   Result<ImportCounts> preview_import(const std::string& json) override;
   Result<ImportOutcome> import_conversations(const std::string& json, DuplicateChoice duplicates) override;
 
-  storage::Database& database() { return db_; }
+  storage::Database* database() override { return &db_; }
 
  private:
   explicit SqliteConversationStore(storage::Database db) : db_(std::move(db)) {}

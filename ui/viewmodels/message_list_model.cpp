@@ -1,6 +1,9 @@
 #include "viewmodels/message_list_model.h"
 
+#include <QFileInfo>
 #include <QVariantMap>
+
+#include <hearth/engine/chat/grounding.h>
 
 #include <algorithm>
 
@@ -53,6 +56,27 @@ int MessageListModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(path_.size());
 }
 
+static QVariantList sources_of(const std::vector<SourceRecord>& sources, const std::string& reply) {
+  const std::vector<int> cited = chat::cited_sources(reply, static_cast<int>(sources.size()));
+  QVariantList out;
+  for (const SourceRecord& s : sources) {
+    QString label = QFileInfo(QString::fromStdString(s.path)).fileName();
+    if (s.page) label += QObject::tr(", page %1").arg(*s.page);
+    label += s.line_first == s.line_last ? QObject::tr(", line %1").arg(s.line_first)
+                                         : QObject::tr(", lines %1–%2").arg(s.line_first).arg(s.line_last);
+    out.append(QVariantMap{{QStringLiteral("number"), s.number},
+                           {QStringLiteral("label"), label},
+                           {QStringLiteral("library"), QString::fromStdString(s.library)},
+                           {QStringLiteral("path"), QString::fromStdString(s.path)},
+                           {QStringLiteral("page"), s.page ? QVariant(static_cast<qint64>(*s.page)) : QVariant()},
+                           {QStringLiteral("lineFirst"), static_cast<qint64>(s.line_first)},
+                           {QStringLiteral("lineLast"), static_cast<qint64>(s.line_last)},
+                           {QStringLiteral("text"), QString::fromStdString(s.text)},
+                           {QStringLiteral("cited"), std::find(cited.begin(), cited.end(), s.number) != cited.end()}});
+  }
+  return out;
+}
+
 QVariant MessageListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
     return {};
@@ -77,6 +101,12 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case TokensPerSecondRole: return m->figures.tokens_per_second;
     case ReasoningRole: return QString::fromStdString(m->reasoning);
     case ReasoningMsRole: return m->figures.reasoning_ms.value_or(-1.0);
+    case SourcesRole: {
+      if (m->role != StoredRole::Assistant || !m->parent) return QVariantList{};
+      const MessageRecord* question = tree_.find(*m->parent);
+      if (!question || question->sources.empty()) return QVariantList{};
+      return sources_of(question->sources, m->content);
+    }
     default: return {};
   }
 }
@@ -92,7 +122,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {TtftMsRole, "ttftMs"},
           {TokensPerSecondRole, "tokensPerSecond"},
           {ReasoningRole, "reasoning"},
-          {ReasoningMsRole, "reasoningMs"}};
+          {ReasoningMsRole, "reasoningMs"},
+          {SourcesRole, "sources"}};
 }
 
 void MessageListModel::reset(MessageTree tree) {
@@ -147,7 +178,8 @@ void MessageListModel::append_text(MessageKey id, const QString& text) {
   if (!m || text.isEmpty()) return;
   m->content += text.toStdString();
   const int row = row_of(id);
-  if (row >= 0) emit dataChanged(index(row), index(row), {TextRole, SegmentsRole});
+  // Sources: a citation the reply just wrote marks its source as cited.
+  if (row >= 0) emit dataChanged(index(row), index(row), {TextRole, SegmentsRole, SourcesRole});
 }
 
 void MessageListModel::append_reasoning(MessageKey id, const QString& text) {

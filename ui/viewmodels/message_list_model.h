@@ -32,6 +32,10 @@ class MessageListModel : public QAbstractListModel {
     TokensPerSecondRole,
     ReasoningRole,    // a reasoning model's thinking before the answer; "" for none
     ReasoningMsRole,  // how long it thought, in ms; -1 while unknown (still thinking)
+    // A reply: the document passages its question was given, [{number, label,
+    // library, path, page, lineFirst, lineLast, text, cited}] ("cited": the reply
+    // names it as [n]); [] when the question had none.
+    SourcesRole,
   };
   Q_ENUM(Role)
 

@@ -62,6 +62,15 @@ struct LocalApiSettings {
   friend bool operator==(const LocalApiSettings&, const LocalApiSettings&) = default;
 };
 
+// Chat with documents (the Documents panel): the embedding model that libraries
+// are indexed with, and how much of the prompt retrieved sources may take.
+struct DocumentsSettings {
+  std::string embedding_model_path;  // empty: keyword search only
+  int source_budget_tokens = 1500;   // at most a third of the context is used
+
+  friend bool operator==(const DocumentsSettings&, const DocumentsSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -73,6 +82,7 @@ struct Settings {
   std::string last_model_path;
   std::string log_level = "info";
   LocalApiSettings local_api;
+  DocumentsSettings documents;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -93,6 +103,8 @@ struct SettingsLimits {
   static constexpr int kMinApiContext = 256;
   static constexpr int kMaxApiContext = 32768;
   static constexpr int kMaxDraft = 7;  // runtime::kMaxDraftTokens
+  static constexpr int kMinSourceBudget = 128;
+  static constexpr int kMaxSourceBudget = 16384;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
