@@ -36,6 +36,7 @@ constexpr auto kApiHost = "local_api/host";
 constexpr auto kApiPort = "local_api/port";
 constexpr auto kApiParallel = "local_api/parallel";
 constexpr auto kApiContext = "local_api/context_length";
+constexpr auto kResponseCache = "generation/response_cache";
 constexpr auto kDocsEmbeddingModel = "documents/embedding_model";
 constexpr auto kDocsSourceBudget = "documents/source_budget_tokens";
 constexpr auto kSpecMode = "speculation/mode";
@@ -125,6 +126,7 @@ Settings load_settings(const QSettings& store) {
   s.local_api.port = read_number(store, key::kApiPort, d.local_api.port);
   s.local_api.parallel = read_number(store, key::kApiParallel, d.local_api.parallel);
   s.local_api.context_length = read_number(store, key::kApiContext, d.local_api.context_length);
+  s.response_cache = read_number(store, key::kResponseCache, 0) != 0;
   s.documents.embedding_model_path = read_string(store, key::kDocsEmbeddingModel, d.documents.embedding_model_path);
   s.documents.source_budget_tokens =
       read_number(store, key::kDocsSourceBudget, d.documents.source_budget_tokens);
@@ -159,6 +161,7 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kApiPort, s.local_api.port);
   put(store, key::kApiParallel, s.local_api.parallel);
   put(store, key::kApiContext, s.local_api.context_length);
+  put(store, key::kResponseCache, s.response_cache ? 1 : 0);
   put(store, key::kDocsEmbeddingModel, QString::fromStdString(s.documents.embedding_model_path));
   put(store, key::kDocsSourceBudget, s.documents.source_budget_tokens);
   store.sync();

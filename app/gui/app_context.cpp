@@ -16,6 +16,7 @@
 #include "controllers/settings_controller.h"
 #include "controllers/speculation_controller.h"
 #include "engine/memory_sizer.h"
+#include "engine_service/caching_chat_engine.h"
 #include "engine_service/engine_service_client.h"
 #include "engine_service/gpu_probe.h"
 #include "gui/app_model_downloads.h"
@@ -60,6 +61,10 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   if (!engine) {
     engine = make_default_chat_engine(dir.filePath(QStringLiteral("prefix-cache")), options_.engine_logger);
   }
+  // Repeated deterministic requests are answered from a cache beside the database.
+  engine = std::make_unique<CachingChatEngine>(
+      std::move(engine), dir.filePath(QStringLiteral("response-cache.sqlite3")).toStdString(),
+      CachingChatEngine::kDefaultCapacityBytes, options_.engine_logger);
   engine_ = new EngineServiceClient(std::move(engine), this);
 
   QSettings* qs = qsettings_.get();

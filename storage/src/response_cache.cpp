@@ -70,6 +70,13 @@ Status ResponseCache::drop_model(std::string_view model_identity) {
   return stmt.run();
 }
 
+Status ResponseCache::drop_other_versions(std::string_view prefix, std::string_view keep) {
+  HEARTH_TRY(auto stmt, db_.impl().prepare("DELETE FROM response_cache WHERE substr(model_identity, 1, length(?1)) = ?1 "
+                                           "AND model_identity <> ?2"));
+  stmt.bind(1, prefix).bind(2, keep);
+  return stmt.run();
+}
+
 Status ResponseCache::clear() {
   HEARTH_TRY(auto stmt, db_.impl().prepare("DELETE FROM response_cache"));
   return stmt.run();

@@ -35,6 +35,7 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.local_api = {true, "::1", 18080, 6, 4096};
   s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5};
   s.documents = {"/models/embed é.gguf", 3000};
+  s.response_cache = true;
   {
     QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     save_settings(store, s);

@@ -306,6 +306,7 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
   request.conversation_id = conversation.value;
   // The stored choice (read back with the turn); a template without a switch ignores it.
   request.reasoning = QString::fromStdString(stored.reasoning);
+  request.use_response_cache = s.response_cache;
 
   ActiveReply reply;
   reply.request = next_request_++;
@@ -363,7 +364,8 @@ void ReplyController::on_finished(RequestId id, const GenerationStats& stats) {
   figures.ttft_ms = stats.ttft_ms;
   figures.tokens_per_second = stats.tokens_per_second;
   figures.tokens = stats.generated_tokens;
-  figures.backend = model_->backend().toStdString();
+  // A reply from the response cache says so where the backend is named.
+  figures.backend = stats.from_cache ? std::string("response cache") : model_->backend().toStdString();
   end_thinking();
   // The engine times the thinking where the pieces are made; the view's own
   // measure (the pieces arrive batched) stands in only without it.
@@ -452,6 +454,7 @@ namespace hearth::ui {
 
 QString ReplyController::lastSpeculation() const {
   const GenerationStats& s = last_stats_;
+  if (s.from_cache) return tr("answered from the response cache");
   if (s.speculation_off) return tr("drafts paused: slower here");
   if (s.draft_acceptance < 0) return {};
   QString text = tr("drafts %1% kept").arg(qRound(100.0 * s.draft_acceptance));

@@ -223,6 +223,11 @@ void SettingsController::setFontPointSize(int v) {
   n.font_point_size = v;
   commit(std::move(n));
 }
+void SettingsController::setResponseCache(bool v) {
+  settings::Settings n = settings_;
+  n.response_cache = v;
+  commit(std::move(n));
+}
 
 int SettingsController::maxContext() const {
   // Beyond the trained context a model's quality collapses, so the slider

@@ -36,6 +36,8 @@ class SettingsController : public QObject {
   Q_PROPERTY(int gpuLayers READ gpuLayers WRITE setGpuLayers NOTIFY changed)
   Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
   Q_PROPERTY(int fontPointSize READ fontPointSize WRITE setFontPointSize NOTIFY changed)
+  // Repeated deterministic requests answered from the response cache.
+  Q_PROPERTY(bool responseCache READ responseCache WRITE setResponseCache NOTIFY changed)
 
   Q_PROPERTY(int minContext READ minContext CONSTANT)
   Q_PROPERTY(int maxContext READ maxContext NOTIFY memoryChanged)
@@ -105,6 +107,8 @@ class SettingsController : public QObject {
   void setTheme(const QString& v);
   int fontPointSize() const { return settings_.font_point_size; }
   void setFontPointSize(int v);
+  bool responseCache() const { return settings_.response_cache; }
+  void setResponseCache(bool v);
 
   int minContext() const { return settings::SettingsLimits::kMinContext; }
   int maxContext() const;

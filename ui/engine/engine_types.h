@@ -99,6 +99,9 @@ struct GenerationRequest {
   // std::chrono::steady_clock time (ns) the request was sent; the engine
   // reports how long it waited behind background work (GenerationStats::pause_ms).
   qint64 sent_at_ns = 0;
+  // Answer a deterministic request (temperature 0) from the response cache when
+  // the same model saw the same request before (Settings: the user's choice).
+  bool use_response_cache = false;
 };
 
 // Figures of one finished (or stopped) reply.
@@ -108,7 +111,9 @@ struct GenerationStats {
   int generated_tokens = 0;
   int context_used = 0;
   int context_max = 0;
-  QString stop_reason;  // "eos", "length", "cancelled", "context"
+  // "end_of_generation", "stop_string", "max_tokens", "context_full", "cancelled";
+  // a remote reply: "cut" when its stream broke off (the text so far is kept).
+  QString stop_reason;
   double pause_ms = 0;  // from sending to the start of the reply (waiting on background work)
   int prefix_restored_tokens = 0;  // system-prompt positions loaded from the disk cache for this reply
   // From the first to the last reasoning piece; negative when the reply had no reasoning.
@@ -120,6 +125,8 @@ struct GenerationStats {
   double draft_acceptance = -1;
   double speculation_speedup = 0;
   bool speculation_off = false;
+  // The reply came from the response cache (the model did not run).
+  bool from_cache = false;
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.

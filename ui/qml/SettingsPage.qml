@@ -307,6 +307,17 @@ Item {
                         }
                     }
                 }
+                SettingRow {
+                    title: qsTr("Reuse repeated answers")
+                    description: qsTr("At temperature 0 the same question to the same model gives the same answer: "
+                                      + "keep answers and give them again at once instead of running the model.")
+                    Switch {
+                        objectName: "responseCacheSwitch"
+                        checked: page.settings.responseCache
+                        Accessible.name: qsTr("Reuse repeated answers")
+                        onToggled: page.settings.responseCache = checked
+                    }
+                }
             }
 
             Section {

@@ -34,6 +34,10 @@ class ResponseCache {
   Status put(std::string_view key, std::string_view model_identity, const CachedReply& reply);
   // Removes every entry of a model (its file changed or was deleted).
   Status drop_model(std::string_view model_identity);
+  // Removes the entries of every identity that starts with `prefix` except
+  // `keep`: the earlier versions of a model file, when identities are
+  // "<path><separator><size>:<time>".
+  Status drop_other_versions(std::string_view prefix, std::string_view keep);
   Status clear();
   Result<std::int64_t> size_bytes();
   Result<std::int64_t> entries();

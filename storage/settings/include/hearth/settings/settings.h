@@ -83,6 +83,9 @@ struct Settings {
   std::string log_level = "info";
   LocalApiSettings local_api;
   DocumentsSettings documents;
+  // Answer a repeated deterministic request (temperature 0, same model, same
+  // conversation) from the response cache instead of running the model again.
+  bool response_cache = false;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
