@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QLocale>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
 
@@ -143,8 +144,13 @@ std::optional<int> retry_after_ms(const ExchangeResult& result) {
   if (value.isEmpty()) return std::nullopt;
   const double seconds = value.toDouble(&ok);
   if (ok && seconds >= 0) return static_cast<int>(std::min(seconds * 1000.0, 1e9));
-  const QDateTime at = QDateTime::fromString(QString::fromLatin1(value), Qt::RFC2822Date);
+  // An HTTP date: "Wed, 21 Oct 2015 07:28:00 GMT" (always GMT, English names).
+  QString date = QString::fromLatin1(value);
+  if (!date.endsWith(QLatin1String(" GMT"))) return std::nullopt;
+  date.chop(4);
+  QDateTime at = QLocale::c().toDateTime(date, QStringLiteral("ddd, dd MMM yyyy HH:mm:ss"));
   if (!at.isValid()) return std::nullopt;
+  at.setTimeSpec(Qt::UTC);
   const qint64 wait = QDateTime::currentDateTimeUtc().msecsTo(at);
   return static_cast<int>(std::clamp<qint64>(wait, 0, 1000000000));
 }
