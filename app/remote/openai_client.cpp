@@ -216,6 +216,7 @@ ChatReply OpenAiClient::stream_chat(const ChatCall& call, const StreamCallbacks&
     std::vector<SseEvent> events;
     std::optional<RemoteError> stream_error;
     bool done = false;
+    bool stopped = false;  // cancelled between two pieces of one read
     double first_ms = -1;
     double last_ms = 0;
     QElapsedTimer clock;
@@ -260,13 +261,19 @@ ChatReply OpenAiClient::stream_chat(const ChatCall& call, const StreamCallbacks&
         }
         if (!chunk->finish_reason.empty()) out.finish_reason = chunk->finish_reason;
         if (chunk->usage) out.usage = chunk->usage;
+        // One read can hold many pieces (a fast server): a stop is honoured
+        // after each, as the local engine honours it after each token.
+        if ((!chunk->content.empty() || !chunk->reasoning.empty()) && cancelled && cancelled()) {
+          stopped = true;
+          return false;
+        }
       }
       return true;
     };
     const ExchangeResult r =
         run_exchange(*network_, make_request(url, config_, true), &body, timeouts_of(config_), on_data, cancelled);
 
-    if (r.cancelled) {
+    if (r.cancelled || stopped) {
       out.cancelled = true;
       return out;
     }

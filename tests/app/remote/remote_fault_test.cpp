@@ -255,6 +255,20 @@ TEST(RemoteFaults, CancelAbortsTheStream) {
   EXPECT_EQ(reply.content, "First");
 }
 
+TEST(RemoteFaults, CancelStopsAfterThePieceEvenWhenMoreArrivedAtOnce) {
+  FaultServer server;
+  server.script({{sse_response(content_event("One") + content_event(" two") + content_event(" three") + kDoneEvent)}});
+  OpenAiClient client(config_for(server.base_url()));
+  std::string text;
+  remote::StreamCallbacks cb;
+  cb.on_content = [&](std::string_view p) { text += p; };
+  const auto reply = client.stream_chat(hello_call(), cb, [&] { return !text.empty(); });
+  EXPECT_TRUE(reply.cancelled);
+  EXPECT_FALSE(reply.error.has_value());
+  EXPECT_EQ(text, "One");
+  EXPECT_EQ(reply.content, "One");
+}
+
 TEST(RemoteFaults, ErrorObjectInTheStreamEndsTheReply) {
   FaultServer server;
   server.script({{sse_response(content_event("Half") + R"(data: {"error":{"message":"engine crashed","type":"server_error"}})" +
