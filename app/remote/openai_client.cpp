@@ -16,6 +16,8 @@ namespace {
 
 // A model list larger than this is not one.
 constexpr qsizetype kMaxModelListBytes = 16 << 20;
+// No chat reply is this long; a server that streams without end is stopped.
+constexpr size_t kMaxReplyBytes = size_t{64} << 20;
 
 std::string seconds_text(int ms) {
   const double s = ms / 1000.0;
@@ -228,7 +230,6 @@ ChatReply OpenAiClient::stream_chat(const ChatCall& call, const StreamCallbacks&
       ++out.pieces;
     };
     auto on_data = [&](const QByteArray& bytes) -> bool {
-      if (done) return true;  // whatever follows [DONE] is ignored
       events.clear();
       if (auto st = parser.feed(std::string_view(bytes.constData(), bytes.size()), events); !st.ok()) {
         stream_error = RemoteError{RemoteErrorKind::Malformed, 200, w + ": " + st.error().message};
@@ -236,8 +237,10 @@ ChatReply OpenAiClient::stream_chat(const ChatCall& call, const StreamCallbacks&
       }
       for (const auto& event : events) {
         if (event.data == "[DONE]") {
+          // The reply is complete; a server that then keeps the connection
+          // open is not waited for.
           done = true;
-          return true;
+          return false;
         }
         auto chunk = parse_stream_chunk(event.data);
         if (!chunk.ok()) {
@@ -258,6 +261,12 @@ ChatReply OpenAiClient::stream_chat(const ChatCall& call, const StreamCallbacks&
           out.content += chunk->content;
           piece_arrived();
           if (callbacks.on_content) callbacks.on_content(chunk->content);
+        }
+        if (out.content.size() + out.reasoning.size() > kMaxReplyBytes) {
+          stream_error = RemoteError{RemoteErrorKind::Malformed, 200,
+                                     w + ": the reply is larger than " + std::to_string(kMaxReplyBytes >> 20) +
+                                         " MiB; it was stopped"};
+          return false;
         }
         if (!chunk->finish_reason.empty()) out.finish_reason = chunk->finish_reason;
         if (chunk->usage) out.usage = chunk->usage;

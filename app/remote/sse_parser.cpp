@@ -10,7 +10,7 @@ Status SseParser::feed(std::string_view bytes, std::vector<SseEvent>& out) {
     }
     if (c == '\r' || c == '\n') {
       skip_lf_ = c == '\r';
-      take_line(out);
+      HEARTH_CHECK(take_line(out));
       continue;
     }
     if (line_.size() >= max_line_) {
@@ -22,17 +22,17 @@ Status SseParser::feed(std::string_view bytes, std::vector<SseEvent>& out) {
   return {};
 }
 
-void SseParser::take_line(std::vector<SseEvent>& out) {
+Status SseParser::take_line(std::vector<SseEvent>& out) {
   if (line_.empty()) {
     // A blank line ends the event; one without data is dropped.
     if (has_data_) out.push_back(std::move(pending_));
     pending_ = {};
     has_data_ = false;
-    return;
+    return {};
   }
   if (line_.front() == ':') {  // a comment: keep-alives
     line_.clear();
-    return;
+    return {};
   }
   const size_t colon = line_.find(':');
   std::string_view field(line_);
@@ -46,11 +46,16 @@ void SseParser::take_line(std::vector<SseEvent>& out) {
     if (has_data_) pending_.data.push_back('\n');
     pending_.data.append(value);
     has_data_ = true;
+    if (pending_.data.size() > max_line_) {
+      return make_error(ErrorCode::InvalidFormat,
+                        "event stream event longer than " + std::to_string(max_line_) + " bytes");
+    }
   } else if (field == "event") {
     pending_.event.assign(value);
   }
   // "id" and "retry" matter to reconnecting browsers only.
   line_.clear();
+  return {};
 }
 
 }  // namespace hearth::remote

@@ -21,17 +21,18 @@ struct SseEvent {
 
 class SseParser {
  public:
-  // A line longer than this is an error (a server that never ends a line).
+  // A line or an event longer than this is an error (a server that never
+  // ends a line or an event).
   explicit SseParser(size_t max_line_bytes = 8u << 20) : max_line_(max_line_bytes) {}
 
   // Parses `bytes` and appends every event completed by them to `out`.
-  // An over-long line is an InvalidFormat error; the parser is then spent.
+  // An over-long line or event is an InvalidFormat error; the parser is then spent.
   Status feed(std::string_view bytes, std::vector<SseEvent>& out);
   // True when bytes of an unfinished line or event are waiting for more.
   bool has_partial() const { return !line_.empty() || has_data_; }
 
  private:
-  void take_line(std::vector<SseEvent>& out);
+  Status take_line(std::vector<SseEvent>& out);
 
   size_t max_line_;
   std::string line_;

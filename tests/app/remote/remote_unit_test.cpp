@@ -96,6 +96,9 @@ TEST(SseParser, UnfinishedEventIsNotEmittedAndLongLinesAreRefused) {
   EXPECT_TRUE(parser.has_partial());
   SseParser small(16);
   EXPECT_FALSE(small.feed("data: 0123456789abcdefgh", out).ok());
+  // Short lines that never end the event.
+  SseParser lines(16);
+  EXPECT_FALSE(lines.feed("data: 0123456789\ndata: 0123456789\n", out).ok());
 }
 
 TEST(ChatProtocol, RequestBodyAsksForAStreamWithUsage) {
