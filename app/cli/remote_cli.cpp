@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -99,6 +100,17 @@ std::optional<RemoteSetup> read_setup(const char* verb, const ParsedArgs& args, 
   s.model = args.get_or("remote-model", "");
   exit_code = kExitOk;
   return s;
+}
+
+// The context length the endpoint reports for `model` (0: it does not say,
+// or the list could not be read; the reply then tells).
+int64_t context_of(remote::OpenAiClient& client, const std::string& model) {
+  auto models = client.list_models();
+  if (!models.ok()) return 0;
+  for (const auto& m : *models) {
+    if (m.id == model) return m.context_length;
+  }
+  return 0;
 }
 
 // --remote-model, or the endpoint's only model when it serves just one.
@@ -207,9 +219,9 @@ int run_chat_remote(const ParsedArgs& args) {
     std::fprintf(stderr, "chat: with --endpoint, --reasoning takes default, low, medium or high\n");
     return kExitUsage;
   }
-  auto ctx = args.get_int("ctx", 0, 0, 1 << 24);
-  if (!ctx.ok()) {
-    std::fprintf(stderr, "chat: %s\n", ctx.error().message.c_str());
+  auto ctx_flag = args.get_int("ctx", 0, 16, 1 << 24);
+  if (!ctx_flag.ok()) {
+    std::fprintf(stderr, "chat: %s\n", ctx_flag.error().message.c_str());
     return kExitUsage;
   }
   QtApp qt;
@@ -217,6 +229,9 @@ int run_chat_remote(const ParsedArgs& args) {
   auto model = choose_model("chat", client, setup->model, exit_code);
   if (!model) return exit_code;
   setup->call.model = *model;
+  // Without --ctx, the model's context as the server reports it (vLLM,
+  // Hearth); 0 when it does not say: nothing is trimmed.
+  const int64_t ctx = args.has("ctx") ? *ctx_flag : context_of(client, *model);
   const std::string system = args.get_or("system", "");
   std::vector<remote::ChatMessage> messages;
   auto restart = [&] {
@@ -244,7 +259,7 @@ int run_chat_remote(const ParsedArgs& args) {
     }
     if (line.empty()) continue;
     messages.push_back({"user", line});
-    auto fit = remote::fit_to_context(messages, *ctx, setup->call.max_tokens.value_or(512), estimator);
+    auto fit = remote::fit_to_context(messages, ctx, setup->call.max_tokens.value_or(512), estimator);
     if (!fit.ok()) {
       messages.pop_back();
       std::fprintf(stderr, "chat: %s\n", fit.error().message.c_str());

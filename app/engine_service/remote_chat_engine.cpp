@@ -67,8 +67,8 @@ Result<ui::ModelInfo> RemoteChatEngine::load(const ui::LoadRequest& request, con
   info.load_id = request.load_id;
   info.context_max = context_max_;
   info.context_train = found->context_length > 0 ? static_cast<int>(found->context_length) : 0;
-  // The server's template decides; these are the choices OpenAI's API names.
-  info.reasoning_choices = {QStringLiteral("low"), QStringLiteral("medium"), QStringLiteral("high")};
+  // No switch is offered: whether the model reasons is the server's business,
+  // and OpenAI's API refuses reasoning_effort for models that do not.
   info.speculation = QStringLiteral("off: a remote model");
   return info;
 }

@@ -241,6 +241,22 @@ TEST(RemoteFaults, ServerThatNeverAnswersTimesOut) {
   EXPECT_EQ(models.error().kind, RemoteErrorKind::Timeout);
 }
 
+TEST(RemoteFaults, NoTlsHandshakeWithinTheConnectTimeoutIsUnreachable) {
+  // A plain TCP server that accepts and says nothing: the TLS handshake
+  // never completes, so the connection is never made.
+  FaultServer server;
+  server.script({{QByteArray(), -1, true}});
+  const std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/v1";
+  auto config = config_for(url);
+  config.connect_timeout_ms = 300;
+  OpenAiClient client(config);
+  auto models = client.list_models();
+  ASSERT_FALSE(models.ok());
+  EXPECT_EQ(models.error().kind, RemoteErrorKind::Unreachable);
+  EXPECT_TRUE(contains(models.error().message, "no connection within 0.3 s")) << models.error().message;
+  EXPECT_TRUE(contains(models.error().message, url)) << models.error().message;
+}
+
 TEST(RemoteFaults, CancelAbortsTheStream) {
   FaultServer server;
   server.script({{sse_response(content_event("First")), -1, true}});

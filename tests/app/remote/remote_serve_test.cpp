@@ -119,6 +119,24 @@ TEST_F(RemoteServe, CliChatWithEndpointRepliesAsTheLocalChat) {
   EXPECT_EQ(out, local);
 }
 
+TEST_F(RemoteServe, CliChatDropsOldestTurnsAtTheServersContext) {
+  // Without --ctx the chat uses the context the server reports (512 here):
+  // four long messages cannot all be sent with the replies between them.
+  const std::string line = "Lily saw a big dog in the park and they played with a red ball all day long. ";
+  std::string lines;
+  for (int i = 0; i < 4; ++i) {
+    std::string message;
+    for (int k = 0; k < 4; ++k) message += line;
+    lines += message + "\\n";
+  }
+  const auto [out, status] = run_command("printf '" + lines + "' | HEARTH_TEST_KEY='" + server_->key() + "' " + cli() +
+                                         " chat --endpoint " + server_->base_url() + " --remote-model " + kModel +
+                                         " --api-key-env HEARTH_TEST_KEY --temp 0 -n 40 2>&1");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("[overflow: evicted turns 0-1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("chat: "), std::string::npos) << out;  // no turn failed
+}
+
 TEST_F(RemoteServe, CliErrorsAreOneClearLine) {
   int status = -1;
   // A wrong key: exit 2, the endpoint named.
