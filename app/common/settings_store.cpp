@@ -3,7 +3,9 @@
 #include <QSettings>
 #include <QString>
 
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace hearth::app {
 
@@ -39,6 +41,13 @@ constexpr auto kApiContext = "local_api/context_length";
 constexpr auto kSpecMode = "speculation/mode";
 constexpr auto kSpecDraftModel = "speculation/draft_model";
 constexpr auto kSpecDraftMax = "speculation/draft_max";
+// An array: remote_endpoints/1/id, ... (QSettings' array form). Never a key.
+constexpr auto kEndpoints = "remote_endpoints";
+constexpr auto kEndpointId = "id";
+constexpr auto kEndpointName = "name";
+constexpr auto kEndpointUrl = "url";
+constexpr auto kEndpointAllowLan = "allow_lan";
+constexpr auto kEndpointTimeout = "inactivity_timeout_s";
 }  // namespace key
 
 template <typename T>
@@ -91,6 +100,43 @@ void put(QSettings& store, const char* name, const QVariant& value) {
   store.setValue(QString::fromLatin1(name), value);
 }
 
+// Read through the keys QSettings' arrays are stored under
+// ("remote_endpoints/size", "remote_endpoints/1/id", ...): beginReadArray
+// would need a non-const store.
+std::vector<RemoteEndpointSettings> read_endpoints(const QSettings& store) {
+  const std::string prefix = std::string(key::kEndpoints) + "/";
+  const int n = read_number(store, (prefix + "size").c_str(), 0);
+  std::vector<RemoteEndpointSettings> out;
+  const RemoteEndpointSettings d;
+  for (int i = 1; i <= n && i <= SettingsLimits::kMaxRemoteEndpoints; ++i) {
+    const std::string at = prefix + std::to_string(i) + "/";
+    auto name = [&](const char* field) { return at + field; };
+    RemoteEndpointSettings e;
+    e.id = read_string(store, name(key::kEndpointId).c_str(), d.id);
+    e.name = read_string(store, name(key::kEndpointName).c_str(), d.name);
+    e.base_url = read_string(store, name(key::kEndpointUrl).c_str(), d.base_url);
+    e.allow_lan = read_number(store, name(key::kEndpointAllowLan).c_str(), 0) != 0;
+    e.inactivity_timeout_s = read_number(store, name(key::kEndpointTimeout).c_str(), d.inactivity_timeout_s);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void write_endpoints(QSettings& store, const std::vector<RemoteEndpointSettings>& endpoints) {
+  store.remove(QString::fromLatin1(key::kEndpoints));  // fewer than before: no stale entries
+  store.beginWriteArray(QString::fromLatin1(key::kEndpoints), static_cast<int>(endpoints.size()));
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const auto& e = endpoints[i];
+    store.setArrayIndex(static_cast<int>(i));
+    put(store, key::kEndpointId, QString::fromStdString(e.id));
+    put(store, key::kEndpointName, QString::fromStdString(e.name));
+    put(store, key::kEndpointUrl, QString::fromStdString(e.base_url));
+    put(store, key::kEndpointAllowLan, e.allow_lan ? 1 : 0);
+    put(store, key::kEndpointTimeout, e.inactivity_timeout_s);
+  }
+  store.endArray();
+}
+
 }  // namespace
 
 Settings load_settings(const QSettings& store) {
@@ -123,6 +169,7 @@ Settings load_settings(const QSettings& store) {
   s.local_api.port = read_number(store, key::kApiPort, d.local_api.port);
   s.local_api.parallel = read_number(store, key::kApiParallel, d.local_api.parallel);
   s.local_api.context_length = read_number(store, key::kApiContext, d.local_api.context_length);
+  s.remote_endpoints = read_endpoints(store);
   return clamp_settings(std::move(s));
 }
 
@@ -154,6 +201,7 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kApiPort, s.local_api.port);
   put(store, key::kApiParallel, s.local_api.parallel);
   put(store, key::kApiContext, s.local_api.context_length);
+  write_endpoints(store, s.remote_endpoints);
   store.sync();
 }
 

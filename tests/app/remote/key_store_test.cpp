@@ -44,12 +44,14 @@ TEST(KeyStoreSecretService, RoundTripsAndNeverReachesTheFiles) {
   const QString data_home = qEnvironmentVariable("XDG_DATA_HOME");
   ASSERT_FALSE(config_home.isEmpty() || data_home.isEmpty());
 
-  // The app's settings file, written as the app writes it.
+  // The app's settings file, with the endpoint, written as the app writes it.
   const QString data_dir = data_home + QStringLiteral("/hearth");
   QDir().mkpath(data_dir);
   {
+    settings::Settings with_endpoint;
+    with_endpoint.remote_endpoints = {{"vllm-box", "GPU box", "https://gpu-box.example/v1", false, 120}};
     QSettings settings(data_dir + QStringLiteral("/settings.ini"), QSettings::IniFormat);
-    app::save_settings(settings, settings::Settings{});
+    app::save_settings(settings, with_endpoint);
     settings.sync();
   }
 
@@ -74,6 +76,9 @@ TEST(KeyStoreSecretService, RoundTripsAndNeverReachesTheFiles) {
   hits += files_containing(data_home, key.toUtf8(), files_read);
   EXPECT_TRUE(hits.isEmpty()) << "the key is in clear in: " << hits.join(", ").toStdString();
   EXPECT_GE(files_read, 1);  // the settings file at least was looked at
+  QFile settings_file(data_dir + QStringLiteral("/settings.ini"));
+  ASSERT_TRUE(settings_file.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(settings_file.readAll().contains("gpu-box.example"));  // the endpoint is there, its key is not
 
   ASSERT_TRUE(store.remove(QStringLiteral("vllm-box")).ok());
   auto gone = other.read(QStringLiteral("vllm-box"));

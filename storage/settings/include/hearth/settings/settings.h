@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hearth::settings {
 
@@ -62,6 +63,20 @@ struct LocalApiSettings {
   friend bool operator==(const LocalApiSettings&, const LocalApiSettings&) = default;
 };
 
+// A remote OpenAI-compatible endpoint (Settings -> Backends): vLLM,
+// llama.cpp's server, Ollama, another Hearth. Its API key is never here nor in
+// any file: it lives in the system's secret store under `id`
+// (app/remote/key_store.h).
+struct RemoteEndpointSettings {
+  std::string id;        // stable and unique: names the key's secret-store entry
+  std::string name;      // shown in the Backends list and the model picker
+  std::string base_url;  // e.g. "https://gpu-box.example/v1"
+  bool allow_lan = false;         // plain http to private addresses (docs/remote.md)
+  int inactivity_timeout_s = 120; // how long the server may stay silent mid-reply
+
+  friend bool operator==(const RemoteEndpointSettings&, const RemoteEndpointSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -73,6 +88,7 @@ struct Settings {
   std::string last_model_path;
   std::string log_level = "info";
   LocalApiSettings local_api;
+  std::vector<RemoteEndpointSettings> remote_endpoints;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -93,6 +109,10 @@ struct SettingsLimits {
   static constexpr int kMinApiContext = 256;
   static constexpr int kMaxApiContext = 32768;
   static constexpr int kMaxDraft = 7;  // runtime::kMaxDraftTokens
+  static constexpr int kMaxRemoteEndpoints = 32;
+  static constexpr int kMinRemoteTimeoutS = 5;
+  static constexpr int kMaxRemoteTimeoutS = 3600;
+  static constexpr size_t kMaxUrlBytes = 2048;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
