@@ -77,21 +77,19 @@ std::optional<RemoteSetup> read_setup(const char* verb, const ParsedArgs& args, 
   s.call.top_p = *top_p;
   s.call.seed = *seed;
   // Extensions OpenAI's own API refuses: sent only when asked for.
-  if (args.has("top-k")) {
-    auto k = args.get_int("top-k", 40, 0, 1 << 20);
-    if (!k.ok()) return std::fprintf(stderr, "%s: %s\n", verb, k.error().message.c_str()), std::nullopt;
-    s.call.top_k = static_cast<int>(*k);
+  auto top_k = args.get_int("top-k", 40, 0, 1 << 20);
+  auto min_p = args.get_double("min-p", 0.05, 0.0, 1.0);
+  auto repeat = args.get_double("repeat-penalty", 1.0, 0.0, 10.0);
+  for (const Error* e : {top_k.ok() ? nullptr : &top_k.error(), min_p.ok() ? nullptr : &min_p.error(),
+                         repeat.ok() ? nullptr : &repeat.error()}) {
+    if (e) {
+      std::fprintf(stderr, "%s: %s\n", verb, e->message.c_str());
+      return std::nullopt;
+    }
   }
-  if (args.has("min-p")) {
-    auto p = args.get_double("min-p", 0.05, 0.0, 1.0);
-    if (!p.ok()) return std::fprintf(stderr, "%s: %s\n", verb, p.error().message.c_str()), std::nullopt;
-    s.call.min_p = *p;
-  }
-  if (args.has("repeat-penalty")) {
-    auto r = args.get_double("repeat-penalty", 1.0, 0.0, 10.0);
-    if (!r.ok()) return std::fprintf(stderr, "%s: %s\n", verb, r.error().message.c_str()), std::nullopt;
-    s.call.repeat_penalty = *r;
-  }
+  if (args.has("top-k")) s.call.top_k = static_cast<int>(*top_k);
+  if (args.has("min-p")) s.call.min_p = *min_p;
+  if (args.has("repeat-penalty")) s.call.repeat_penalty = *repeat;
   auto base = remote::checked_base_url(s.config.base_url, s.config.allow_lan);
   if (!base.ok()) {
     std::fprintf(stderr, "%s: %s\n", verb, base.error().message.c_str());

@@ -161,8 +161,8 @@ OpenAiClient::OpenAiClient(EndpointConfig config)
     : config_(std::move(config)),
       base_(checked_base_url(config_.base_url, config_.allow_lan)),
       network_(std::make_unique<QNetworkAccessManager>()) {
-  // Traffic to this machine or the local network never goes through a proxy
-  // the environment names; public hosts use the system's settings.
+  // Traffic to this machine or the local network never goes through a
+  // proxy, whatever the application's proxy settings say.
   if (base_.ok() && (is_loopback_host(base_->host()) || is_private_host(base_->host()))) {
     network_->setProxy(QNetworkProxy::NoProxy);
   }
