@@ -18,6 +18,7 @@
 #include <string>
 
 #include "args.h"
+#include "remote_cli.h"
 #include "engine_setup.h"
 #include "spec_setup.h"
 #include "verbs.h"
@@ -69,9 +70,17 @@ int run_chat(const std::vector<std::string>& argv) {
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   for (auto& f : speculation_flags()) spec.flags.push_back(f);
+  for (auto& f : remote_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
+  if (args->has("endpoint")) return run_chat_remote(*args);
+  for (const char* flag : {"remote-model", "api-key-env", "allow-lan", "remote-timeout"}) {
+    if (args->has(flag)) {
+      std::fprintf(stderr, "chat: --%s needs --endpoint\n", flag);
+      return kExitUsage;
+    }
+  }
   const std::string overflow = args->get_or("overflow", "stop");
   if (!runtime::parse_overflow_policy(overflow).ok()) {
     std::fprintf(stderr, "chat: --overflow takes stop, evict or summarize, not '%s'\n", overflow.c_str());

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "args.h"
+#include "remote_cli.h"
 #include "engine_setup.h"
 #include "spec_setup.h"
 #include "verbs.h"
@@ -14,7 +15,7 @@
 namespace hearth::cli {
 
 int run_generate(const std::vector<std::string>& argv) {
-  VerbSpec spec{"generate", "--model M.gguf (--prompt P | --tokens IDS) [-n N] [--temp T] ...",
+  VerbSpec spec{"generate", "(--model M.gguf | --endpoint URL --remote-model NAME) (--prompt P | --tokens IDS) [-n N] [--temp T] ...",
                 "Prints the prompt's continuation as it streams.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"prompt", FlagKind::Value, "prompt text", "p", "TEXT"},
@@ -27,9 +28,17 @@ int run_generate(const std::vector<std::string>& argv) {
   for (auto& f : sampling_flags()) spec.flags.push_back(f);
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   for (auto& f : speculation_flags()) spec.flags.push_back(f);
+  for (auto& f : remote_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
+  if (args->has("endpoint")) return run_generate_remote(*args);
+  for (const char* flag : {"remote-model", "api-key-env", "allow-lan", "remote-timeout"}) {
+    if (args->has(flag)) {
+      std::fprintf(stderr, "generate: --%s needs --endpoint\n", flag);
+      return kExitUsage;
+    }
+  }
   if (!args->has("model") || (args->has("prompt") == args->has("tokens"))) {
     std::fprintf(stderr, "generate: --model and one of --prompt or --tokens are required\n");
     return kExitUsage;

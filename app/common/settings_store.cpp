@@ -3,7 +3,9 @@
 #include <QSettings>
 #include <QString>
 
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace hearth::app {
 
@@ -42,6 +44,13 @@ constexpr auto kDocsSourceBudget = "documents/source_budget_tokens";
 constexpr auto kSpecMode = "speculation/mode";
 constexpr auto kSpecDraftModel = "speculation/draft_model";
 constexpr auto kSpecDraftMax = "speculation/draft_max";
+// An array: remote_endpoints/1/id, ... (QSettings' array form). Never a key.
+constexpr auto kEndpoints = "remote_endpoints";
+constexpr auto kEndpointId = "id";
+constexpr auto kEndpointName = "name";
+constexpr auto kEndpointUrl = "url";
+constexpr auto kEndpointAllowLan = "allow_lan";
+constexpr auto kEndpointTimeout = "inactivity_timeout_s";
 }  // namespace key
 
 template <typename T>
@@ -94,6 +103,43 @@ void put(QSettings& store, const char* name, const QVariant& value) {
   store.setValue(QString::fromLatin1(name), value);
 }
 
+// Read through the keys QSettings' arrays are stored under
+// ("remote_endpoints/size", "remote_endpoints/1/id", ...): beginReadArray
+// would need a non-const store.
+std::vector<RemoteEndpointSettings> read_endpoints(const QSettings& store) {
+  const std::string prefix = std::string(key::kEndpoints) + "/";
+  const int n = read_number(store, (prefix + "size").c_str(), 0);
+  std::vector<RemoteEndpointSettings> out;
+  const RemoteEndpointSettings d;
+  for (int i = 1; i <= n && i <= SettingsLimits::kMaxRemoteEndpoints; ++i) {
+    const std::string at = prefix + std::to_string(i) + "/";
+    auto name = [&](const char* field) { return at + field; };
+    RemoteEndpointSettings e;
+    e.id = read_string(store, name(key::kEndpointId).c_str(), d.id);
+    e.name = read_string(store, name(key::kEndpointName).c_str(), d.name);
+    e.base_url = read_string(store, name(key::kEndpointUrl).c_str(), d.base_url);
+    e.allow_lan = read_number(store, name(key::kEndpointAllowLan).c_str(), 0) != 0;
+    e.inactivity_timeout_s = read_number(store, name(key::kEndpointTimeout).c_str(), d.inactivity_timeout_s);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void write_endpoints(QSettings& store, const std::vector<RemoteEndpointSettings>& endpoints) {
+  store.remove(QString::fromLatin1(key::kEndpoints));  // fewer than before: no stale entries
+  store.beginWriteArray(QString::fromLatin1(key::kEndpoints), static_cast<int>(endpoints.size()));
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const auto& e = endpoints[i];
+    store.setArrayIndex(static_cast<int>(i));
+    put(store, key::kEndpointId, QString::fromStdString(e.id));
+    put(store, key::kEndpointName, QString::fromStdString(e.name));
+    put(store, key::kEndpointUrl, QString::fromStdString(e.base_url));
+    put(store, key::kEndpointAllowLan, e.allow_lan ? 1 : 0);
+    put(store, key::kEndpointTimeout, e.inactivity_timeout_s);
+  }
+  store.endArray();
+}
+
 }  // namespace
 
 Settings load_settings(const QSettings& store) {
@@ -130,6 +176,7 @@ Settings load_settings(const QSettings& store) {
   s.documents.embedding_model_path = read_string(store, key::kDocsEmbeddingModel, d.documents.embedding_model_path);
   s.documents.source_budget_tokens =
       read_number(store, key::kDocsSourceBudget, d.documents.source_budget_tokens);
+  s.remote_endpoints = read_endpoints(store);
   return clamp_settings(std::move(s));
 }
 
@@ -164,6 +211,7 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kResponseCache, s.response_cache ? 1 : 0);
   put(store, key::kDocsEmbeddingModel, QString::fromStdString(s.documents.embedding_model_path));
   put(store, key::kDocsSourceBudget, s.documents.source_budget_tokens);
+  write_endpoints(store, s.remote_endpoints);
   store.sync();
 }
 

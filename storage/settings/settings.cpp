@@ -39,6 +39,20 @@ Settings clamp_settings(Settings s) {
   if (api.host.empty() || api.host.size() > 253) api.host = defaults.local_api.host;
   s.documents.source_budget_tokens =
       std::clamp(s.documents.source_budget_tokens, L::kMinSourceBudget, L::kMaxSourceBudget);
+
+  // Endpoints without an id or a URL, or with an id seen before (their keys
+  // would collide in the secret store), are dropped.
+  std::vector<RemoteEndpointSettings> endpoints;
+  for (auto& e : s.remote_endpoints) {
+    if (endpoints.size() >= static_cast<size_t>(L::kMaxRemoteEndpoints)) break;
+    if (e.id.empty() || e.base_url.empty() || e.base_url.size() > L::kMaxUrlBytes) continue;
+    const bool seen = std::any_of(endpoints.begin(), endpoints.end(), [&](const auto& k) { return k.id == e.id; });
+    if (seen) continue;
+    if (e.name.empty()) e.name = e.base_url;
+    e.inactivity_timeout_s = std::clamp(e.inactivity_timeout_s, L::kMinRemoteTimeoutS, L::kMaxRemoteTimeoutS);
+    endpoints.push_back(std::move(e));
+  }
+  s.remote_endpoints = std::move(endpoints);
   return s;
 }
 

@@ -36,6 +36,8 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5};
   s.documents = {"/models/embed é.gguf", 3000};
   s.response_cache = true;
+  s.remote_endpoints = {{"vllm-box", "GPU box", "https://gpu-box.example/v1", false, 300},
+                        {"ollama", "Ollama ✓", "http://192.168.1.20:11434/v1", true, 60}};
   {
     QSettings store(dir.filePath(QStringLiteral("s.ini")), QSettings::IniFormat);
     save_settings(store, s);
@@ -63,6 +65,33 @@ TEST(SettingsStore, MalformedValuesFallBackOrClamp) {
   EXPECT_EQ(s.load.context_length, SettingsLimits::kMaxContext);
   EXPECT_EQ(s.load.kv_cache_type, KvCacheType::F16);
   EXPECT_EQ(s.font_point_size, SettingsLimits::kMinFontPoint);
+}
+
+TEST(SettingsStore, RemoteEndpointsAreCheckedAndFewerLeaveNoStaleEntries) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("s.ini"));
+  Settings s;
+  s.remote_endpoints = {{"a", "", "https://a.example/v1", false, 1},        // timeout clamped, name filled
+                        {"", "no id", "https://b.example/v1", false, 120},  // dropped
+                        {"c", "no url", "", false, 120},                    // dropped
+                        {"a", "same id", "https://d.example/v1", false, 120}};  // dropped: id taken
+  {
+    QSettings store(path, QSettings::IniFormat);
+    save_settings(store, s);
+  }
+  {
+    QSettings store(path, QSettings::IniFormat);
+    const Settings read = load_settings(store);
+    ASSERT_EQ(read.remote_endpoints.size(), 1u);
+    EXPECT_EQ(read.remote_endpoints[0].id, "a");
+    EXPECT_EQ(read.remote_endpoints[0].name, "https://a.example/v1");
+    EXPECT_EQ(read.remote_endpoints[0].inactivity_timeout_s, SettingsLimits::kMinRemoteTimeoutS);
+    // The endpoint list shrinks to nothing: nothing of it stays in the file.
+    save_settings(store, Settings{});
+  }
+  QSettings reread(path, QSettings::IniFormat);
+  EXPECT_TRUE(load_settings(reread).remote_endpoints.empty());
+  EXPECT_FALSE(reread.contains(QStringLiteral("remote_endpoints/1/url")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hearth::settings {
 
@@ -71,6 +72,20 @@ struct DocumentsSettings {
   friend bool operator==(const DocumentsSettings&, const DocumentsSettings&) = default;
 };
 
+// A remote OpenAI-compatible endpoint (Settings -> Backends): vLLM,
+// llama.cpp's server, Ollama, another Hearth. Its API key is never here nor in
+// any file: it lives in the system's secret store under `id`
+// (app/remote/key_store.h).
+struct RemoteEndpointSettings {
+  std::string id;        // stable and unique: names the key's secret-store entry
+  std::string name;      // shown in the Backends list and the model picker
+  std::string base_url;  // e.g. "https://gpu-box.example/v1"
+  bool allow_lan = false;         // plain http to private addresses (docs/remote.md)
+  int inactivity_timeout_s = 120; // how long the server may stay silent mid-reply
+
+  friend bool operator==(const RemoteEndpointSettings&, const RemoteEndpointSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -86,6 +101,7 @@ struct Settings {
   // Answer a repeated deterministic request (temperature 0, same model, same
   // conversation) from the response cache instead of running the model again.
   bool response_cache = false;
+  std::vector<RemoteEndpointSettings> remote_endpoints;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -108,6 +124,10 @@ struct SettingsLimits {
   static constexpr int kMaxDraft = 7;  // runtime::kMaxDraftTokens
   static constexpr int kMinSourceBudget = 128;
   static constexpr int kMaxSourceBudget = 16384;
+  static constexpr int kMaxRemoteEndpoints = 32;
+  static constexpr int kMinRemoteTimeoutS = 5;
+  static constexpr int kMaxRemoteTimeoutS = 3600;
+  static constexpr size_t kMaxUrlBytes = 2048;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
