@@ -7,6 +7,7 @@
 
 #include "common/settings_store.h"
 #include "common/version.h"
+#include "documents/engine_embedding.h"
 #include "documents/pdf_extractor.h"
 #include "controllers/archive_controller.h"
 #include "controllers/chat_controller.h"
@@ -80,8 +81,9 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   // The local API's token lives beside the settings, readable by this user only.
   local_api_ = new ui::LocalApiController(engine_, settings_, dir.filePath(QStringLiteral("api-key")), this);
   // Documents: libraries in the conversation database, PDF through Poppler.
-  documents_ = new ui::DocumentsController(storage_, chat_->conversation(), chat_->reply(), add_document_formats,
-                                           nullptr, this);
+  documents_ = new ui::DocumentsController(
+      storage_, chat_->conversation(), chat_->reply(), settings_, add_document_formats,
+      [logger = options_.engine_logger](const QString& path) { return load_engine_embedding(path, logger); }, this);
   speculation_ = new ui::SpeculationController(settings_, model_,
                                                QString::fromStdString(models::default_models_dir().string()), this);
   // Imported conversations appear in the sidebar.

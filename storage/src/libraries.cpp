@@ -174,6 +174,23 @@ Status Libraries::remove(LibraryId id) {
   });
 }
 
+Status Libraries::reset_for_model(LibraryId id, std::string_view embedding_model, std::int64_t embedding_dim) {
+  if (embedding_dim < 0 || embedding_dim > 65536) {
+    return make_error(ErrorCode::InvalidArgument, describe("library", id) + ": embedding length " +
+                                                      std::to_string(embedding_dim) + " is outside 0..65536");
+  }
+  return in_transaction(db_, Durability::Full, [&]() -> Status {
+    DatabaseImpl& impl = db_.impl();
+    HEARTH_CHECK(touch_library(impl, id));
+    HEARTH_TRY(auto update, impl.prepare("UPDATE libraries SET embedding_model = ?2, embedding_dim = ?3 WHERE id = ?1"));
+    update.bind(1, id).bind(2, embedding_model).bind(3, embedding_dim);
+    HEARTH_CHECK(update.run());
+    HEARTH_TRY(auto clear, impl.prepare("DELETE FROM documents WHERE library_id = ?1"));
+    clear.bind(1, id);
+    return clear.run();
+  });
+}
+
 Status Libraries::add_root(LibraryId id, std::string_view path) {
   if (path.empty()) return make_error(ErrorCode::InvalidArgument, describe("library", id) + ": empty path");
   return in_transaction(db_, Durability::Normal, [&]() -> Status {

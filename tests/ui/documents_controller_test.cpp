@@ -42,8 +42,8 @@ class DocumentsControllerTest : public ::testing::Test {
     settings = std::make_unique<SettingsController>(settings::Settings{}, nullptr, &sizer);
     model = std::make_unique<ModelController>(engine.get(), settings.get(), nullptr, QString());
     chat = std::make_unique<ChatController>(storage.get(), engine.get(), model.get(), settings.get());
-    documents = std::make_unique<DocumentsController>(storage.get(), chat->conversation(), chat->reply(), nullptr,
-                                                      nullptr);
+    documents = std::make_unique<DocumentsController>(storage.get(), chat->conversation(), chat->reply(),
+                                                      settings.get(), nullptr, nullptr);
     model->load(QStringLiteral("scripted.gguf"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return model->ready(); }, 2000));
   }

@@ -12,6 +12,7 @@
 
 #include "controllers/open_conversation_controller.h"
 #include "controllers/reply_controller.h"
+#include "controllers/settings_controller.h"
 
 namespace hearth::ui {
 namespace {
@@ -63,15 +64,17 @@ struct DocumentsController::Worker {
 };
 
 DocumentsController::DocumentsController(StorageExecutor* storage, OpenConversationController* open,
-                                         ReplyController* reply,
+                                         ReplyController* reply, SettingsController* settings,
                                          std::function<void(documents::Extractors&)> add_formats,
-                                         std::shared_ptr<PassageEmbedding> embedding, QObject* parent)
+                                         EmbeddingLoader load_embedding, QObject* parent)
     : QObject(parent),
       storage_(storage),
       open_(open),
       reply_(reply),
+      settings_(settings),
+      load_embedding_(std::move(load_embedding)),
       worker_(std::make_shared<Worker>()),
-      grounder_(std::make_shared<DocumentGrounder>(std::move(embedding))) {
+      grounder_(std::make_shared<DocumentGrounder>()) {
   if (add_formats) add_formats(worker_->extractors);
   rescan_.setSingleShot(true);
   rescan_.setInterval(kRescanDelayMs);
@@ -85,6 +88,76 @@ DocumentsController::DocumentsController(StorageExecutor* storage, OpenConversat
   });
   if (open_) connect(open_, &OpenConversationController::currentChanged, this, &DocumentsController::load_attached);
   if (reply_) reply_->set_grounder(grounder_);
+  if (settings_) load_embedding(QString::fromStdString(settings_->settings().documents.embedding_model_path));
+}
+
+void DocumentsController::load_embedding(const QString& path) {
+  embedding_error_.clear();
+  if (path.isEmpty() || !load_embedding_) {
+    embedding_name_.clear();
+    const std::shared_ptr<DocumentGrounder> grounder = grounder_;
+    storage_->write([grounder](ConversationStore&) -> Status {
+      grounder->set_embedding(nullptr);
+      return {};
+    });
+    emit embeddingChanged();
+    refresh();
+    return;
+  }
+  embedding_loading_ = true;
+  emit embeddingChanged();
+  const std::shared_ptr<DocumentGrounder> grounder = grounder_;
+  EmbeddingLoader loader = load_embedding_;
+  // Loading reads the model file: on the storage thread, where it is used.
+  storage_->run(
+      [grounder, loader, path](ConversationStore&) -> Status {
+        auto loaded = loader(path);
+        if (!loaded.ok()) {
+          grounder->set_embedding(nullptr);
+          return loaded.take_error();
+        }
+        grounder->set_embedding(std::move(loaded).value());
+        return {};
+      },
+      this,
+      [this, path](Status done) {
+        embedding_loading_ = false;
+        if (done.ok()) {
+          embedding_name_ = QFileInfo(path).fileName();
+        } else {
+          embedding_name_.clear();
+          embedding_error_ = QString::fromStdString(done.error().message);
+        }
+        emit embeddingChanged();
+        refresh();
+      });
+}
+
+void DocumentsController::setEmbeddingModel(const QUrl& path) {
+  const QString file = path.isEmpty() ? QString() : local_path(path);
+  if (settings_) settings_->setDocumentsEmbeddingModel(file);
+  load_embedding(file);
+}
+
+void DocumentsController::rebuildWithEmbeddingModel(qint64 library) {
+  if (running_library_ == library) cancel();
+  auto worker = worker_;
+  const std::shared_ptr<DocumentGrounder> grounder = grounder_;
+  storage_->run(
+      [worker, grounder, library](ConversationStore& s) -> Status {
+        HEARTH_TRY(storage::Libraries * libs, worker->libs(s));
+        const PassageEmbedding* e = grounder->embedding();
+        return libs->reset_for_model(storage::LibraryId(library), e ? e->identity() : std::string(), e ? e->dim() : 0);
+      },
+      this,
+      [this, library](Status done) {
+        if (!done.ok()) {
+          emit errorOccurred(QString::fromStdString(done.error().message));
+          return;
+        }
+        refresh();
+        start_index(library);
+      });
 }
 
 DocumentsController::~DocumentsController() = default;

@@ -30,6 +30,11 @@ namespace hearth::ui {
 
 class OpenConversationController;
 class ReplyController;
+class SettingsController;
+
+// Loads an embedding model file for the libraries (the app's engine); runs on
+// the storage thread.
+using EmbeddingLoader = std::function<Result<std::shared_ptr<PassageEmbedding>>(const QString& path)>;
 
 class DocumentsController : public QObject {
   Q_OBJECT
@@ -48,13 +53,19 @@ class DocumentsController : public QObject {
   Q_PROPERTY(QString lastError READ lastError NOTIFY progressChanged)
   // Library ids attached to the open conversation.
   Q_PROPERTY(QVariantList attached READ attached NOTIFY attachedChanged)
+  // The embedding model (file name; empty: none, keyword search only), whether
+  // it is loading, and why it could not be loaded.
+  Q_PROPERTY(QString embeddingModel READ embeddingModel NOTIFY embeddingChanged)
+  Q_PROPERTY(bool embeddingLoading READ embeddingLoading NOTIFY embeddingChanged)
+  Q_PROPERTY(QString embeddingError READ embeddingError NOTIFY embeddingChanged)
 
  public:
   // `add_formats` registers the extractors the app provides (PDF) next to the
-  // built-in ones; `embedding` (may be null) embeds passages and queries.
+  // built-in ones; `load_embedding` (may be empty: keyword search only) loads
+  // the embedding model the settings name, now and when the user picks another.
   DocumentsController(StorageExecutor* storage, OpenConversationController* open, ReplyController* reply,
-                      std::function<void(documents::Extractors&)> add_formats,
-                      std::shared_ptr<PassageEmbedding> embedding, QObject* parent = nullptr);
+                      SettingsController* settings, std::function<void(documents::Extractors&)> add_formats,
+                      EmbeddingLoader load_embedding, QObject* parent = nullptr);
   ~DocumentsController() override;
 
   bool available() const { return available_; }
@@ -66,6 +77,9 @@ class DocumentsController : public QObject {
   QString currentFile() const { return current_file_; }
   QString lastError() const { return last_error_; }
   QVariantList attached() const { return attached_; }
+  QString embeddingModel() const { return embedding_name_; }
+  bool embeddingLoading() const { return embedding_loading_; }
+  QString embeddingError() const { return embedding_error_; }
   std::shared_ptr<DocumentGrounder> grounder() const { return grounder_; }
 
   Q_INVOKABLE void refresh();
@@ -79,11 +93,18 @@ class DocumentsController : public QObject {
   Q_INVOKABLE void cancel();
   Q_INVOKABLE void attach(qint64 library);
   Q_INVOKABLE void detach(qint64 library);
+  // Uses the embedding model file at `path` (saved in the settings); an empty
+  // URL goes back to keyword search only.
+  Q_INVOKABLE void setEmbeddingModel(const QUrl& path);
+  // Re-indexes a library with the loaded embedding model (its vectors came from
+  // another model or none).
+  Q_INVOKABLE void rebuildWithEmbeddingModel(qint64 library);
 
  signals:
   void librariesChanged();
   void progressChanged();
   void attachedChanged();
+  void embeddingChanged();
   // An indexing run finished (not cancelled): tests and the panel listen.
   void indexed(qint64 library);
   void errorOccurred(const QString& message);
@@ -95,10 +116,13 @@ class DocumentsController : public QObject {
   void step();
   void load_attached();
   void watch(const QStringList& roots);
+  void load_embedding(const QString& path);
 
   StorageExecutor* storage_;
   OpenConversationController* open_;
   ReplyController* reply_;
+  SettingsController* settings_;
+  EmbeddingLoader load_embedding_;
   std::shared_ptr<Worker> worker_;
   std::shared_ptr<DocumentGrounder> grounder_;
   QFileSystemWatcher watcher_;
@@ -116,6 +140,9 @@ class DocumentsController : public QObject {
   QString current_file_;
   QString last_error_;
   QVariantList attached_;
+  QString embedding_name_;
+  bool embedding_loading_ = false;
+  QString embedding_error_;
 };
 
 }  // namespace hearth::ui

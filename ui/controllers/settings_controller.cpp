@@ -223,6 +223,11 @@ void SettingsController::setFontPointSize(int v) {
   n.font_point_size = v;
   commit(std::move(n));
 }
+void SettingsController::setDocumentsEmbeddingModel(const QString& path) {
+  settings::Settings n = settings_;
+  n.documents.embedding_model_path = path.toStdString();
+  commit(std::move(n));
+}
 void SettingsController::setResponseCache(bool v) {
   settings::Settings n = settings_;
   n.response_cache = v;

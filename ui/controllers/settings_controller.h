@@ -109,6 +109,8 @@ class SettingsController : public QObject {
   void setFontPointSize(int v);
   bool responseCache() const { return settings_.response_cache; }
   void setResponseCache(bool v);
+  // The Documents page's embedding model file (empty: none).
+  void setDocumentsEmbeddingModel(const QString& path);
 
   int minContext() const { return settings::SettingsLimits::kMinContext; }
   int maxContext() const;

@@ -34,6 +34,13 @@ Item {
                                 : page.documents.createLibrary(nameField.text, selectedFile)
     }
 
+    FileDialog {
+        id: embeddingDialog
+        title: qsTr("Choose an embedding model")
+        nameFilters: [qsTr("GGUF models (*.gguf)")]
+        onAccepted: page.documents.setEmbeddingModel(selectedFile)
+    }
+
     ScrollView {
         id: scroller
         anchors.fill: parent
@@ -67,6 +74,36 @@ Item {
                 Layout.fillWidth: true
                 wrapMode: Text.Wrap
                 text: qsTr("Documents are kept in the conversation database, which could not be opened.")
+                color: Theme.danger
+            }
+
+            // The embedding model: meaning search next to keyword search.
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    text: page.documents.embeddingLoading ? qsTr("Loading the embedding model…")
+                          : page.documents.embeddingModel.length > 0
+                            ? qsTr("Embedding model: %1 (keyword and meaning search)").arg(page.documents.embeddingModel)
+                            : qsTr("No embedding model: keyword search only. Choose one (for example nomic-embed-text or Qwen3-Embedding from the model catalog) to find passages by meaning.")
+                    color: Theme.textMuted
+                }
+                Button {
+                    text: qsTr("Choose…")
+                    onClicked: embeddingDialog.open()
+                }
+                Button {
+                    visible: page.documents.embeddingModel.length > 0
+                    text: qsTr("Keyword only")
+                    onClicked: page.documents.setEmbeddingModel("")
+                }
+            }
+            Label {
+                visible: page.documents.embeddingError.length > 0
+                Layout.fillWidth: true
+                wrapMode: Text.Wrap
+                text: page.documents.embeddingError
                 color: Theme.danger
             }
 
@@ -194,6 +231,12 @@ Item {
                                 text: qsTr("Re-index")
                                 flat: true
                                 onClicked: page.documents.reindex(card.modelData.id)
+                            }
+                            Button {
+                                visible: card.modelData.keywordOnly && page.documents.embeddingModel.length > 0
+                                text: qsTr("Rebuild with %1").arg(page.documents.embeddingModel)
+                                flat: true
+                                onClicked: page.documents.rebuildWithEmbeddingModel(card.modelData.id)
                             }
                             Button {
                                 text: qsTr("Remove")

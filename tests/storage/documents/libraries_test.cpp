@@ -72,6 +72,25 @@ TEST_F(LibrariesTest, PutDocumentReplacesItsChunksAndVectorsAsAWhole) {
   EXPECT_EQ((*stored)->state, DocumentState::Indexed);
 }
 
+TEST_F(LibrariesTest, SwitchingTheEmbeddingModelEmptiesTheLibraryForAFullReindex) {
+  Libraries libs(*db_);
+  const LibraryId id = libs.create("L", "old-model", 3).value();
+  ASSERT_TRUE(libs.add_root(id, "/notes").ok());
+  ASSERT_TRUE(libs.put_document(id, {"/notes/a.txt", "h", 1, 1, "text"},
+                                std::vector<NewChunk>{chunk("words", 1, 1, {1, 2, 3})}).ok());
+  ASSERT_TRUE(libs.reset_for_model(id, "new-model", 5).ok());
+  const Library after = libs.get(id).value();
+  EXPECT_EQ(after.embedding_model, "new-model");
+  EXPECT_EQ(after.embedding_dim, 5);
+  EXPECT_EQ(after.roots, std::vector<std::string>{"/notes"});  // what to index stays
+  EXPECT_TRUE(libs.documents(id).value().empty());
+  EXPECT_EQ(libs.chunk_count(id).value(), 0);
+  std::int64_t vectors = 0;
+  ASSERT_TRUE(libs.for_each_vector(id, [&](ChunkId, float, std::span<const std::int8_t>) { ++vectors; }).ok());
+  EXPECT_EQ(vectors, 0);
+  EXPECT_EQ(testing::error_code(libs.reset_for_model(LibraryId{99}, "m", 5)), ErrorCode::NotFound);
+}
+
 TEST_F(LibrariesTest, AWrongVectorLengthIsRefusedAndChangesNothing) {
   Libraries libs(*db_);
   const LibraryId id = libs.create("L", "m", 4).value();

@@ -107,6 +107,10 @@ class Libraries {
   // Deletes the library with its documents, chunks and vectors; replies that cited
   // it keep their stored passages.
   Status remove(LibraryId id);
+  // Switches the library to another embedding model: its documents (and their
+  // chunks and vectors) are removed, so the next indexing run reads every file
+  // again and embeds it with the new model.
+  Status reset_for_model(LibraryId id, std::string_view embedding_model, std::int64_t embedding_dim);
   Status add_root(LibraryId id, std::string_view path);
   Status remove_root(LibraryId id, std::string_view path);
 
