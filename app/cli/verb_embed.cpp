@@ -6,7 +6,9 @@
 #include <hearth/core/file_io.h>
 #include <hearth/engine/runtime/embedder.h>
 
+#include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -78,11 +80,16 @@ int run_embed(const std::vector<std::string>& argv) {
   }
   runtime::EmbedOptions options;
   options.query_instruction = args->get_or("query", "");
+  const auto start = std::chrono::steady_clock::now();
   auto result = (*embedder)->embed(texts, options);
   if (!result.ok()) {
     std::fprintf(stderr, "embed: %s\n", result.error().message.c_str());
     return kExitBadInput;
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int64_t tokens = std::accumulate(result->token_counts.begin(), result->token_counts.end(), int64_t{0});
+  std::fprintf(stderr, "embedded %zu texts, %lld tokens in %.3f s (%.0f tokens/s)\n", result->vectors.size(),
+               static_cast<long long>(tokens), seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
   if (args->has("json")) {
     nlohmann::json vectors = nlohmann::json::array();
     for (const auto& v : result->vectors) vectors.push_back(v);

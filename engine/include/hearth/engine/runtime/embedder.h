@@ -8,6 +8,7 @@
 // On a backend with sequence batches (the CPU) several texts share one
 // forward pass, so every weight matrix is read once for all their tokens;
 // elsewhere (Vulkan) each text is one pass. The results are the same.
+// One call at a time per embedder (its backend runs one graph at a time).
 #pragma once
 
 #include <hearth/core/result.h>
@@ -72,8 +73,8 @@ class Embedder {
  private:
   Embedder(std::unique_ptr<model::Model> model, backend::Backend& backend, tokenizer::Tokenizer tokenizer)
       : model_(std::move(model)), backend_(backend), tokenizer_(std::move(tokenizer)) {}
-  // Hidden states of texts [begin, end) in one pass (or one pass per text
-  // where the backend has no sequence batches), pooled into `out`.
+  // Hidden states of `texts` in one pass (or one pass per text where the
+  // backend has no sequence batches), pooled and appended to `out`.
   Status run_pass(std::span<const std::vector<int32_t>> texts, Embeddings& out) const;
   void pool_text(const float* hidden, int64_t n_tokens, std::vector<float>& out) const;
 
