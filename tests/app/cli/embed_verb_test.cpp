@@ -19,9 +19,16 @@ using hearth::testing::cli;
 using hearth::testing::embed_path;
 using hearth::testing::slurp;
 
+// A file name of this test's own: ctest runs the tests of this file (two
+// programs) in parallel, each in its own process.
+std::string temp_file(const std::string& stem) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + stem + "-" + info->test_suite_name() + "-" + info->name();
+}
+
 // Runs `args` through hearth-cli embed --json; returns the exit status and the JSON.
 int run_embed(const std::string& args, nlohmann::json& out) {
-  const std::string path = ::testing::TempDir() + "hearth-cli-embed.json";
+  const std::string path = temp_file("hearth-cli-embed") + ".json";
   const std::string cmd = cli() + " embed " + args + " --json > " + path + " 2>/dev/null";
   const int status = WEXITSTATUS(std::system(cmd.c_str()));
   if (status == 0) out = nlohmann::json::parse(slurp(path));
@@ -29,7 +36,7 @@ int run_embed(const std::string& args, nlohmann::json& out) {
 }
 
 std::string texts_file() {
-  const std::string path = ::testing::TempDir() + "hearth-cli-embed-texts.txt";
+  const std::string path = temp_file("hearth-cli-embed-texts") + ".txt";
   std::ofstream f(path, std::ios::binary);
   for (const auto& t : hearth::testing::read_embed_texts()) f << t << "\n";
   return path;
