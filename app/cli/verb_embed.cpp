@@ -40,11 +40,15 @@ Result<std::vector<std::string>> read_lines(const std::string& path) {
 }  // namespace
 
 int run_embed(const std::vector<std::string>& argv) {
-  VerbSpec spec{"embed", "--model M.gguf (--text T [--text T ...] | --file F) [--query TASK] [--json]",
+  VerbSpec spec{"embed",
+                "--model M.gguf (--text T [--text T ...] | --file F) [--as document|query] [--query TASK] [--json]",
                 "Pooled, L2-normalized sentence embeddings from an embedding model.",
                 {{"model", FlagKind::Value, "embedding model file", "m", "M.gguf"},
                  {"text", FlagKind::Value, "a text to embed (may be given several times)", "t", "T"},
                  {"file", FlagKind::Value, "a file with one text per line (empty lines are skipped)", "f", "F"},
+                 {"as", FlagKind::Value,
+                  "what the texts are: document or query (the model's retrieval prefixes); default: as they are", "",
+                  "ROLE"},
                  {"query", FlagKind::Value,
                   "embed the texts as queries for this task (\"Instruct: TASK\\nQuery: text\", Qwen3-Embedding)", "",
                   "TASK"},
@@ -55,6 +59,17 @@ int run_embed(const std::vector<std::string>& argv) {
   if (!args) return exit_code;
   if (!args->has("model") || (args->has("text") == args->has("file"))) {
     std::fprintf(stderr, "embed: --model and one of --text or --file are required\n");
+    return kExitUsage;
+  }
+  runtime::EmbedOptions options;
+  options.query_instruction = args->get_or("query", "");
+  const std::string role = args->get_or("as", "");
+  if (role == "query") {
+    options.role = runtime::TextRole::Query;
+  } else if (role == "document") {
+    options.role = runtime::TextRole::Document;
+  } else if (!role.empty()) {
+    std::fprintf(stderr, "embed: --as '%s' is not one of document, query\n", role.c_str());
     return kExitUsage;
   }
   std::vector<std::string> texts;
@@ -78,8 +93,6 @@ int run_embed(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "embed: %s\n", embedder.error().message.c_str());
     return kExitBadInput;
   }
-  runtime::EmbedOptions options;
-  options.query_instruction = args->get_or("query", "");
   const auto start = std::chrono::steady_clock::now();
   auto result = (*embedder)->embed(texts, options);
   if (!result.ok()) {

@@ -51,9 +51,27 @@ Result<std::unique_ptr<Embedder>> Embedder::load(const std::filesystem::path& pa
   return create(std::move(model), backend);
 }
 
+std::string Embedder::prepare(std::string_view text, const EmbedOptions& options) const {
+  const model::HParams& hp = model_->hparams();
+  const std::string_view task =
+      options.query_instruction.empty() ? kDefaultQueryTask : std::string_view(options.query_instruction);
+  switch (options.role) {
+    case TextRole::AsIs:
+      return options.query_instruction.empty() ? std::string(text) : format_query(task, text);
+    case TextRole::Document:
+      if (hp.architecture == "nomic-bert") return fmt::format("search_document: {}", text);
+      return std::string(text);
+    case TextRole::Query:
+      if (hp.architecture == "nomic-bert") return fmt::format("search_query: {}", text);
+      // Decoder embedding models (last-token pooling) take an instruction.
+      if (hp.pooling == model::Pooling::Last) return format_query(task, text);
+      return std::string(text);
+  }
+  return std::string(text);
+}
+
 std::vector<int32_t> Embedder::tokenize(std::string_view text, const EmbedOptions& options) const {
-  if (options.query_instruction.empty()) return tokenizer_.tokenize(text);
-  return tokenizer_.tokenize(format_query(options.query_instruction, text));
+  return tokenizer_.tokenize(prepare(text, options));
 }
 
 Result<Embeddings> Embedder::embed(std::span<const std::string> texts, const EmbedOptions& options) const {

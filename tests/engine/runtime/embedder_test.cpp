@@ -150,5 +150,26 @@ TEST(Embedder, QueriesTakeQwen3EmbeddingsInstructionFormat) {
   EXPECT_GT(e->tokenize("a dog", q).size(), e->tokenize("a dog").size());
 }
 
+TEST(Embedder, RolesWriteTheModelsRetrievalFormat) {
+  auto be = backend::make_cpu_backend({2});
+  auto qwen = load(*be, "tiny-qwen3emb-f32.gguf");
+  auto bert = load(*be, "tiny-bert-f32.gguf");
+  ASSERT_TRUE(qwen && bert);
+  EmbedOptions query, document, task;
+  query.role = TextRole::Query;
+  document.role = TextRole::Document;
+  task.role = TextRole::Query;
+  task.query_instruction = "Find the story";
+  // Last-token pooling (Qwen3-Embedding): queries in the instruction format, documents as they are.
+  EXPECT_EQ(qwen->prepare("a dog", query),
+            "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: a dog");
+  EXPECT_EQ(qwen->prepare("a dog", task), "Instruct: Find the story\nQuery: a dog");
+  EXPECT_EQ(qwen->prepare("a dog", document), "a dog");
+  // A BERT encoder has no format of its own.
+  EXPECT_EQ(bert->prepare("a dog", query), "a dog");
+  EXPECT_EQ(bert->prepare("a dog", document), "a dog");
+  EXPECT_EQ(qwen->tokenize("a dog", query), qwen->tokenize(qwen->prepare("a dog", query)));
+}
+
 }  // namespace
 }  // namespace hearth::runtime

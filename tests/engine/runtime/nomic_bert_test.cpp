@@ -237,6 +237,12 @@ TEST(NomicBert, EmbeddingsMatchTheArchitecturesDefinition) {
     EXPECT_GE(dot, 0.9999) << "text " << i;
   }
   std::printf("[embed] nomic-bert against its definition: worst cosine %.7f\n", worst);
+  // nomic-embed-text's task prefixes.
+  EmbedOptions query, document;
+  query.role = TextRole::Query;
+  document.role = TextRole::Document;
+  EXPECT_EQ((*e)->prepare("a dog", query), "search_query: a dog");
+  EXPECT_EQ((*e)->prepare("a dog", document), "search_document: a dog");
 }
 
 }  // namespace

@@ -26,10 +26,22 @@
 
 namespace hearth::runtime {
 
+// What a text is to a retrieval model, for the prefixes models are trained
+// with: nomic-bert writes "search_query: " / "search_document: " before the
+// text; decoder embedding models (last-token pooling, Qwen3-Embedding) write
+// a query as "Instruct: {task}\nQuery: {text}" and a document as it is;
+// other models take both as they are. AsIs never adds anything.
+enum class TextRole { AsIs, Document, Query };
+
+// The task a query states when none is given (Qwen3-Embedding's example for
+// retrieval).
+inline constexpr std::string_view kDefaultQueryTask =
+    "Given a web search query, retrieve relevant passages that answer the query";
+
 struct EmbedOptions {
-  // Non-empty: every text is a query, written as
-  // "Instruct: {query_instruction}\nQuery: {text}" (Qwen3-Embedding's
-  // instruction format; documents are embedded without it).
+  TextRole role = TextRole::AsIs;
+  // The task of a query (kDefaultQueryTask when empty). With role AsIs, a
+  // non-empty instruction writes every text in the instruction format.
   std::string query_instruction;
   // Texts are grouped into passes of at most this many tokens (a longer text
   // runs alone). Bounds the activation memory of one pass.
@@ -60,7 +72,9 @@ class Embedder {
   const model::Model& model() const { return *model_; }
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
 
-  // The ids embed() runs for one text (with the query format when asked).
+  // The text embed() tokenizes for `text` (with the role's prefix or format).
+  std::string prepare(std::string_view text, const EmbedOptions& options = {}) const;
+  // The ids embed() runs for one text.
   std::vector<int32_t> tokenize(std::string_view text, const EmbedOptions& options = {}) const;
 
   // One vector per text, in order. A text longer than max_tokens() is
