@@ -202,7 +202,7 @@ class CpuBackend final : public Backend {
       case Op::SwiGluOai: op_swiglu_oai(n, pool_); break;
       case Op::AddId: op_add_id(n, pool_); break;
       case Op::LayerNorm: op_layer_norm(n, pool_); break;
-      case Op::Gelu: op_gelu(n, pool_); break;
+      case Op::Gelu: op_gelu(n, pool_, kernels_); break;
     }
   }
 

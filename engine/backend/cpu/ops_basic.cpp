@@ -146,10 +146,18 @@ void op_layer_norm(const Node& n, ThreadPool& pool) {
   });
 }
 
-void op_gelu(const Node& n, ThreadPool& pool) {
+void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const int64_t count = n.dst->elements();
   const float* a = f32(n.src[0]);
   float* y = f32(n.dst);
+#if defined(HEARTH_BACKEND_X86)
+  if (kt.level == quant::KernelLevel::Avx512) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_avx512(a + b, y + b, e - b); });
+    return;
+  }
+#else
+  (void)kt;
+#endif
   constexpr float kSqrt2OverPi = 0.79788456080286535588f;
   pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) {
