@@ -1,5 +1,5 @@
 #version 450
-// y[i] = f(x[i]): scaling and soft-capping.
+// y[i] = f(x[i]): scaling, soft-capping and GELU (tanh form).
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 
@@ -15,7 +15,9 @@ void main() {
   y[i] = v * p.scale;
 #elif defined(OP_SOFTCAP)
   y[i] = p.scale * tanh(v / p.scale);
+#elif defined(OP_GELU)
+  y[i] = 0.5 * v * (1.0 + tanh(0.79788456080286535588 * v * (1.0 + 0.044715 * v * v)));
 #else
-#error "unary.comp: define OP_SCALE or OP_SOFTCAP"
+#error "unary.comp: define OP_SCALE, OP_SOFTCAP or OP_GELU"
 #endif
 }

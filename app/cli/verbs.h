@@ -25,6 +25,7 @@ const std::vector<VerbEntry>& all_verbs();
 int run_catalog(const std::vector<std::string>& args);
 int run_pull(const std::vector<std::string>& args);
 int run_logits(const std::vector<std::string>& args);
+int run_embed(const std::vector<std::string>& args);
 int run_generate(const std::vector<std::string>& args);
 int run_gen_model(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);

@@ -25,6 +25,8 @@ const char* to_string(Op op) {
     case Op::MoeSum: return "moe_sum";
     case Op::SwiGluOai: return "swiglu_oai";
     case Op::AddId: return "add_id";
+    case Op::LayerNorm: return "layer_norm";
+    case Op::Gelu: return "gelu";
   }
   return "?";
 }
@@ -143,6 +145,19 @@ Tensor* Graph::slice_cols(Tensor* x, int64_t offset, int64_t width) {
 Tensor* Graph::last_rows(Tensor* x, int64_t n) {
   Tensor* dst = activation({x->ne[0], n, 1, 1});
   push(Op::LastRows, dst, x);
+  return dst;
+}
+
+Tensor* Graph::layer_norm(Tensor* x, Tensor* weight, Tensor* bias, float eps) {
+  assert(weight->ne[0] == x->ne[0] && bias->ne[0] == x->ne[0]);
+  Tensor* dst = activation(x->ne);
+  push(Op::LayerNorm, dst, x, weight, bias).params.eps = eps;
+  return dst;
+}
+
+Tensor* Graph::gelu(Tensor* x) {
+  Tensor* dst = activation(x->ne);
+  push(Op::Gelu, dst, x);
   return dst;
 }
 

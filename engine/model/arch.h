@@ -41,6 +41,9 @@ struct LayerContext {
   backend::Tensor* positions;  // I32 {n_tokens}
   backend::KvView kv;
   int64_t layer;
+  // I32 {n_tokens}: the last key position each query sees (graph.h,
+  // Graph::attention): `positions` for causal attention.
+  backend::Tensor* key_limits;
 };
 
 struct ArchDef {
@@ -51,6 +54,8 @@ struct ArchDef {
 };
 
 const ArchDef* find_arch(std::string_view name);
+// {arch}.pooling_type and {arch}.attention.causal (model_embed.cpp).
+Status read_embedding_hparams(const gguf::GgufFile& file, HParams& hp);
 std::string supported_list();
 
 const ArchDef& arch_llama();
@@ -62,5 +67,7 @@ const ArchDef& arch_gemma3();
 const ArchDef& arch_smollm3();
 const ArchDef& arch_qwen3moe();
 const ArchDef& arch_gpt_oss();
+const ArchDef& arch_bert();
+const ArchDef& arch_nomic_bert();
 
 }  // namespace hearth::model

@@ -271,7 +271,7 @@ Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams*
   ap.scale = hp.attn_scale;
   ap.softcap = hp.attn_softcap;
   ap.window = hp.window_of_layer(ctx.layer);
-  Tensor* attn = g.attention(q, ctx.positions, ctx.kv, ap, w.attn_sinks);
+  Tensor* attn = g.attention(q, ctx.key_limits ? ctx.key_limits : ctx.positions, ctx.kv, ap, w.attn_sinks);
   return g.matmul(w.wo, attn, w.bo);
 }
 

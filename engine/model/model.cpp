@@ -77,6 +77,7 @@ Result<std::unique_ptr<Model>> Model::bind(gguf::GgufFile file) {
   }
   HParams& hp = m->hparams_;
   HEARTH_CHECK(m->arch_->read_hparams(m->file_, hp));
+  HEARTH_CHECK(read_embedding_hparams(m->file_, hp));
   const gguf::TensorInfo* embd = m->file_.find_tensor("token_embd.weight");
   if (!embd) {
     return make_error(ErrorCode::NotFound, fmt::format("{}: required tensor 'token_embd.weight' is missing", where));
@@ -235,7 +236,7 @@ backend::Tensor* Model::build_forward(backend::Graph& g, const Batch& batch, con
   if (hparams_.embd_scale > 0.0f) x = g.scale(x, hparams_.embd_scale);
   for (int64_t il = 0; il < hparams_.n_layer; ++il) {
     g.set_layer(static_cast<int32_t>(il));
-    LayerContext ctx{g, hparams_, weights_.layers[static_cast<size_t>(il)], pos, cache.layer_view(il), il};
+    LayerContext ctx{g, hparams_, weights_.layers[static_cast<size_t>(il)], pos, cache.layer_view(il), il, pos};
     x = arch_->build_layer(ctx, x);
   }
   g.set_layer(-1);
@@ -253,6 +254,7 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
   // SIGBUS (or give wrong numbers) on the next page read. One fstat per
   // forward pass finds it first; one during the pass is found after it.
   if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
+  HEARTH_CHECK(require_lm_head());
   if (batch.tokens.empty() || batch.tokens.size() != batch.positions.size()) {
     return make_error(ErrorCode::InvalidArgument, "forward: empty batch or positions of the wrong length");
   }

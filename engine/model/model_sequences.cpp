@@ -20,7 +20,7 @@ backend::Tensor* Model::build_sequences(backend::Graph& g, const SequenceBatch& 
   for (int64_t il = 0; il < hparams_.n_layer; ++il) {
     g.set_layer(static_cast<int32_t>(il));
     LayerContext ctx{g,   hparams_, weights_.layers[static_cast<size_t>(il)],
-                     pos, pool.layer_view(il, batch.token_seq.data(), batch.tables.data()), il};
+                     pos, pool.layer_view(il, batch.token_seq.data(), batch.tables.data()), il, pos};
     x = arch_->build_layer(ctx, x);
   }
   g.set_layer(-1);
@@ -37,6 +37,7 @@ backend::Tensor* Model::build_sequences(backend::Graph& g, const SequenceBatch& 
 Status Model::forward_sequences(backend::Backend& backend, const kv::KvPool& pool, const SequenceBatch& batch,
                                 std::vector<float>& logits) const {
   if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
+  HEARTH_CHECK(require_lm_head());
   const size_t n = batch.tokens.size();
   if (n == 0 || batch.positions.size() != n || batch.token_seq.size() != n || batch.logit_tokens.empty()) {
     return make_error(ErrorCode::InvalidArgument,

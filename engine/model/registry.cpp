@@ -9,9 +9,9 @@
 namespace hearth::model {
 namespace {
 
-std::array<const ArchDef*, 9> all_archs() {
-  return {&arch_llama(),  &arch_qwen2(),   &arch_qwen3(),   &arch_phi3(),     &arch_gemma2(),
-          &arch_gemma3(), &arch_smollm3(), &arch_qwen3moe(), &arch_gpt_oss()};
+std::array<const ArchDef*, 11> all_archs() {
+  return {&arch_llama(),   &arch_qwen2(),     &arch_qwen3(),    &arch_phi3(),  &arch_gemma2(),     &arch_gemma3(),
+          &arch_smollm3(), &arch_qwen3moe(),  &arch_gpt_oss(),  &arch_bert(),  &arch_nomic_bert()};
 }
 
 }  // namespace

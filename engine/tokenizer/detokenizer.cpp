@@ -105,6 +105,10 @@ void clean_spaces(std::string& text) {
 std::string render_piece(const Vocabulary& vocab, TokenId id) {
   const TokenData& t = vocab.tokens[static_cast<size_t>(id)];
   if (has_any(t.attr, kHiddenUnlessShown | TokenAttr::UserDefined)) return t.text;
+  if (vocab.kind == VocabKind::WordPiece) {
+    // "▁play" starts a word (a space before it), "ing" continues one.
+    return has_any(t.attr, TokenAttr::Normal) ? unescape_spm(t.text) : std::string();
+  }
   if (vocab.kind == VocabKind::SentencePiece) {
     if (has_any(t.attr, TokenAttr::Normal)) return unescape_spm(t.text);
     if (has_any(t.attr, TokenAttr::Byte)) {

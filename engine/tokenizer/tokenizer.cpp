@@ -3,6 +3,7 @@
 
 #include "special_split.h"
 #include "spm_model.h"
+#include "wpm_model.h"
 #include "tokenizer_impl.h"
 
 namespace hearth::tokenizer {
@@ -25,6 +26,8 @@ Result<Tokenizer> Tokenizer::create(Vocabulary vocab, const Logger& logger) {
   for (size_t i = 0; i < v.size(); ++i) impl->pieces[i] = render_piece(v, static_cast<TokenId>(i));
   if (v.kind == VocabKind::SentencePiece) {
     impl->byte_tokens = detail::spm_byte_tokens(v);
+  } else if (v.kind == VocabKind::WordPiece) {
+    impl->wpm_max_piece_bytes = detail::wpm_max_piece_bytes(v);
   } else {
     HEARTH_TRY(auto bpe, detail::BpeModel::build(v));
     impl->bpe.emplace(std::move(bpe));
@@ -125,6 +128,19 @@ std::vector<TokenId> Tokenizer::Impl::encode_fragments(std::string_view text, Ad
       previous_special = false;
     }
     if (add && v.add_eos) out.push_back(v.special.eos);
+    return out;
+  }
+
+  if (v.kind == VocabKind::WordPiece) {
+    if (add && v.add_bos) out.push_back(v.special.bos);
+    for (const auto& f : fragments) {
+      if (f.token != kNoToken) {
+        out.push_back(f.token);
+      } else {
+        detail::wpm_tokenize(v, im.wpm_max_piece_bytes, text.substr(f.begin, f.end - f.begin), out);
+      }
+    }
+    if (add && v.add_eos) out.push_back(v.special.sep != kNoToken ? v.special.sep : v.special.eos);
     return out;
   }
 

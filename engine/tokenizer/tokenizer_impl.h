@@ -25,6 +25,9 @@ struct Tokenizer::Impl {
   // SentencePiece
   std::array<TokenId, 256> byte_tokens{};
 
+  // WordPiece: the longest token text, which bounds the greedy match.
+  size_t wpm_max_piece_bytes = 0;
+
   // Byte-level BPE
   std::optional<detail::BpeModel> bpe;
   std::optional<PreTokenizer> pre;

@@ -152,9 +152,27 @@ Result<Vocabulary> Vocabulary::from_gguf(const gguf::GgufFile& file, const Logge
                   file.path().string(), v.pre_name);
       v.pre = PreTokenizerKind::Default;
     }
+  } else if (*model == "bert") {
+    // [CLS] text [SEP] unless the file says otherwise; pieces are spelled
+    // with a U+2581 word-start marker, which the detokenizer turns into a
+    // space and drops before the first word.
+    v.kind = VocabKind::WordPiece;
+    auto named = [&](std::string_view text) {
+      for (size_t i = 0; i < v.tokens.size(); ++i) {
+        if (v.tokens[i].text == text) return static_cast<TokenId>(i);
+      }
+      return kNoToken;
+    };
+    v.special.bos = named("[CLS]");
+    v.special.eos = named("[SEP]");
+    v.special.sep = v.special.eos;
+    v.special.unk = named("[UNK]");
+    v.add_space_prefix = true;
+    v.add_bos = v.special.bos != kNoToken;
+    v.add_eos = v.special.eos != kNoToken;
   } else {
     return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: tokenizer model '{}' is not supported (llama, gpt2)",
+                      fmt::format("{}: tokenizer model '{}' is not supported (llama, gpt2, bert)",
                                   where(file, "tokenizer.ggml.model"), *model));
   }
 
@@ -177,6 +195,11 @@ Result<Vocabulary> Vocabulary::from_gguf(const gguf::GgufFile& file, const Logge
 
   HEARTH_CHECK(read_flag(file, "tokenizer.ggml.add_bos_token", v.add_bos));
   HEARTH_CHECK(read_flag(file, "tokenizer.ggml.add_eos_token", v.add_eos));
+  // WordPiece ends a text with the separator; newer files say so with add_sep_token.
+  if (v.kind == VocabKind::WordPiece) {
+    HEARTH_CHECK(read_flag(file, "tokenizer.ggml.add_sep_token", v.add_eos));
+    if (v.special.eos == kNoToken) v.special.eos = v.special.sep;
+  }
 
   if (auto status = v.finalize(logger); !status.ok()) {
     return make_error(status.error().code, fmt::format("{}: {}", file.path().string(), status.error().message));

@@ -201,6 +201,8 @@ class CpuBackend final : public Backend {
       case Op::MoeSum: op_moe_sum(n, pool_); break;
       case Op::SwiGluOai: op_swiglu_oai(n, pool_); break;
       case Op::AddId: op_add_id(n, pool_); break;
+      case Op::LayerNorm: op_layer_norm(n, pool_); break;
+      case Op::Gelu: op_gelu(n, pool_, kernels_); break;
     }
   }
 

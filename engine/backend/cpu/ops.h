@@ -21,6 +21,8 @@ void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_swiglu_oai(const Node& n, ThreadPool& pool);
 void op_geglu(const Node& n, ThreadPool& pool);
 void op_softcap(const Node& n, ThreadPool& pool);
+void op_layer_norm(const Node& n, ThreadPool& pool);
+void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_slice_cols(const Node& n, ThreadPool& pool);
 void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);

@@ -123,6 +123,50 @@ void op_geglu(const Node& n, ThreadPool& pool) {
   });
 }
 
+void op_layer_norm(const Node& n, ThreadPool& pool) {
+  const int64_t width = n.src[0]->ne[0];
+  const float* w = f32(n.src[1]);
+  const float* bias = f32(n.src[2]);
+  const float eps = n.params.eps;
+  pool.parallel_for(n.src[0]->rows(), 16, [&](int64_t b, int64_t e, int) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* x = f32(n.src[0]) + r * width;
+      float* y = f32(n.dst) + r * width;
+      // Two passes in double: the variance of values far from zero loses
+      // everything to cancellation in one pass of float sums.
+      double sum = 0;
+      for (int64_t i = 0; i < width; ++i) sum += x[i];
+      const double mean = sum / static_cast<double>(width);
+      double var = 0;
+      for (int64_t i = 0; i < width; ++i) var += (x[i] - mean) * (x[i] - mean);
+      const auto inv = static_cast<float>(1.0 / std::sqrt(var / static_cast<double>(width) + eps));
+      const auto m = static_cast<float>(mean);
+      for (int64_t i = 0; i < width; ++i) y[i] = (x[i] - m) * inv * w[i] + bias[i];
+    }
+  });
+}
+
+void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
+  const int64_t count = n.dst->elements();
+  const float* a = f32(n.src[0]);
+  float* y = f32(n.dst);
+#if defined(HEARTH_BACKEND_X86)
+  if (kt.level == quant::KernelLevel::Avx512) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_avx512(a + b, y + b, e - b); });
+    return;
+  }
+#else
+  (void)kt;
+#endif
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const float x = a[i];
+      y[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+    }
+  });
+}
+
 void op_softcap(const Node& n, ThreadPool&) {
   const int64_t count = n.dst->elements();
   const float* a = f32(n.src[0]);

@@ -164,6 +164,27 @@ Status Kernels::swiglu_oai(CommandSequence& seq, const BufferView& gate, const B
              grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "swiglu_oai");
 }
 
+Status Kernels::gelu(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n) {
+  HEARTH_CHECK(need_bytes("gelu", "x", x, 4ull * n));
+  HEARTH_CHECK(need_bytes("gelu", "y", y, 4ull * n));
+  const sp::UnaryParams p{n, 1.0f};
+  const Binding bind[] = {{x, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::unary_gelu, tuning_.elementwise, bind, &p, push_size<sp::UnaryParams>(),
+             grid((n + tuning_.elementwise - 1) / tuning_.elementwise), "gelu");
+}
+
+Status Kernels::layer_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& b,
+                           const BufferView& y, uint32_t ncols, uint32_t nrows, float eps) {
+  HEARTH_CHECK(need_bytes("layer_norm", "x", x, 4ull * ncols * nrows));
+  HEARTH_CHECK(need_bytes("layer_norm", "weight", w, 4ull * ncols));
+  HEARTH_CHECK(need_bytes("layer_norm", "bias", b, 4ull * ncols));
+  HEARTH_CHECK(need_bytes("layer_norm", "y", y, 4ull * ncols * nrows));
+  const sp::RmsNormParams p{ncols, nrows, eps};
+  const Binding bind[] = {{x, Access::Read}, {w, Access::Read}, {b, Access::Read}, {y, Access::Write}};
+  return run(seq, ShaderId::layer_norm, tuning_.row_reduce, bind, &p, push_size<sp::RmsNormParams>(), grid(nrows),
+             "layer_norm");
+}
+
 Status Kernels::rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
                          uint32_t ncols, uint32_t nrows, float eps) {
   HEARTH_CHECK(need_bytes("rms_norm", "x", x, 4ull * ncols * nrows));

@@ -531,6 +531,15 @@ Status VulkanBackendImpl::record_node(const Node& n) {
     }
     case Op::SwiGlu: return k.glu(s, GluKind::SwiGlu, view(a), view(b), view(n.dst), u32(a->elements()));
     case Op::GeluGlu: return k.glu(s, GluKind::GeGlu, view(a), view(b), view(n.dst), u32(a->elements()));
+    case Op::Gelu: return k.gelu(s, view(a), view(n.dst), u32(a->elements()));
+    case Op::LayerNorm: {
+      const Tensor* c = n.src[2];
+      if (b->type != DType::F32 || c->type != DType::F32) {
+        return make_error(ErrorCode::Unsupported,
+                          fmt::format("Vulkan layer_norm: weight '{}' and bias '{}' must be F32", b->name, c->name));
+      }
+      return k.layer_norm(s, view(a), view(b), view(c), view(n.dst), u32(a->ne[0]), u32(a->rows()), n.params.eps);
+    }
     case Op::SoftCap: return k.softcap(s, view(a), view(n.dst), u32(a->elements()), n.params.scalar);
     case Op::SliceCols: {
       const uint64_t width = 4ull * n.dst->ne[0], src_row = 4ull * a->ne[0];

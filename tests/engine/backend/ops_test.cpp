@@ -244,6 +244,53 @@ TEST(SwiGluOai, MatchesTheDefinition) {
   }
 }
 
+// BERT's LayerNorm against its definition (in double), on rows whose mean is
+// far from zero, and GELU (tanh form) against its formula.
+TEST(LayerNorm, MatchesTheDefinition) {
+  const int cols = 67, rows = 5;
+  auto x = random_vec(static_cast<size_t>(cols * rows), 31);
+  for (auto& v : x) v = v * 2.0f + 40.0f;
+  auto w = random_vec(static_cast<size_t>(cols), 32);
+  auto b = random_vec(static_cast<size_t>(cols), 33);
+  auto be = make_cpu_backend(testing::cpu_options(2, KernelChoice::Fastest));
+  Graph gr;
+  Tensor* wt = gr.input(DType::F32, {cols, 1, 1, 1}, w.data());
+  Tensor* bt = gr.input(DType::F32, {cols, 1, 1, 1}, b.data());
+  gr.output = gr.layer_norm(gr.input(DType::F32, {cols, rows, 1, 1}, x.data()), wt, bt, 1e-12f);
+  ASSERT_TRUE(be->compute(gr).ok());
+  for (int r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < cols; ++c) mean += x[static_cast<size_t>(r * cols + c)];
+    mean /= cols;
+    for (int c = 0; c < cols; ++c) var += std::pow(x[static_cast<size_t>(r * cols + c)] - mean, 2);
+    var /= cols;
+    for (int c = 0; c < cols; ++c) {
+      const auto i = static_cast<size_t>(r * cols + c);
+      const double want = (x[i] - mean) / std::sqrt(var + 1e-12) * w[static_cast<size_t>(c)] + b[static_cast<size_t>(c)];
+      ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-4 * std::fabs(want) + 1e-4) << "row " << r << " col " << c;
+    }
+  }
+}
+
+TEST(Gelu, MatchesTheTanhFormula) {
+  const int n = 301;
+  auto x = random_vec(static_cast<size_t>(n), 41);
+  for (auto& v : x) v *= 6.0f;
+  x.push_back(-40.0f);  // far tails: ~0 and x itself, never NaN
+  x.push_back(40.0f);
+  for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
+    Graph gr;
+    gr.output = gr.gelu(gr.input(DType::F32, {static_cast<int64_t>(x.size()), 1, 1, 1}, x.data()));
+    ASSERT_TRUE(be->compute(gr).ok());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = 0.5 * v * (1.0 + std::tanh(0.79788456080286535588 * v * (1.0 + 0.044715 * v * v)));
+      ASSERT_NEAR(gr.output->as<float>()[i], want, 1e-5 * std::fabs(want) + 1e-6) << "at " << i;
+    }
+  }
+}
+
 // One-token products of one input (as Q, K, V are: mixed weight types that
 // share the activation format, biases, row counts that are not multiples of
 // the kernels' passes) run as one group on the fast kernels; each output must

@@ -108,12 +108,15 @@ TEST(Catalog, UrlsFollowTheRepositoryNamingAndEstimatesAreMarked) {
   ASSERT_TRUE(catalog.ok());
   for (const auto& m : catalog->models) {
     for (const auto& v : m.variants) {
-      // https://huggingface.co/{source_repo}/resolve/main/{stem}-{QUANT}.gguf
+      // https://huggingface.co/{source_repo}/resolve/main/{stem}-{QUANT}.gguf, or
+      // {stem}.{QUANT}.gguf where the repository names its files so (nomic-ai's).
       const std::string prefix = "https://huggingface.co/" + m.source_repo + "/resolve/main/";
       EXPECT_EQ(v.url.rfind(prefix, 0), 0u) << v.url;
-      const std::string suffix = "-" + v.quant + ".gguf";
-      ASSERT_GE(v.url.size(), suffix.size());
+      const std::string suffix = v.quant + ".gguf";
+      ASSERT_GT(v.url.size(), suffix.size());
       EXPECT_EQ(v.url.substr(v.url.size() - suffix.size()), suffix) << v.url;
+      const char separator = v.url[v.url.size() - suffix.size() - 1];
+      EXPECT_TRUE(separator == '-' || separator == '.') << v.url;
       // No hash without a published source: unknown hashes must be null.
       if (v.size_is_estimate) {
         EXPECT_FALSE(v.sha256.has_value()) << v.url;

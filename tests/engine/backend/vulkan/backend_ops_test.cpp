@@ -100,6 +100,8 @@ double max_nmse(Op op, DType type) {
     case Op::MatMulId: return type == DType::F32 ? 1e-9 : blocks ? 5e-4 : 1e-6;
     case Op::SwiGluOai: return 1e-9;
     case Op::AddId: return 1e-12;
+    case Op::LayerNorm:
+    case Op::Gelu: return 1e-9;
   }
   return 0;
 }
@@ -182,6 +184,13 @@ Draw make_draw(const OpCase& c, unsigned seed) {
     case Op::RmsNorm:
       d.bias = random_floats(rng, static_cast<size_t>(d.cols));  // the norm's weight
       d.group = d.cols % 2 == 0 && rng() % 2 ? d.cols / 2 : 0;
+      break;
+    case Op::LayerNorm:
+      d.bias = random_floats(rng, static_cast<size_t>(d.cols));  // the norm's weight (its bias: b's first row)
+      for (auto& x : d.a) x = x * 3.0f + 5.0f;  // rows far from zero mean: the mean must come off first
+      break;
+    case Op::Gelu:
+      for (auto& x : d.a) x *= 6.0f;
       break;
     case Op::Scale: d.scalar = std::uniform_real_distribution<float>(-4, 4)(rng); break;
     case Op::SoftCap:
@@ -377,6 +386,17 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
         g.output = g.rms_norm(in(d.a, d.cols, d.tokens), w, 1e-5f, d.group);
         break;
       }
+      case Op::LayerNorm: {
+        Tensor* w = in(d.bias, d.cols, 1);
+        w->kind = TensorKind::Weight;
+        w->name = d.tag + ".norm";
+        Tensor* b = in(d.b, d.cols, 1);
+        b->kind = TensorKind::Weight;
+        b->name = d.tag + ".norm_bias";
+        g.output = g.layer_norm(in(d.a, d.cols, d.tokens), w, b, 1e-5f);
+        break;
+      }
+      case Op::Gelu: g.output = g.gelu(in(d.a, d.cols, d.tokens)); break;
       case Op::Add: g.output = g.add(in(d.a, d.cols, d.tokens), in(d.b, d.cols, d.tokens)); break;
       case Op::Scale: g.output = g.scale(in(d.a, d.cols, d.tokens), d.scalar); break;
       case Op::Rope: {

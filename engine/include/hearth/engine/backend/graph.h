@@ -23,7 +23,8 @@ enum class Op {
   Scale,       // dst = src0 * scalar
   Rope,        // rotate pairs of each head of src0 at positions src1 (I32 {n_tokens})
   KvStore,     // write src0 (K) and src1 (V) rows at positions into the KV view; no dst data
-  Attention,   // causal attention of src0 (Q) over the KV view; src2: optional per-head sinks (F32 {n_head})
+  Attention,   // attention of src0 (Q) over the KV view, query t seeing key positions up to src1[t] (its own
+               // position: causal; its sequence's last position: bidirectional); src2: optional per-head sinks (F32 {n_head})
   SwiGlu,      // dst = silu(src0) * src1
   GeluGlu,     // dst = gelu_tanh(src0) * src1
   SoftCap,     // dst = cap * tanh(src0 / cap)
@@ -37,8 +38,11 @@ enum class Op {
   // gpt-oss (appended so the ops above keep their numbers).
   SwiGluOai,   // dst = x * sigmoid(alpha * x) * (y + 1), x = min(src0, limit), y = clamp(src1, -limit, limit)
   AddId,       // dst[t*k+s][c] = src0[t*k+s][c] + src1[src2[t][s]][c]: each slot's expert bias
+  // Encoders (BERT; appended so the ops above keep their numbers).
+  LayerNorm,   // dst = (x - mean(x)) / sqrt(var(x) + eps) * src1 + src2, rows of ne0; src1/src2 F32 {ne0}
+  Gelu,        // dst = gelu_tanh(src0)
 };
-inline constexpr int kOpCount = static_cast<int>(Op::AddId) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::Gelu) + 1;
 const char* to_string(Op op);
 
 enum class RopeMode { Normal, NeoX };  // adjacent pairs / first and second halves
@@ -165,7 +169,11 @@ class Graph {
   Tensor* scale(Tensor* x, float s);
   Tensor* rope(Tensor* x, Tensor* positions, const RopeParams& p);
   void kv_store(Tensor* k, Tensor* v, Tensor* positions, const KvView& kv);
-  // sinks: null, or F32 {n_head} (AttentionParams).
+  // sinks: null, or F32 {n_head} (AttentionParams). `positions` (I32
+  // {n_tokens}) is the last key position each query sees: the tokens' own
+  // positions make it causal; every token of a sequence given that
+  // sequence's last position makes it bidirectional (embedding encoders),
+  // with no other change to the kernels.
   Tensor* attention(Tensor* q, Tensor* positions, const KvView& kv, const AttentionParams& p, Tensor* sinks = nullptr);
   Tensor* swiglu(Tensor* gate, Tensor* up);
   Tensor* swiglu_oai(Tensor* gate, Tensor* up, const GluParams& p);
@@ -173,6 +181,9 @@ class Graph {
   Tensor* softcap(Tensor* x, float cap);
   Tensor* slice_cols(Tensor* x, int64_t offset, int64_t width);
   Tensor* last_rows(Tensor* x, int64_t n);
+  // LayerNorm over each row with weight and bias (F32 {x.ne0} each).
+  Tensor* layer_norm(Tensor* x, Tensor* weight, Tensor* bias, float eps);
+  Tensor* gelu(Tensor* x);
 
   // Mixture of experts. Router logits {n_expert, n} -> top_k ids I32 {k, n}
   // -> moe_gate weights {k, n}; matmul_id runs each token's chosen experts

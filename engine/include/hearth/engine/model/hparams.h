@@ -15,6 +15,13 @@ namespace hearth::model {
 // HParams::window_pattern (Gemma 3's 5 local : 1 global, or a file's own list).
 enum class SlidingWindowLayers { None, All, EvenLayers, PerLayer };
 
+// How an embedding model turns its per-token hidden states into one vector
+// per text (`{arch}.pooling_type`, numbered as the GGUF convention does:
+// 0 none, 1 mean, 2 CLS (the first token), 3 last token). Unspecified: the
+// file does not say, which a generative model never does.
+enum class Pooling { Unspecified, None, Mean, Cls, Last };
+const char* to_string(Pooling pooling);
+
 struct HParams {
   std::string architecture;  // "llama", "qwen2", ...
   int64_t n_vocab = 0;
@@ -27,6 +34,13 @@ struct HParams {
   int64_t head_dim_v = 0;  // per-head size of V (attention.value_length)
   int64_t n_ff = 0;
   float rms_eps = 1e-5f;
+  float norm_eps = 1e-12f;  // LayerNorm epsilon (BERT: attention.layer_norm_epsilon)
+
+  // Embedding models: `{arch}.pooling_type`, and whether attention is causal
+  // (`{arch}.attention.causal`; false for encoders such as BERT).
+  Pooling pooling = Pooling::Unspecified;
+  bool causal = true;
+  int64_t n_token_types = 0;  // BERT: rows of token_types (type 0 is used)
 
   backend::RopeParams rope;  // mode, n_dims, base, scaling (freq_factors bound with the weights)
   // Gemma 3: the sliding-window layers' own RoPE (own base, unscaled).

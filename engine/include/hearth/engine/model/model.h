@@ -75,6 +75,20 @@ struct SequenceBatch {
   std::span<const int32_t> logit_tokens;
 };
 
+// One pass of an embedding model over whole texts (runtime::Embedder).
+// Token i belongs to text token_seq[i] (empty: one text, over a KvCache),
+// sits at position positions[i] within it, and its query sees the keys of
+// its own text up to key_limits[i]: its own position for causal models, the
+// text's last position for bidirectional encoders. tables: as in
+// SequenceBatch (empty with a KvCache).
+struct EmbedBatch {
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;
+  std::span<const int32_t> key_limits;
+  std::span<const int32_t> token_seq;
+  std::span<const int32_t> tables;
+};
+
 class Model {
  public:
   static Result<std::unique_ptr<Model>> load(const std::filesystem::path& path, const LoadOptions& options = {});
@@ -116,6 +130,19 @@ class Model {
   Status forward_sequences(backend::Backend& backend, const kv::KvPool& pool, const SequenceBatch& batch,
                            std::vector<float>& logits) const;
 
+  // Whether the model has a language-model head (an encoder such as BERT
+  // has none: it only gives hidden states to pool).
+  bool has_lm_head() const { return weights_.output != nullptr; }
+  // The hidden states of every token of `batch` after the last layer (and
+  // the final norm when the family has one), n_tokens x n_embd in `hidden`.
+  // Over a pool (several texts, each in its own sequence; the backend must
+  // support sequence batches) or over a cache (one text). K/V are written
+  // as a side effect; nothing else of the cache changes.
+  Status hidden_states(backend::Backend& backend, const kv::KvPool& pool, const EmbedBatch& batch,
+                       std::vector<float>& hidden) const;
+  Status hidden_states(backend::Backend& backend, const kv::KvCache& cache, const EmbedBatch& batch,
+                       std::vector<float>& hidden) const;
+
   // KV cache configuration for this model.
   // Windowed layers are Full here (any batch, any backend); runtime::Session
   // asks for rings with the overload.
@@ -128,6 +155,14 @@ class Model {
 
  private:
   bool is_expert_tensor(const Tensor& t) const;
+  // Unsupported, naming the file, for a model without a language-model head.
+  Status require_lm_head() const;
+  Status check_embed_batch(const EmbedBatch& batch, int64_t max_positions) const;
+  backend::Tensor* build_hidden(backend::Graph& graph, const EmbedBatch& batch,
+                                const std::function<backend::KvView(int64_t)>& layer_view,
+                                std::span<const int32_t> type_ids) const;
+  Status run_hidden(backend::Backend& backend, const EmbedBatch& batch,
+                    const std::function<backend::KvView(int64_t)>& layer_view, std::vector<float>& hidden) const;
   uint64_t active_expert_bytes(const Tensor& t) const;
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
   static Result<std::unique_ptr<Model>> bind(gguf::GgufFile file);

@@ -65,6 +65,7 @@ TokenAttr attr_from_gguf_type(int64_t type);
 enum class VocabKind {
   SentencePiece,  // tokenizer.ggml.model = "llama": score-driven merges, byte fallback
   BytePairBpe,    // tokenizer.ggml.model = "gpt2": ranked merges over GPT-2 byte symbols
+  WordPiece,      // tokenizer.ggml.model = "bert": BERT's basic tokenizer, then greedy longest pieces
 };
 
 // The regex split applied before BPE merges, named by `tokenizer.ggml.pre`.

@@ -97,6 +97,10 @@ class Kernels {
   // gpt-oss's clamped SwiGLU (params.h: GluParams).
   Status swiglu_oai(CommandSequence& seq, const BufferView& gate, const BufferView& up, const BufferView& out,
                     uint32_t n, float alpha, float limit);
+  Status gelu(CommandSequence& seq, const BufferView& x, const BufferView& y, uint32_t n);
+  // x, y: [nrows][ncols] f32; w, b: [ncols] f32
+  Status layer_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& b,
+                    const BufferView& y, uint32_t ncols, uint32_t nrows, float eps);
   // x, y: [nrows][ncols] f32; w: [ncols] f32
   Status rms_norm(CommandSequence& seq, const BufferView& x, const BufferView& w, const BufferView& y,
                   uint32_t ncols, uint32_t nrows, float eps);
