@@ -88,10 +88,10 @@ DocumentsController::DocumentsController(StorageExecutor* storage, OpenConversat
   });
   if (open_) connect(open_, &OpenConversationController::currentChanged, this, &DocumentsController::load_attached);
   if (reply_) reply_->set_grounder(grounder_);
-  if (settings_) load_embedding(QString::fromStdString(settings_->settings().documents.embedding_model_path));
+  if (settings_) use_embedding_model(QString::fromStdString(settings_->settings().documents.embedding_model_path));
 }
 
-void DocumentsController::load_embedding(const QString& path) {
+void DocumentsController::use_embedding_model(const QString& path) {
   embedding_error_.clear();
   if (path.isEmpty() || !load_embedding_) {
     embedding_name_.clear();
@@ -136,7 +136,7 @@ void DocumentsController::load_embedding(const QString& path) {
 void DocumentsController::setEmbeddingModel(const QUrl& path) {
   const QString file = path.isEmpty() ? QString() : local_path(path);
   if (settings_) settings_->setDocumentsEmbeddingModel(file);
-  load_embedding(file);
+  use_embedding_model(file);
 }
 
 void DocumentsController::rebuildWithEmbeddingModel(qint64 library) {

@@ -116,7 +116,7 @@ class DocumentsController : public QObject {
   void step();
   void load_attached();
   void watch(const QStringList& roots);
-  void load_embedding(const QString& path);
+  void use_embedding_model(const QString& path);
 
   StorageExecutor* storage_;
   OpenConversationController* open_;

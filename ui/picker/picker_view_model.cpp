@@ -67,7 +67,8 @@ QHash<int, QByteArray> PickerViewModel::roleNames() const {
           {InstalledQuantsRole, "installedQuants"},
           {ImportedRole, "imported"},
           {ActiveParametersRole, "activeParameters"},
-          {DraftModelRole, "draftModel"}};
+          {DraftModelRole, "draftModel"},
+          {KindRole, "kind"}};
 }
 
 QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
@@ -101,6 +102,7 @@ QVariant PickerViewModel::data(const QModelIndex& index, int role) const {
     }
     case ImportedRole: return e.imported;
     case ActiveParametersRole: return static_cast<double>(m.active_parameters);
+    case KindRole: return m.embedding ? QStringLiteral("embedding") : QStringLiteral("chat");
     case DraftModelRole: {
       const models::CatalogModel* draft = m.draft_model.empty() ? nullptr : catalog_.find_model(m.draft_model);
       return draft ? QString::fromStdString(draft->name) : QString();
@@ -371,6 +373,11 @@ void PickerViewModel::load(const QString& id, const QString& quant) {
   const QString path = installed_path(id, quant);
   if (path.isEmpty()) {
     set_error(tr("%1 %2 is not installed").arg(id, quant));
+    return;
+  }
+  const models::CatalogModel* m = catalog_.find_model(id.toStdString());
+  if (m && m->embedding) {
+    emit embeddingModelChosen(path);
     return;
   }
   emit loadRequested(path, false);

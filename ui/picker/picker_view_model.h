@@ -68,6 +68,7 @@ class PickerViewModel : public QAbstractListModel {
     ImportedRole,         // bool: added from a local file or URL
     ActiveParametersRole, // double: a mixture of experts' parameters per token; 0 for a dense model
     DraftModelRole,       // name of the catalog's suggested draft model (speculative decoding), or ""
+    KindRole,             // "chat" or "embedding" (for document libraries)
   };
   Q_ENUM(Role)
 
@@ -134,6 +135,8 @@ class PickerViewModel : public QAbstractListModel {
   void lastErrorChanged();
   // The app connects this to its model controller.
   void loadRequested(const QString& path, bool keepConversation);
+  // An installed embedding model was chosen: it is for the Documents page.
+  void embeddingModelChosen(const QString& path);
   void verified(const QString& id, const QString& quant, bool ok, const QString& message);
   void verifyProgressChanged();
   void downloadsChanged();

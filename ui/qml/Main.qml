@@ -204,6 +204,11 @@ ApplicationWindow {
                             window.model.load(path)
                             window.showChat()
                         }
+                        function onEmbeddingModelChosen(path) {
+                            if (!window.documents) return
+                            window.documents.setEmbeddingModel("file://" + path)
+                            window.showDocuments()
+                        }
                     }
                 }
                 Loader {

@@ -153,6 +153,14 @@ Result<CatalogModel> parse_model(const json& object, std::string_view source, si
   HEARTH_TRY(m.description, field<std::string>(object, "description", where));
   m.source_repo = optional_field<std::string>(object, "source_repo", "");
   m.draft_model = optional_field<std::string>(object, "draft_model", "");
+  {
+    const std::string kind = optional_field<std::string>(object, "kind", "chat");
+    if (kind != "chat" && kind != "embedding") {
+      return make_error(ErrorCode::InvalidFormat,
+                        fmt::format("{}: 'kind' is '{}', expected 'chat' or 'embedding'", where, kind));
+    }
+    m.embedding = kind == "embedding";
+  }
   auto variants = object.find("variants");
   if (variants == object.end() || !variants->is_array() || variants->empty()) {
     return make_error(ErrorCode::InvalidFormat, fmt::format("{}: 'variants' must be a non-empty array", where));

@@ -281,6 +281,28 @@ TEST(Catalog, SuggestedDraftsAreSmallerModelsOfTheSameFamily) {
   }
 }
 
+TEST(Catalog, EmbeddingModelsAreMarkedAndOtherKindsRefused) {
+  auto catalog = load_builtin_catalog();
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  int embedding = 0;
+  for (const CatalogModel& m : catalog->models) {
+    if (!m.embedding) continue;
+    ++embedding;
+    EXPECT_TRUE(m.architecture == "bert" || m.architecture == "nomic-bert" || m.architecture == "qwen3") << m.id;
+  }
+  EXPECT_EQ(embedding, 2);  // nomic-embed-text and Qwen3-Embedding
+  const auto* chat = catalog->find_model("qwen2.5-7b-instruct");
+  ASSERT_NE(chat, nullptr);
+  EXPECT_FALSE(chat->embedding);
+  const std::string odd = R"({"models": [{"id": "x", "name": "X", "family": "f", "architecture": "llama",
+      "parameters": 10, "license": "mit", "context_length": 128, "n_layer": 2, "n_head": 4, "n_head_kv": 2,
+      "head_dim": 8, "n_embd": 32, "description": "d", "kind": "rerank", "variants": [{"quant": "Q8_0",
+      "url": "https://x/s.gguf", "size_bytes": 5, "size_is_estimate": true, "sha256": null, "quality_note": "q"}]}]})";
+  auto r = parse_catalog(odd, "d.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("'kind' is 'rerank'"), std::string::npos) << r.error().message;
+}
+
 TEST(Catalog, ModelRefs) {
   auto ref = parse_model_ref("qwen3-4b:Q4_K_M");
   ASSERT_TRUE(ref.has_value());

@@ -18,6 +18,8 @@ Rectangle {
     // all, speed follows these.
     required property real activeParameters
     required property string draftModel
+    // "embedding": a model for the Documents page, not for chat.
+    required property string kind
     required property int contextLength
     required property var variants
     required property string recommendedQuant
@@ -174,7 +176,7 @@ Rectangle {
             Button {
                 visible: !!card.current.installed
                 highlighted: true
-                text: qsTr("Load")
+                text: card.kind === "embedding" ? qsTr("Use for Documents") : qsTr("Load")
                 onClicked: card.picker.load(card.modelId, card.current.quant)
             }
             Button {

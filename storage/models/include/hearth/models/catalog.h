@@ -64,6 +64,9 @@ struct CatalogModel {
   // Catalog id of a smaller model with the same tokenizer that drafts well
   // for this one (speculative decoding); empty when none is suggested.
   std::string draft_model;
+  // An embedding model (for document libraries) is not a chat model: the picker
+  // offers it to the Documents page, not to the chat.
+  bool embedding = false;
   std::vector<CatalogVariant> variants;
 
   const CatalogVariant* find_variant(std::string_view quant) const;
