@@ -213,7 +213,9 @@ class RuntimeChatEngine final : public ChatEngine {
       speculator_->reset();
       speculated_conversation_ = request.conversation_id;
     }
-    chat.options.speculator = speculator_.get();
+    // A confidence probe reads each token's probability on the plain path.
+    chat.options.collect_logprobs = request.collect_logprobs;
+    chat.options.speculator = request.collect_logprobs ? nullptr : speculator_.get();
     auto forward = [&](const runtime::ChatEvent& e) {
       if (on_event) on_event(to_ui(e));
     };
@@ -253,6 +255,11 @@ class RuntimeChatEngine final : public ChatEngine {
     stats.stop_reason = QString::fromLatin1(runtime::to_string(reply.result.reason));
     stats.pause_ms = pause_ms;
     stats.prefix_restored_tokens = static_cast<int>(reply.prefix_restored_tokens);
+    if (!reply.result.logprobs.empty()) {
+      double sum = 0;
+      for (float lp : reply.result.logprobs) sum += lp;
+      stats.mean_logprob = sum / static_cast<double>(reply.result.logprobs.size());
+    }
     if (speculator_) {
       const runtime::SpecFigures& spec = reply.result.spec;
       stats.draft_acceptance = spec.drafted > 0 ? spec.acceptance_rate() : -1.0;

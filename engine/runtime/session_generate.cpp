@@ -5,6 +5,7 @@
 #include <hearth/engine/runtime/session.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <numeric>
 
@@ -157,7 +158,18 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     if (cancel.requested()) {
       result.reason = StopReason::Cancelled;
     } else {
+      // log p(token) under the model's own distribution: a stable log-softmax.
+      auto note_logprob = [&](int32_t token) {
+        if (!options.collect_logprobs || spec) return;
+        float max_logit = logits_[0];
+        for (float l : logits_) max_logit = std::max(max_logit, l);
+        double sum = 0;
+        for (float l : logits_) sum += std::exp(static_cast<double>(l - max_logit));
+        result.logprobs.push_back(static_cast<float>(static_cast<double>(logits_[static_cast<size_t>(token)] - max_logit) -
+                                                     std::log(sum)));
+      };
       int32_t token = sampler.sample(logits_);
+      note_logprob(token);
       while (emitter.emit(token, context_.size())) {
         if (cancel.requested()) {
           result.reason = StopReason::Cancelled;
@@ -183,6 +195,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
         }
         HEARTH_CHECK(decode(token));
         token = sampler.sample(logits_);
+        note_logprob(token);
         if (spec) spec->on_plain_step(ms_between(step_start, Clock::now()));
       }
     }

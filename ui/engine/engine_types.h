@@ -2,6 +2,8 @@
 // copyable structs registered as Qt metatypes so queued signals can carry them.
 #pragma once
 
+#include <limits>
+
 #include <hearth/engine/kv/memory_estimate.h>
 
 #include <QList>
@@ -102,6 +104,11 @@ struct GenerationRequest {
   // Answer a deterministic request (temperature 0) from the response cache when
   // the same model saw the same request before (Settings: the user's choice).
   bool use_response_cache = false;
+  // Report the mean log-probability of the reply's tokens (GenerationStats::
+  // mean_logprob): a router's confidence probe. Runs without speculation.
+  bool collect_logprobs = false;
+  // The user asked for the large model ("think harder", "ask the large model").
+  bool escalate = false;
 };
 
 // Figures of one finished (or stopped) reply.
@@ -127,6 +134,14 @@ struct GenerationStats {
   bool speculation_off = false;
   // The reply came from the response cache (the model did not run).
   bool from_cache = false;
+  // With GenerationRequest::collect_logprobs: the mean natural-log probability
+  // of the reply's tokens under the model (0 when none were generated).
+  double mean_logprob = 0;
+  // An "Auto" model's choice: "small" or "large", why, and the small model's
+  // confidence score when it was asked (NaN otherwise).
+  QString routed_to;
+  QString route_reason;
+  double route_score = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.

@@ -42,6 +42,10 @@ struct GenerateOptions {
   // Speculative decoding (nullptr: off). Not owned; it keeps its adaptive
   // state across the requests of a conversation.
   Speculator* speculator = nullptr;
+  // Record the model's log-probability of each generated token (natural log,
+  // of the raw distribution before sampling settings), in GenerateResult::
+  // logprobs. Only without a speculator: a router's confidence probe uses it.
+  bool collect_logprobs = false;
 };
 
 // Called for every generated token with its text (possibly empty while a stop
@@ -67,6 +71,9 @@ struct Figures {
 
 struct GenerateResult {
   std::vector<int32_t> tokens;
+  // With GenerateOptions::collect_logprobs: one per sampled token (the last may
+  // be the end-of-generation token, which is not in `tokens`); else empty.
+  std::vector<float> logprobs;
   std::string text;
   StopReason reason = StopReason::MaxTokens;
   Figures figures;

@@ -1,0 +1,77 @@
+#include "engine_service/routing_chat_engine.h"
+
+namespace hearth::app {
+
+RoutingChatEngine::RoutingChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large,
+                                     RouterRules rules, const Logger& logger)
+    : small_(std::move(small)), large_(std::move(large)), rules_(rules), logger_(logger) {}
+
+Result<ui::ModelInfo> RoutingChatEngine::load_pair(const ui::LoadRequest& small_request,
+                                                   const ui::LoadRequest& large_request, const ProgressFn& progress,
+                                                   const CancelledFn& cancelled) {
+  // Progress: the small model is the first half, the large one the second.
+  HEARTH_TRY(ui::ModelInfo large, large_->load(large_request, [&](double f) { if (progress) progress(0.5 + f / 2); },
+                                               cancelled));
+  HEARTH_TRY(ui::ModelInfo small, small_->load(small_request, [&](double f) { if (progress) progress(f / 2); },
+                                               cancelled));
+  small_name_ = small.name;
+  large_name_ = large.name;
+  ui::ModelInfo info = small;
+  info.name = QStringLiteral("Auto (%1 / %2)").arg(small.name, large.name);
+  return info;
+}
+
+Result<ui::ModelInfo> RoutingChatEngine::load(const ui::LoadRequest& request, const ProgressFn& progress,
+                                              const CancelledFn& cancelled) {
+  HEARTH_TRY(ui::ModelInfo small, small_->load(request, progress, cancelled));
+  small_name_ = small.name;
+  return small;
+}
+
+void RoutingChatEngine::unload() {
+  small_->unload();
+  large_->unload();
+}
+
+Result<RouteDecision> RoutingChatEngine::decide(const ui::GenerationRequest& request, const CancelledFn& cancelled) {
+  if (auto ruled = route_by_rules(request, rules_)) return *ruled;
+  // The probe: the small model's greedy first tokens, scored, shown to no one.
+  ui::GenerationRequest probe = request;
+  probe.max_new_tokens = rules_.probe_tokens;
+  probe.sampling.temperature = 0;
+  probe.collect_logprobs = true;
+  probe.use_response_cache = false;
+  auto drafted = small_->generate(probe, [](std::string_view) {}, [](std::string_view) {}, nullptr, cancelled);
+  if (!drafted.ok()) return drafted.take_error();
+  if (drafted->stop_reason == QLatin1String("cancelled")) {
+    return make_error(ErrorCode::Cancelled, "routing: stopped while the small model was asked");
+  }
+  if (drafted->generated_tokens == 0 && drafted->mean_logprob == 0) {
+    // Nothing to score (a remote small model, or an empty draft): the small model answers.
+    return RouteDecision{RouteTarget::Small, QStringLiteral("no score from the small model"), std::nullopt};
+  }
+  return route_by_score(drafted->mean_logprob, rules_);
+}
+
+Result<ui::GenerationStats> RoutingChatEngine::generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
+                                                        const PieceFn& on_reasoning, const ContextEventFn& on_event,
+                                                        const CancelledFn& cancelled) {
+  auto decision = decide(request, cancelled);
+  if (!decision.ok()) {
+    if (decision.error().code != ErrorCode::Cancelled) return decision.take_error();
+    ui::GenerationStats stopped;
+    stopped.stop_reason = QStringLiteral("cancelled");
+    return stopped;
+  }
+  const bool large = decision->target == RouteTarget::Large;
+  logger_.info("route: {} ({}){}", to_string(decision->target), decision->reason.toStdString(),
+               decision->score ? " score " + std::to_string(*decision->score) : std::string());
+  ChatEngine& engine = large ? *large_ : *small_;
+  HEARTH_TRY(ui::GenerationStats stats, engine.generate(request, on_piece, on_reasoning, on_event, cancelled));
+  stats.routed_to = QString::fromLatin1(to_string(decision->target));
+  stats.route_reason = decision->reason;
+  if (decision->score) stats.route_score = *decision->score;
+  return stats;
+}
+
+}  // namespace hearth::app
