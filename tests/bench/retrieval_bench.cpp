@@ -168,7 +168,8 @@ ScaleLibrary& scale_library(std::int64_t passages, std::int64_t dim) {
   auto& slot = built[{passages, dim}];
   if (slot) return *slot;
   slot = std::make_unique<ScaleLibrary>();
-  slot->path = fs::temp_directory_path() / ("hearth-retrieval-scale-" + std::to_string(passages) + ".db");
+  slot->path = fs::temp_directory_path() /
+               ("hearth-retrieval-scale-" + std::to_string(passages) + "x" + std::to_string(dim) + ".db");
   fs::remove(slot->path);
   slot->db = std::make_unique<storage::Database>(storage::Database::open(slot->path).value());
   slot->libs = std::make_unique<storage::Libraries>(*slot->db);
@@ -211,7 +212,11 @@ void BM_Search(benchmark::State& state, documents::RetrievalMode mode) {
   const std::vector<storage::LibraryId> libraries{lib.library};
   documents::RetrievalOptions options;
   options.mode = mode;
-  (void)retriever.search(libraries, "w17 w42 w4000", options);  // loads the vectors once
+  // Loads the vectors once; an error stops the case instead of timing it.
+  if (auto first = retriever.search(libraries, "w17 w42 w4000", options); !first.ok()) {
+    state.SkipWithError(first.error().message.c_str());
+    return;
+  }
   for (auto _ : state) {
     auto hits = retriever.search(libraries, "w17 w42 w4000", options);
     benchmark::DoNotOptimize(hits);
