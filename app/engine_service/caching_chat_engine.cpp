@@ -1,6 +1,6 @@
 #include "engine_service/caching_chat_engine.h"
 
-#include <openssl/evp.h>
+#include <hearth/documents/indexer.h>
 
 #include <QElapsedTimer>
 
@@ -28,19 +28,6 @@ void field(std::string& out, std::string_view value) {
   out += std::to_string(value.size());
   out += ':';
   out += value;
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
-  return out;
 }
 
 bool deterministic(const ui::GenerationRequest& request) { return request.sampling.temperature <= 0.0; }
@@ -109,7 +96,7 @@ std::string CachingChatEngine::key_of(const ui::GenerationRequest& request) cons
   field(s, request.overflow_policy.toStdString());
   field(s, request.reasoning.toStdString());
   field(s, std::to_string(request.max_new_tokens));
-  return sha256_hex(s);
+  return documents::sha256_hex(s);
 }
 
 Result<ui::GenerationStats> CachingChatEngine::generate(const ui::GenerationRequest& request, const PieceFn& on_piece,

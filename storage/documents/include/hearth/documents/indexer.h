@@ -84,7 +84,7 @@ class IndexRun {
   IndexProgress progress_;
 };
 
-// The SHA-256 of `bytes` in lower-case hex.
+// The SHA-256 of `bytes` in lower-case hex (also the response cache's key).
 std::string sha256_hex(std::string_view bytes);
 
 }  // namespace hearth::documents
