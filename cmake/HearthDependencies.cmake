@@ -19,6 +19,8 @@ if(HEARTH_BUILD_APP)
   pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
   # PDF text for document libraries (libpoppler-qt6-dev).
   pkg_check_modules(POPPLER_QT6 REQUIRED IMPORTED_TARGET poppler-qt6)
+  # DOCX archives for document libraries (libzip-dev).
+  pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Quick QuickControls2 Network Svg Test QuickTest)
   qt_standard_project_setup()
 endif()

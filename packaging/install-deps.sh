@@ -26,6 +26,8 @@ packages=(
   qtkeychain-qt6-dev gnome-keyring dbus-bin dbus-daemon libsecret-tools
   # documents: PDF text through Poppler's Qt 6 binding
   libpoppler-qt6-dev
+  # documents: DOCX is a zip archive of XML parts (libzip reads the archive)
+  libzip-dev
   # headless display for screenshots, image tools for test artefacts
   xvfb xauth imagemagick
 )

@@ -1,5 +1,7 @@
 #include "documents/pdf_extractor.h"
 
+#include "documents/docx_extractor.h"
+
 #include <poppler-qt6.h>
 
 #include <QByteArray>
@@ -37,6 +39,9 @@ Result<documents::ExtractedText> extract_pdf(const std::filesystem::path& path, 
   return out;
 }
 
-void add_document_formats(documents::Extractors& extractors) { extractors.add(".pdf", extract_pdf); }
+void add_document_formats(documents::Extractors& extractors) {
+  extractors.add(".pdf", extract_pdf);
+  extractors.add(".docx", extract_docx);
+}
 
 }  // namespace hearth::app

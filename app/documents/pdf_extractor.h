@@ -1,12 +1,13 @@
 // Document formats the app reads for libraries beyond the built-in ones: PDF
-// through Poppler's Qt 6 binding (page by page, so citations name the page).
+// through Poppler's Qt 6 binding (page by page, so citations name the page) and
+// DOCX (docx_extractor.h).
 #pragma once
 
 #include <hearth/documents/extract.h>
 
 namespace hearth::app {
 
-// Registers the app's extractors (".pdf") next to the built-in ones.
+// Registers the app's extractors (".pdf", ".docx") next to the built-in ones.
 void add_document_formats(documents::Extractors& extractors);
 
 // Text of a PDF, one PageText per page. Encrypted or damaged files are errors

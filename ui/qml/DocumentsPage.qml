@@ -28,7 +28,7 @@ Item {
         id: fileDialog
         title: qsTr("Add a document")
         property var library: -1
-        nameFilters: [qsTr("Documents (*.txt *.md *.markdown *.rst *.html *.htm *.pdf *.c *.cpp *.h *.py *.js *.ts *.json *.yaml *.toml)"),
+        nameFilters: [qsTr("Documents (*.txt *.md *.markdown *.rst *.html *.htm *.pdf *.docx *.c *.cpp *.h *.py *.js *.ts *.json *.yaml *.toml)"),
                       qsTr("All files (*)")]
         onAccepted: library > 0 ? page.documents.addPath(library, selectedFile)
                                 : page.documents.createLibrary(nameField.text, selectedFile)
