@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine_service/chat_engine.h"
-#include "engine_service/routing_chat_engine.h"
+#include "engine_service/auto_chat_engine.h"
 
 namespace hearth::app {
 namespace {
@@ -55,7 +55,7 @@ class RoutingTest : public ::testing::Test {
     rules.long_history_turns = 10;
     rules.probe_tokens = 12;
     rules.min_mean_logprob = -2.5;
-    engine = std::make_unique<RoutingChatEngine>(make_default_chat_engine(), make_default_chat_engine(), rules);
+    engine = std::make_unique<AutoChatEngine>(make_default_chat_engine(), make_default_chat_engine(), rules);
     auto info = engine->load_pair(load_of(kSmall), load_of(kLarge), nullptr, [] { return false; });
     ASSERT_TRUE(info.ok()) << info.error().message;
     EXPECT_TRUE(info->name.startsWith(QStringLiteral("Auto ("))) << info->name.toStdString();
@@ -68,7 +68,7 @@ class RoutingTest : public ::testing::Test {
     if (text) *text = out;
     return stats.ok() ? *stats : ui::GenerationStats{};
   }
-  std::unique_ptr<RoutingChatEngine> engine;
+  std::unique_ptr<AutoChatEngine> engine;
 };
 
 TEST(RoutingProbe, TheMeanLogProbabilityIsTheModelsOwn) {

@@ -16,9 +16,9 @@
 
 namespace hearth::app {
 
-class RoutingChatEngine final : public ChatEngine {
+class AutoChatEngine final : public ChatEngine {
  public:
-  RoutingChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large, RouterRules rules,
+  AutoChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large, RouterRules rules,
                     const Logger& logger = {});
 
   // Loads both: `request` for the small model, `large_request` for the large one.

@@ -1,12 +1,12 @@
-#include "engine_service/routing_chat_engine.h"
+#include "engine_service/auto_chat_engine.h"
 
 namespace hearth::app {
 
-RoutingChatEngine::RoutingChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large,
+AutoChatEngine::AutoChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large,
                                      RouterRules rules, const Logger& logger)
     : small_(std::move(small)), large_(std::move(large)), rules_(rules), logger_(logger) {}
 
-Result<ui::ModelInfo> RoutingChatEngine::load_pair(const ui::LoadRequest& small_request,
+Result<ui::ModelInfo> AutoChatEngine::load_pair(const ui::LoadRequest& small_request,
                                                    const ui::LoadRequest& large_request, const ProgressFn& progress,
                                                    const CancelledFn& cancelled) {
   // Progress: the small model is the first half, the large one the second.
@@ -21,19 +21,19 @@ Result<ui::ModelInfo> RoutingChatEngine::load_pair(const ui::LoadRequest& small_
   return info;
 }
 
-Result<ui::ModelInfo> RoutingChatEngine::load(const ui::LoadRequest& request, const ProgressFn& progress,
+Result<ui::ModelInfo> AutoChatEngine::load(const ui::LoadRequest& request, const ProgressFn& progress,
                                               const CancelledFn& cancelled) {
   HEARTH_TRY(ui::ModelInfo small, small_->load(request, progress, cancelled));
   small_name_ = small.name;
   return small;
 }
 
-void RoutingChatEngine::unload() {
+void AutoChatEngine::unload() {
   small_->unload();
   large_->unload();
 }
 
-Result<RouteDecision> RoutingChatEngine::decide(const ui::GenerationRequest& request, const CancelledFn& cancelled) {
+Result<RouteDecision> AutoChatEngine::decide(const ui::GenerationRequest& request, const CancelledFn& cancelled) {
   if (auto ruled = route_by_rules(request, rules_)) return *ruled;
   // The probe: the small model's greedy first tokens, scored, shown to no one.
   ui::GenerationRequest probe = request;
@@ -53,7 +53,7 @@ Result<RouteDecision> RoutingChatEngine::decide(const ui::GenerationRequest& req
   return route_by_score(drafted->mean_logprob, rules_);
 }
 
-Result<ui::GenerationStats> RoutingChatEngine::generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
+Result<ui::GenerationStats> AutoChatEngine::generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
                                                         const PieceFn& on_reasoning, const ContextEventFn& on_event,
                                                         const CancelledFn& cancelled) {
   auto decision = decide(request, cancelled);
