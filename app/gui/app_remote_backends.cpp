@@ -28,8 +28,8 @@ QString AppRemoteBackends::check_url(const QString& base_url, bool allow_lan) co
 }
 
 QString AppRemoteBackends::key_store_note() const {
-  if (keys_.backend() == remote::KeyBackend::SecretStore) return {};
-  return tr("No secret store is running: API keys are kept for this run only. %1").arg(keys_.backend_note());
+  // Already a whole sentence: no secret store, keys in memory until Hearth quits.
+  return keys_.backend() == remote::KeyBackend::SecretStore ? QString() : keys_.backend_note();
 }
 
 QString AppRemoteBackends::save_key(const QString& endpoint_id, const QString& key) {

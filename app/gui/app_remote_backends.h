@@ -14,9 +14,8 @@
 
 namespace hearth::app {
 
+// A plain QObject (no signals of its own): the context its listings post back to.
 class AppRemoteBackends final : public QObject, public ui::RemoteBackends {
-  Q_OBJECT
-
  public:
   // `key_service` names the key store's entries (tests use their own).
   AppRemoteBackends(std::shared_ptr<RemoteEndpoints> endpoints, QString key_service, QObject* parent = nullptr);

@@ -3,8 +3,8 @@
 // talking to a real `hearth-cli serve` on 127.0.0.1. An endpoint is added
 // through the Backends controller (its key to the key store), its models are
 // listed, the remote model is chosen and a message sent: the streamed reply
-// equals what the local engine in the same app says to the same message at
-// temperature 0. After a restart the conversation still names its endpoint
+// agrees token for token with what the local engine in the same app says to
+// the same message at temperature 0. After a restart the conversation still names its endpoint
 // and model, and opening it switches back to them. Neither the data folder
 // nor the settings file ever holds the key. A stream the server cuts keeps
 // the partial reply, marked interrupted, in the window and the database.
@@ -12,6 +12,7 @@
 #include <hearth/storage/database.h>
 #include <hearth/storage/messages.h>
 
+#include <QDir>
 #include <QDirIterator>
 #include <QFile>
 #include <QQmlApplicationEngine>
@@ -68,8 +69,11 @@ bool load(ui::ModelController* model, const QString& path) {
 
 QString send(ui::ChatController* chat, const QString& text) {
   QSignalSpy finished(chat, &ui::ChatController::replyFinished);
+  QSignalSpy failed(chat, &ui::ChatController::lastErrorChanged);
   chat->send(text);
-  EXPECT_TRUE(finished.wait(120000));
+  // A failed reply sets the error instead of finishing.
+  EXPECT_TRUE(QTest::qWaitFor([&] { return finished.count() > 0 || failed.count() > 0; }, 120000));
+  EXPECT_EQ(finished.count(), 1) << chat->lastError().toStdString();
   return chat->messages()->rowCount() >= 2 ? row_text(chat, chat->messages()->rowCount() - 1) : QString();
 }
 
@@ -150,7 +154,17 @@ TEST(RemoteAppEndToEnd, RemoteModelRepliesAsTheLocalEngineAndTheConversationReme
 
     chat->newConversation();
     remote_reply = send(chat, kPrompt);
-    EXPECT_EQ(remote_reply, local_reply);
+    // Greedy on both sides, token for token: the remote reply holds the local
+    // one whole. The local chat ends its reply earlier than the server's
+    // stream does (the server goes on to max_tokens), so the comparison is
+    // on the local reply's length.
+    EXPECT_TRUE(remote_reply.startsWith(local_reply))
+        << "remote: " << remote_reply.toStdString() << "\nlocal: " << local_reply.toStdString();
+    // And both begin as the reference greedy text of the model (a fixture).
+    QFile reference(QStringLiteral(HEARTH_TEST_DATA_DIR "/models/stories260K.greedy-text.txt"));
+    ASSERT_TRUE(reference.open(QIODevice::ReadOnly));
+    const QString expected = QString::fromUtf8(reference.readAll()).mid(kPrompt.size()).trimmed();
+    EXPECT_TRUE(local_reply.startsWith(expected)) << local_reply.toStdString();
     EXPECT_GT(chat->lastTokensPerSecond(), 0.0);  // the remote engine's figures reach the status line
     conversation = chat->currentConversationId();
     ASSERT_GE(conversation, 0);
@@ -229,7 +243,7 @@ TEST(RemoteAppEndToEnd, StreamCutMidReplyKeepsThePartialReplyMarkedInterrupted) 
 }
 
 // Without a secret store (no D-Bus session) the key lives in memory for this
-// run, and the Backends page says so; it still reaches no file.
+// session, and the Backends page says so; it still reaches no file.
 TEST(RemoteAppNoSecretStore, TheKeyIsKeptForThisRunOnlyAndThePageSaysSo) {
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
@@ -241,7 +255,7 @@ TEST(RemoteAppNoSecretStore, TheKeyIsKeptForThisRunOnlyAndThePageSaysSo) {
     const QString id = backends->addEndpoint(QStringLiteral("Box"), QStringLiteral("http://127.0.0.1:9/v1"),
                                              QString::fromLatin1(key), false);
     ASSERT_FALSE(id.isEmpty()) << backends->error().toStdString();
-    EXPECT_TRUE(backends->keyNote().contains(QStringLiteral("this run only"))) << backends->keyNote().toStdString();
+    EXPECT_TRUE(backends->keyNote().contains(QStringLiteral("for this session only"))) << backends->keyNote().toStdString();
     EXPECT_TRUE(backends->endpoints()[0].toMap().value(QStringLiteral("hasKey")).toBool());
     // Nothing listens on port 9: the test names the failure instead of hanging.
     backends->testConnection(id);
