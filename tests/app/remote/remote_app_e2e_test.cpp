@@ -16,6 +16,8 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -89,6 +91,20 @@ QStringList files_holding(const QString& dir, const QByteArray& needle) {
   return out;
 }
 
+// The item named `name` anywhere in the window's visual tree (the pages'
+// Loader and Repeater items are not QObject children of the window).
+QQuickItem* find_item(QQuickItem* item, const QString& name) {
+  if (item->objectName() == name) return item;
+  for (QQuickItem* child : item->childItems()) {
+    if (QQuickItem* found = find_item(child, name)) return found;
+  }
+  return nullptr;
+}
+QQuickItem* find_item(QQmlApplicationEngine& qml, const QString& name) {
+  auto* window = qml.rootObjects().isEmpty() ? nullptr : qobject_cast<QQuickWindow*>(qml.rootObjects().first());
+  return window ? find_item(window->contentItem(), name) : nullptr;
+}
+
 storage::Database open_read_only(const QString& dir) {
   storage::OpenOptions read_only;
   read_only.access = storage::Access::ReadOnly;
@@ -145,6 +161,9 @@ TEST(RemoteAppEndToEnd, RemoteModelRepliesAsTheLocalEngineAndTheConversationReme
     const QVariantMap offered = backends->remoteModels()[0].toMap();
     EXPECT_EQ(offered.value(QStringLiteral("label")).toString(), QStringLiteral("GPU box · stories260K"));
     remote_path = offered.value(QStringLiteral("path")).toString();
+    // The picker offers it beside the local files; the Backends page lists the endpoint.
+    EXPECT_NE(find_item(*app.qml, QStringLiteral("remoteModel_GPU box · stories260K")), nullptr);
+    EXPECT_NE(find_item(*app.qml, QStringLiteral("testConnection_GPU box")), nullptr);
     EXPECT_EQ(remote_path, ui::remote_model_path(id, QStringLiteral("stories260K")));
 
     ASSERT_TRUE(load(model, remote_path)) << model->errorMessage().toStdString();
@@ -257,6 +276,9 @@ TEST(RemoteAppNoSecretStore, TheKeyIsKeptForThisRunOnlyAndThePageSaysSo) {
     ASSERT_FALSE(id.isEmpty()) << backends->error().toStdString();
     EXPECT_TRUE(backends->keyNote().contains(QStringLiteral("for this session only"))) << backends->keyNote().toStdString();
     EXPECT_TRUE(backends->endpoints()[0].toMap().value(QStringLiteral("hasKey")).toBool());
+    // The Backends page is in the settings, with its form.
+    EXPECT_NE(find_item(*app.qml, QStringLiteral("endpointUrl")), nullptr);
+    EXPECT_NE(find_item(*app.qml, QStringLiteral("saveEndpoint")), nullptr);
     // Nothing listens on port 9: the test names the failure instead of hanging.
     backends->testConnection(id);
     ASSERT_TRUE(QTest::qWaitFor([&] { return !backends->testing(); }, 60000));
