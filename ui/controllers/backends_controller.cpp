@@ -13,6 +13,10 @@ BackendsController::BackendsController(SettingsController* settings, RemoteBacke
     : QObject(parent), settings_(settings), backends_(backends) {
   // The engine thread learns the endpoints (and keys) before any load names one.
   backends_->publish(settings_->settings().remote_endpoints);
+  for (const auto& e : settings_->settings().remote_endpoints) {
+    const QString id = QString::fromStdString(e.id);
+    has_key_[id] = backends_->has_key(id);
+  }
 }
 
 BackendsController::~BackendsController() = default;
@@ -25,7 +29,7 @@ QVariantList BackendsController::endpoints() const {
                            {QStringLiteral("name"), QString::fromStdString(e.name)},
                            {QStringLiteral("baseUrl"), QString::fromStdString(e.base_url)},
                            {QStringLiteral("allowLan"), e.allow_lan},
-                           {QStringLiteral("hasKey"), backends_->has_key(id)}});
+                           {QStringLiteral("hasKey"), has_key_.count(id) > 0 && has_key_.at(id)}});
   }
   return out;
 }
@@ -99,6 +103,7 @@ QString BackendsController::addEndpoint(const QString& name, const QString& base
       return {};
     }
   }
+  has_key_[id] = !key.isEmpty();
   settings::RemoteEndpointSettings e;
   e.id = id.toStdString();
   e.name = name.trimmed().toStdString();
@@ -122,6 +127,8 @@ bool BackendsController::updateEndpoint(const QString& id, const QString& name, 
     set_error(failed);
     return false;
   }
+  if (clearKey) has_key_[id] = false;
+  else if (!key.isEmpty()) has_key_[id] = true;
   auto all = settings_->settings().remote_endpoints;
   for (auto& e : all) {
     if (QString::fromStdString(e.id) != id) continue;
@@ -139,6 +146,7 @@ void BackendsController::removeEndpoint(const QString& id) {
   std::erase_if(all, [&](const auto& e) { return QString::fromStdString(e.id) == id; });
   // A key left behind would outlive the endpoint in the secret store.
   backends_->remove_key(id);
+  has_key_.erase(id);
   models_.erase(id);
   commit(std::move(all));
 }

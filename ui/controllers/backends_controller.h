@@ -77,6 +77,9 @@ class BackendsController : public QObject {
 
   SettingsController* settings_;
   RemoteBackends* backends_;
+  // Endpoint id -> a key is stored; read once at start and kept up to date
+  // here, so the page's bindings never wait on the secret store.
+  std::map<QString, bool> has_key_;
   std::map<QString, QStringList> models_;  // endpoint id -> models it served when last asked
   QString tested_id_;
   bool testing_ = false;
