@@ -93,7 +93,11 @@ Result<ui::GenerationStats> RemoteChatEngine::generate(const ui::GenerationReque
 
   std::vector<remote::ChatMessage> messages;
   for (const auto& t : request.turns) messages.push_back({role_of(t.role), t.text.toStdString()});
-  const int reserve = std::max(1, request.max_new_tokens);
+  // Room kept for the reply while fitting the turns: the reply's limit, but
+  // never more than half the context (the app's limit, 1024 by default, may
+  // exceed a small model's whole context, where no turn would fit at all).
+  const int limit = std::max(1, request.max_new_tokens);
+  const int reserve = context_max_ > 0 ? std::min(limit, std::max(1, context_max_ / 2)) : limit;
   HEARTH_TRY(remote::FitResult fit, remote::fit_to_context(messages, context_max_, reserve, estimator_));
   if (fit.dropped > 0 && on_event) {
     ui::ContextEvent e;
@@ -111,7 +115,11 @@ Result<ui::GenerationStats> RemoteChatEngine::generate(const ui::GenerationReque
   remote::ChatCall call;
   call.model = config_.model;
   call.messages = fit.messages;
-  call.max_tokens = reserve;
+  // Whatever the kept turns leave of the context, up to the limit: servers
+  // that check prompt + max_tokens against their context (vLLM) then accept it.
+  call.max_tokens = context_max_ > 0 ? static_cast<int>(std::max<int64_t>(
+                                          reserve, std::min<int64_t>(limit, context_max_ - fit.estimated_tokens)))
+                                    : limit;
   // OpenAI's standard sampling fields only: hosted APIs refuse the others.
   call.temperature = request.sampling.temperature;
   call.top_p = request.sampling.top_p;

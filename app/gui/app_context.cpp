@@ -10,6 +10,7 @@
 #include "documents/engine_embedding.h"
 #include "documents/pdf_extractor.h"
 #include "controllers/archive_controller.h"
+#include "controllers/backends_controller.h"
 #include "controllers/chat_controller.h"
 #include "controllers/documents_controller.h"
 #include "controllers/local_api_controller.h"
@@ -20,7 +21,9 @@
 #include "engine_service/caching_chat_engine.h"
 #include "engine_service/engine_service_client.h"
 #include "engine_service/gpu_probe.h"
+#include "engine_service/routing_chat_engine.h"
 #include "gui/app_model_downloads.h"
+#include "gui/app_remote_backends.h"
 #include "gui/deferred_store.h"
 #include "gui/file_load_marker.h"
 #include "gui/store_factory.h"
@@ -66,6 +69,9 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   engine = std::make_unique<CachingChatEngine>(
       std::move(engine), dir.filePath(QStringLiteral("response-cache.sqlite3")).toStdString(),
       CachingChatEngine::kDefaultCapacityBytes, options_.engine_logger);
+  // Remote models bypass the cache: their answers are the server's to repeat.
+  auto endpoints = std::make_shared<RemoteEndpoints>();
+  engine = std::make_unique<RoutingChatEngine>(std::move(engine), endpoints);
   engine_ = new EngineServiceClient(std::move(engine), this);
 
   QSettings* qs = qsettings_.get();
@@ -78,6 +84,9 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   chat_ = new ui::ChatController(storage_, engine_, model_, settings_, this);
   archive_ = new ui::ArchiveController(storage_, this);
   downloads_ = new AppModelDownloads(this);
+  auto* remote_backends = new AppRemoteBackends(endpoints, options_.key_service, this);
+  remote_backends_ = remote_backends;
+  backends_ = new ui::BackendsController(settings_, remote_backends, this);
   // The local API's token lives beside the settings, readable by this user only.
   local_api_ = new ui::LocalApiController(engine_, settings_, dir.filePath(QStringLiteral("api-key")), this);
   // Documents: libraries in the conversation database, PDF through Poppler.
@@ -105,6 +114,10 @@ AppContext::~AppContext() {
   local_api_ = nullptr;
   delete archive_;
   archive_ = nullptr;
+  delete backends_;
+  backends_ = nullptr;
+  delete remote_backends_;
+  remote_backends_ = nullptr;
   delete chat_;
   chat_ = nullptr;
   delete model_;
@@ -123,6 +136,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("gpuFreeBytes"), 0.0},
       {QStringLiteral("chat"), QVariant::fromValue(chat_)},
       {QStringLiteral("archive"), QVariant::fromValue(archive_)},
+      {QStringLiteral("backends"), QVariant::fromValue(backends_)},
       {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
       {QStringLiteral("localApi"), QVariant::fromValue(local_api_)},
       {QStringLiteral("speculation"), QVariant::fromValue(speculation_)},
@@ -140,6 +154,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
   start_gpu_probe(qml.rootObjects().first());
   model_->start(options_.model_path);
   chat_->refreshConversations();
+  backends_->refreshModels();  // the picker offers what the endpoints serve
   return true;
 }
 

@@ -17,6 +17,7 @@
 
 namespace hearth::ui {
 class ArchiveController;
+class BackendsController;
 class ChatController;
 class DocumentsController;
 class LocalApiController;
@@ -37,6 +38,8 @@ struct AppOptions {
   QString demo_model_path;    // empty: no one-click demo
   // Where the engine's log messages go (main: the app's log); default: nowhere.
   Logger engine_logger;
+  // Names the remote endpoints' keys in the secret store (tests use their own).
+  QString key_service = QStringLiteral("Hearth remote endpoints");
 };
 
 class AppContext : public QObject {
@@ -61,6 +64,7 @@ class AppContext : public QObject {
   ui::LocalApiController* localApi() const { return local_api_; }
   ui::SpeculationController* speculation() const { return speculation_; }
   ui::DocumentsController* documents() const { return documents_; }
+  ui::BackendsController* backends() const { return backends_; }
   const QString& data_dir() const { return options_.data_dir; }
 
  signals:
@@ -89,6 +93,8 @@ class AppContext : public QObject {
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;
+  QObject* remote_backends_ = nullptr;  // AppRemoteBackends, the Backends page's client
+  ui::BackendsController* backends_ = nullptr;
   QPointer<QObject> window_;  // the loaded window, for the storage notice
   std::thread gpu_probe_;  // joined before anything it could post to goes
 };

@@ -34,6 +34,9 @@ Status DeferredStore::set_overflow_policy(ui::ConversationKey id, std::optional<
 Status DeferredStore::set_reasoning(ui::ConversationKey id, const std::string& choice) {
   return store().set_reasoning(id, choice);
 }
+Status DeferredStore::set_model(ui::ConversationKey id, const std::string& model) {
+  return store().set_model(id, model);
+}
 Result<ui::MessageTree> DeferredStore::load_messages(ui::ConversationKey id) { return store().load_messages(id); }
 Result<ui::MessageRecord> DeferredStore::append_message(ui::ConversationKey id, std::optional<ui::MessageKey> parent,
                                                         ui::StoredRole role, const std::string& content,

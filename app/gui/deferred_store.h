@@ -27,6 +27,7 @@ class DeferredStore final : public ui::ConversationStore {
   Result<ui::ConversationRecord> get_conversation(ui::ConversationKey id) override;
   Status set_overflow_policy(ui::ConversationKey id, std::optional<ui::StoredOverflow> policy) override;
   Status set_reasoning(ui::ConversationKey id, const std::string& choice) override;
+  Status set_model(ui::ConversationKey id, const std::string& model) override;
   Result<ui::MessageTree> load_messages(ui::ConversationKey id) override;
   Result<ui::MessageRecord> append_message(ui::ConversationKey id, std::optional<ui::MessageKey> parent,
                                            ui::StoredRole role, const std::string& content,

@@ -71,6 +71,10 @@ class ThreadRecordingStore final : public ui::ConversationStore {
     tally_->note();
     return inner_->set_reasoning(id, choice);
   }
+  Status set_model(ui::ConversationKey id, const std::string& model) override {
+    tally_->note();
+    return inner_->set_model(id, model);
+  }
   Result<ui::MessageTree> load_messages(ui::ConversationKey id) override {
     tally_->note();
     return inner_->load_messages(id);

@@ -30,6 +30,10 @@ ChatController::ChatController(StorageExecutor* storage, EngineClient* engine, M
   connect(list_, &ConversationListController::errorOccurred, this, &ChatController::set_error);
   connect(open_, &OpenConversationController::errorOccurred, this, &ChatController::set_error);
   connect(reply_, &ReplyController::errorOccurred, this, &ChatController::set_error);
+  // A conversation held with a remote model continues with it.
+  connect(open_, &OpenConversationController::remoteModelRemembered, this, [model](const QString& path) {
+    if (model->modelPath() != path) model->load(path);
+  });
   connect(storage, &StorageExecutor::writeFailed, this, [this](const QString& message) {
     set_error(tr("Could not save: %1").arg(message));
   });

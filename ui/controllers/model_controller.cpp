@@ -3,6 +3,7 @@
 #include <QFileInfo>
 
 #include "controllers/settings_controller.h"
+#include "engine/remote_model_path.h"
 
 namespace hearth::ui {
 namespace {
@@ -137,7 +138,9 @@ void ModelController::on_loaded(const ModelInfo& info) {
 void ModelController::on_failed(const QString& path, const QString& message, qint64 load_id) {
   if (load_id != 0 && load_id != load_attempt_) return;  // superseded
   end_marker();
-  error_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
+  // A remote model is named by its id (which may hold slashes), a file by its name.
+  const auto remote = parse_remote_model_path(path);
+  error_ = tr("Could not load %1: %2").arg(remote ? remote->model : QFileInfo(path).fileName(), message);
   info_ = ModelInfo{};
   settings_->set_loaded_model(std::nullopt, 0, std::nullopt);
   set_state(State::Failed);

@@ -6,6 +6,7 @@
 
 #include "controllers/conversation_list_controller.h"
 #include "controllers/settings_controller.h"
+#include "engine/remote_model_path.h"
 
 namespace hearth::ui {
 
@@ -140,6 +141,8 @@ void OpenConversationController::openConversation(qint64 id) {
                   if (reasoning_edits == reasoning_edits_) {
                     set_current_reasoning(QString::fromStdString(rec.value().reasoning));
                   }
+                  const QString model = QString::fromStdString(rec.value().model);
+                  if (is_remote_model_path(model)) emit remoteModelRemembered(model);
                 });
   storage_->run([key](ConversationStore& s) { return s.load_messages(key); }, this,
                 [this, key, generation](Result<MessageTree> tree) {

@@ -99,6 +99,8 @@ class OpenConversationController : public QObject {
   void reasoningChanged();
   // Another conversation (or a new one) is open: per-conversation figures reset.
   void opened();
+  // The opened conversation last replied with this remote model (ConversationRecord::model).
+  void remoteModelRemembered(const QString& modelPath);
   void errorOccurred(const QString& message);
 
  private:

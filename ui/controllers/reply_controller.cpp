@@ -9,6 +9,7 @@
 #include "controllers/model_controller.h"
 #include "controllers/open_conversation_controller.h"
 #include "controllers/settings_controller.h"
+#include "engine/remote_model_path.h"
 #include "viewmodels/message_tree_index.h"
 
 namespace hearth::ui {
@@ -177,11 +178,15 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
   const std::optional<StoredOverflow> pending_overflow = existing ? std::nullopt : open_->overflow();
   const std::string pending_reasoning = existing ? std::string() : open_->conversationReasoning().toStdString();
   const std::int64_t budget = source_budget(settings_->settings());
+  // The conversation remembers a remote model it replies with (and forgets it
+  // when continued on this computer); local files are not recorded here.
+  const QString model_path = model_->modelPath();
+  const std::string remote_model = is_remote_model_path(model_path) ? model_path.toStdString() : std::string();
 
   // One storage job: the user's message is committed before generation starts.
   storage_->run(
       [existing, title, user, parent, from, pending_overflow, pending_reasoning, grounder = grounder_,
-       budget](ConversationStore& s) -> Result<NewTurn> {
+       budget, remote_model](ConversationStore& s) -> Result<NewTurn> {
         NewTurn turn;
         if (existing) {
           // Read back for its overflow policy and reasoning switch: every request uses the stored choices.
@@ -197,6 +202,11 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
             HEARTH_CHECK(s.set_reasoning(turn.conversation.id, pending_reasoning));
             turn.conversation.reasoning = pending_reasoning;
           }
+        }
+        const bool had_remote = is_remote_model_path(QString::fromStdString(turn.conversation.model));
+        if ((had_remote || !remote_model.empty()) && turn.conversation.model != remote_model) {
+          HEARTH_CHECK(s.set_model(turn.conversation.id, remote_model));
+          turn.conversation.model = remote_model;
         }
         std::optional<MessageKey> turn_parent = parent;
         if (existing && from == ParentFrom::StoredLeaf) {
@@ -380,10 +390,14 @@ void ReplyController::on_finished(RequestId id, const GenerationStats& stats) {
   while (!reasoning.empty() && std::string_view(" \n\t\r").find(reasoning.back()) != std::string_view::npos) {
     reasoning.pop_back();
   }
-  storage_->write([message, text, figures, reasoning](ConversationStore& s) {
-    return s.update_message(message, text, MessageState::Complete, figures, reasoning);
+  // A remote stream that broke off keeps its text, marked as interrupted.
+  const bool cut = stats.stop_reason == QLatin1String("cut");
+  const MessageState state = cut ? MessageState::Interrupted : MessageState::Complete;
+  storage_->write([message, text, figures, reasoning, state](ConversationStore& s) {
+    return s.update_message(message, text, state, figures, reasoning);
   });
-  if (open_->shows(active_->conversation)) open_->view().set_state(message, MessageState::Complete, &figures);
+  if (open_->shows(active_->conversation)) open_->view().set_state(message, state, &figures);
+  if (cut) emit errorOccurred(tr("The connection to the endpoint broke off mid-reply; the text so far is kept."));
   last_stats_ = stats;
   active_.reset();
   emit statsChanged();

@@ -112,6 +112,12 @@ void SettingsController::set_last_model_path(const QString& path) {
   commit(std::move(next));
 }
 
+void SettingsController::set_remote_endpoints(std::vector<settings::RemoteEndpointSettings> endpoints) {
+  settings::Settings next = settings_;
+  next.remote_endpoints = std::move(endpoints);
+  commit(std::move(next));
+}
+
 void SettingsController::set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                                           std::optional<settings::LoadSettings> loaded_with) {
   const bool reload_before = needsReload();

@@ -69,6 +69,8 @@ class SettingsController : public QObject {
 
   const settings::Settings& settings() const { return settings_; }
   void set_last_model_path(const QString& path);
+  // The remote endpoints (Settings -> Backends); never their keys.
+  void set_remote_endpoints(std::vector<settings::RemoteEndpointSettings> endpoints);
   // The model's shape and the settings it was loaded with (nullopt: no model).
   void set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                         std::optional<settings::LoadSettings> loaded_with);

@@ -14,6 +14,7 @@ ApplicationWindow {
     property ModelDownloads downloads: null
     // Settings -> Local API; null where the app does not offer it.
     property LocalApiController localApi: null
+    property BackendsController backends: null
     property SpeculationController speculation: null
     // The Documents page; null where the app does not offer it.
     property DocumentsController documents: null
@@ -184,6 +185,7 @@ ApplicationWindow {
                     model: window.model
                     localApi: window.localApi
                     speculation: window.speculation
+                    backends: window.backends
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
                 }
@@ -197,6 +199,11 @@ ApplicationWindow {
                         picker.kvType = Qt.binding(() => window.settings.kvCacheType)
                         picker.vramFreeBytes = Qt.binding(() => window.gpuFreeBytes)
                         picker.downloads = Qt.binding(() => window.downloads)
+                    }
+                    backends: window.backends
+                    onRemoteModelChosen: path => {
+                        window.model.load(path)
+                        window.showChat()
                     }
                     Connections {
                         target: pickerPage.picker

@@ -13,6 +13,8 @@ Item {
     // Settings -> Local API (absent in views that do not offer it).
     property LocalApiController localApi: null
     property SpeculationController speculation: null
+    // Settings -> Backends (absent in views that do not offer it).
+    property BackendsController backends: null
     property string appVersion
     signal backRequested()
 
@@ -377,6 +379,16 @@ Item {
                 visible: page.speculation !== null
                 SpeculationSettings {
                     spec: page.speculation
+                }
+            }
+
+            Section {
+                title: qsTr("Backends")
+                visible: page.backends !== null
+                Loader {
+                    Layout.fillWidth: true
+                    active: page.backends !== null
+                    sourceComponent: BackendsSettings { backends: page.backends }
                 }
             }
 

@@ -41,6 +41,10 @@ struct ConversationRecord {
   // The reasoning switch passed to a template that offers one: "default",
   // "off", "on", "low", "medium" or "high".
   std::string reasoning = "default";
+  // The remote model the conversation last replied with (ui/engine/remote_model_path.h,
+  // "remote:<endpoint id>/<model id>", kept in the model_file column); empty for
+  // this computer's models. Opening the conversation switches back to it.
+  std::string model{};
 };
 
 // Figures stored with an assistant reply.
@@ -144,6 +148,8 @@ class ConversationStore {
   virtual Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) = 0;
   // "default", "off", "on", "low", "medium" or "high"; anything else is an error.
   virtual Status set_reasoning(ConversationKey id, const std::string& choice) = 0;
+  // The model the conversation replies with (ConversationRecord::model).
+  virtual Status set_model(ConversationKey id, const std::string& model) = 0;
 
   virtual Result<MessageTree> load_messages(ConversationKey id) = 0;
   // Appends a message under `parent` and makes it the active leaf.

@@ -77,6 +77,13 @@ Status MemoryConversationStore::set_overflow_policy(ConversationKey id, std::opt
   return {};
 }
 
+Status MemoryConversationStore::set_model(ConversationKey id, const std::string& model) {
+  Conversation* c = find(id);
+  if (!c) return not_found("conversation", id.value);
+  c->record.model = model;
+  return {};
+}
+
 Status MemoryConversationStore::set_reasoning(ConversationKey id, const std::string& choice) {
   static constexpr const char* kChoices[] = {"default", "off", "on", "low", "medium", "high"};
   if (std::find(std::begin(kChoices), std::end(kChoices), choice) == std::end(kChoices)) {

@@ -20,6 +20,7 @@ class MemoryConversationStore final : public ConversationStore {
   Result<ConversationRecord> get_conversation(ConversationKey id) override;
   Status set_overflow_policy(ConversationKey id, std::optional<StoredOverflow> policy) override;
   Status set_reasoning(ConversationKey id, const std::string& choice) override;
+  Status set_model(ConversationKey id, const std::string& model) override;
   Result<MessageTree> load_messages(ConversationKey id) override;
   Result<MessageRecord> append_message(ConversationKey id, std::optional<MessageKey> parent,
                                        StoredRole role, const std::string& content,

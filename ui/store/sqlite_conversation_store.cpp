@@ -43,6 +43,7 @@ ConversationRecord to_record(const storage::Conversation& c) {
   r.archived = c.archived == storage::Archived::Yes;
   r.overflow = to_overflow(c.settings.overflow);
   r.reasoning = storage::to_string(c.reasoning);
+  r.model = c.model_file;
   return r;
 }
 
@@ -157,6 +158,11 @@ Status SqliteConversationStore::set_overflow_policy(ConversationKey id, std::opt
 Status SqliteConversationStore::set_reasoning(ConversationKey id, const std::string& choice) {
   HEARTH_TRY(const storage::ReasoningSetting setting, storage::parse_reasoning_setting(choice));
   return storage::Conversations(db_).set_reasoning(storage::ConversationId(id.value), setting);
+}
+
+Status SqliteConversationStore::set_model(ConversationKey id, const std::string& model) {
+  // A remote model has no quantization to name.
+  return storage::Conversations(db_).set_model(storage::ConversationId(id.value), model, std::string_view());
 }
 
 Status SqliteConversationStore::set_pinned(ConversationKey id, bool pinned) {

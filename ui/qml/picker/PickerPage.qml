@@ -7,7 +7,10 @@ import Hearth.Ui
 Page {
     id: page
     property PickerViewModel picker: PickerViewModel {}
+    // Models the configured remote endpoints serve, offered beside the files.
+    property BackendsController backends: null
     signal backRequested()
+    signal remoteModelChosen(string path)
 
     background: Rectangle { color: Theme.window }
 
@@ -72,6 +75,27 @@ Page {
                     const ok = urlField.text.startsWith("https://") ? page.picker.addFromUrl(urlField.text)
                                                                     : page.picker.importLocalFile(urlField.text);
                     if (ok) urlField.text = "";
+                }
+            }
+        }
+        Flow {
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing
+            Layout.rightMargin: Theme.spacing
+            spacing: 8
+            visible: page.backends !== null && page.backends.remoteModels.length > 0
+            Label {
+                text: qsTr("Remote:")
+                color: Theme.textMuted
+            }
+            Repeater {
+                model: page.backends ? page.backends.remoteModels : []
+                delegate: Button {
+                    required property var modelData
+                    objectName: "remoteModel_" + modelData.label
+                    text: modelData.label
+                    Accessible.name: qsTr("Use %1").arg(modelData.label)
+                    onClicked: page.remoteModelChosen(modelData.path)
                 }
             }
         }
