@@ -235,6 +235,20 @@ Result<std::vector<DocumentRecord>> Libraries::documents(LibraryId library) {
   return out;
 }
 
+Result<std::vector<DocumentRecord>> Libraries::indexed_documents(LibraryId library, std::int64_t limit) {
+  HEARTH_TRY(auto stmt, db_.impl().prepare("SELECT " HEARTH_DOCUMENT_COLUMNS
+                                           " FROM documents d WHERE d.library_id = ?1 AND d.state = 'indexed' "
+                                           "ORDER BY d.path LIMIT ?2"));
+  stmt.bind(1, library).bind(2, limit);
+  std::vector<DocumentRecord> out;
+  while (true) {
+    HEARTH_TRY(bool row, stmt.step());
+    if (!row) break;
+    out.push_back(read_document(stmt));
+  }
+  return out;
+}
+
 Result<DocumentId> Libraries::put_document(LibraryId library, const DocumentInfo& info,
                                            std::span<const NewChunk> chunks) {
   return in_transaction(db_, Durability::Normal, [&]() -> Result<DocumentId> {

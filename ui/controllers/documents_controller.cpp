@@ -76,6 +76,7 @@ DocumentsController::DocumentsController(StorageExecutor* storage, OpenConversat
       worker_(std::make_shared<Worker>()),
       grounder_(std::make_shared<DocumentGrounder>()) {
   if (add_formats) add_formats(worker_->extractors);
+  grounder_->set_extractors(worker_->extractors);
   rescan_.setSingleShot(true);
   rescan_.setInterval(kRescanDelayMs);
   retry_.setSingleShot(true);
@@ -322,22 +323,13 @@ void DocumentsController::start_index(qint64 library) {
         files_total_ = static_cast<int>(planned->progress.files_total);
         files_done_ = static_cast<int>(planned->progress.files_done);
         emit progressChanged();
-        schedule_step();
+        step();
       });
-}
-
-void DocumentsController::schedule_step() {
-  if (!indexing_ || paused_ || stepping_) return;
-  // Chat first: no indexing while a reply is being written.
-  if (reply_ && reply_->generating()) {
-    retry_.start();
-    return;
-  }
-  step();
 }
 
 void DocumentsController::step() {
   if (!indexing_ || paused_ || stepping_) return;
+  // Chat first: no indexing while a reply is being written.
   if (reply_ && reply_->generating()) {
     retry_.start();
     return;
@@ -373,7 +365,7 @@ void DocumentsController::step() {
         if (!outcome->progress.last_error.empty()) last_error_ = QString::fromStdString(outcome->progress.last_error);
         emit progressChanged();
         if (!outcome->done) {
-          schedule_step();
+          step();
           return;
         }
         const qint64 finished = running_library_;
@@ -400,7 +392,7 @@ void DocumentsController::resume() {
   if (!paused_) return;
   paused_ = false;
   emit progressChanged();
-  schedule_step();
+  step();
 }
 
 void DocumentsController::cancel() {
@@ -445,31 +437,23 @@ void DocumentsController::load_attached() {
       });
 }
 
-void DocumentsController::attach(qint64 library) {
+void DocumentsController::attach(qint64 library) { set_attached(library, true); }
+
+void DocumentsController::detach(qint64 library) { set_attached(library, false); }
+
+void DocumentsController::set_attached(qint64 library, bool attached) {
   const std::optional<ConversationKey> current = open_ ? open_->current() : std::nullopt;
   if (!current) {
-    emit errorOccurred(tr("Send a first message, then attach documents to the conversation."));
+    if (attached) emit errorOccurred(tr("Send a first message, then attach documents to the conversation."));
     return;
   }
   storage_->run(
-      [id = *current, library](ConversationStore& s) -> Status {
+      [id = *current, library, attached](ConversationStore& s) -> Status {
         HEARTH_CHECK(need_database(s));
-        return storage::Sources(*s.database()).attach(storage::ConversationId(id.value), storage::LibraryId(library));
-      },
-      this,
-      [this](Status done) {
-        if (!done.ok()) emit errorOccurred(QString::fromStdString(done.error().message));
-        load_attached();
-      });
-}
-
-void DocumentsController::detach(qint64 library) {
-  const std::optional<ConversationKey> current = open_ ? open_->current() : std::nullopt;
-  if (!current) return;
-  storage_->run(
-      [id = *current, library](ConversationStore& s) -> Status {
-        HEARTH_CHECK(need_database(s));
-        return storage::Sources(*s.database()).detach(storage::ConversationId(id.value), storage::LibraryId(library));
+        storage::Sources sources(*s.database());
+        const storage::ConversationId conversation(id.value);
+        return attached ? sources.attach(conversation, storage::LibraryId(library))
+                        : sources.detach(conversation, storage::LibraryId(library));
       },
       this,
       [this](Status done) {

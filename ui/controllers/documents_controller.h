@@ -112,8 +112,10 @@ class DocumentsController : public QObject {
  private:
   struct Worker;  // the storage thread's side: libraries, the current run
   void start_index(qint64 library);
-  void schedule_step();
+  // Indexes the next file, unless paused, cancelled, one is in flight, or a
+  // reply is being written (then it retries shortly).
   void step();
+  void set_attached(qint64 library, bool attached);
   void load_attached();
   void watch(const QStringList& roots);
   void use_embedding_model(const QString& path);

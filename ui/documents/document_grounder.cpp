@@ -42,11 +42,11 @@ Grounding build_turn(const std::string& question, std::vector<SourceRecord> sour
 }
 
 // The whole text of a file, read again through the extractors, or nullopt.
-std::optional<std::string> whole_text(const std::string& path) {
+std::optional<std::string> whole_text(const std::string& path, const documents::Extractors& extractors) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto text = documents::Extractors::builtin().extract(path, bytes);
+  auto text = extractors.extract(path, bytes);
   if (!text.ok()) return std::nullopt;
   std::string joined;
   for (const auto& page : text->pages) {
@@ -95,9 +95,9 @@ Result<std::vector<SourceRecord>> DocumentGrounder::retrieve(storage::Database& 
     if (!embedding_ || library.embedding_model != embedding_->identity() || library.embedding_dim != embedding_->dim()) {
       vectors = false;
     }
-    HEARTH_TRY(auto docs, libs.documents(id));
+    // Two are enough to know it is not a single file.
+    HEARTH_TRY(auto docs, libs.indexed_documents(id, 2));
     for (auto& d : docs) {
-      if (d.state != storage::DocumentState::Indexed) continue;
       ++documents;
       only = d;
       only_library = library.name;
@@ -107,7 +107,7 @@ Result<std::vector<SourceRecord>> DocumentGrounder::retrieve(storage::Database& 
 
   // One file that fits goes in whole: the model reads all of it.
   if (documents == 1 && only) {
-    if (auto text = whole_text(only->info.path)) {
+    if (auto text = whole_text(only->info.path, extractors_)) {
       if (estimate_tokens(*text) + 64 <= budget_tokens) {
         out.push_back(SourceRecord{1, only_library, only->info.path, std::nullopt, 1, line_count(*text), *text});
         return out;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <hearth/core/result.h>
+#include <hearth/documents/extract.h>
 #include <hearth/documents/retriever.h>
 #include <hearth/storage/database.h>
 #include <hearth/storage/libraries.h>
@@ -42,6 +43,8 @@ class DocumentGrounder {
                                           const std::string& question, std::int64_t budget_tokens);
 
   PassageEmbedding* embedding() const { return embedding_.get(); }
+  // The formats a whole file is read back with (the indexer's, PDF and DOCX included).
+  void set_extractors(documents::Extractors extractors) { extractors_ = std::move(extractors); }
   void set_embedding(std::shared_ptr<PassageEmbedding> embedding);
 
   // Tokens a text costs, estimated at four bytes a token: the storage thread has
@@ -57,6 +60,7 @@ class DocumentGrounder {
                                              bool* keyword_only);
 
   std::shared_ptr<PassageEmbedding> embedding_;
+  documents::Extractors extractors_ = documents::Extractors::builtin();
   storage::Database* bound_ = nullptr;
   std::unique_ptr<storage::Libraries> libraries_;
   std::unique_ptr<documents::Retriever> retriever_;

@@ -116,6 +116,9 @@ class Libraries {
 
   Result<std::optional<DocumentRecord>> document(LibraryId library, std::string_view path);
   Result<std::vector<DocumentRecord>> documents(LibraryId library);
+  // At most `limit` of the library's indexed documents (enough to tell "one
+  // file" from "several" without reading the whole list).
+  Result<std::vector<DocumentRecord>> indexed_documents(LibraryId library, std::int64_t limit);
   // Writes the document and replaces its chunks and vectors, all or nothing. Every
   // vector must have the library's embedding_dim components (or none).
   Result<DocumentId> put_document(LibraryId library, const DocumentInfo& info, std::span<const NewChunk> chunks);
