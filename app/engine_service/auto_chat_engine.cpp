@@ -1,5 +1,7 @@
 #include "engine_service/auto_chat_engine.h"
 
+#include <fmt/format.h>
+
 namespace hearth::app {
 
 AutoChatEngine::AutoChatEngine(std::unique_ptr<ChatEngine> small, std::unique_ptr<ChatEngine> large,
@@ -34,23 +36,26 @@ void AutoChatEngine::unload() {
 }
 
 Result<RouteDecision> AutoChatEngine::decide(const ui::GenerationRequest& request, const CancelledFn& cancelled) {
-  if (auto ruled = route_by_rules(request, rules_)) return *ruled;
-  // The probe: the small model's greedy first tokens, scored, shown to no one.
+  if (auto ruled = chat::route_by_rules(route_input(request), rules_)) return *ruled;
+  // The probe: the small model reads the question (scoring how familiar it
+  // is) and drafts its first greedy tokens (scoring how sure it is); shown to
+  // no one. Its context is the reply's, so the reply then reuses it.
   ui::GenerationRequest probe = request;
   probe.max_new_tokens = rules_.probe_tokens;
   probe.sampling.temperature = 0;
   probe.collect_logprobs = true;
+  probe.score_prompt_tokens = rules_.familiarity_tokens;
   probe.use_response_cache = false;
   auto drafted = small_->generate(probe, [](std::string_view) {}, [](std::string_view) {}, nullptr, cancelled);
   if (!drafted.ok()) return drafted.take_error();
   if (drafted->stop_reason == QLatin1String("cancelled")) {
     return make_error(ErrorCode::Cancelled, "routing: stopped while the small model was asked");
   }
-  if (drafted->generated_tokens == 0 && drafted->mean_logprob == 0) {
-    // Nothing to score (a remote small model, or an empty draft): the small model answers.
-    return RouteDecision{RouteTarget::Small, QStringLiteral("no score from the small model"), std::nullopt};
-  }
-  return route_by_score(drafted->mean_logprob, rules_);
+  ProbeScores scores;
+  // A remote small model, or an empty draft, reports nothing to score.
+  if (drafted->generated_tokens > 0 && drafted->mean_logprob != 0) scores.draft = drafted->mean_logprob;
+  if (drafted->prompt_scored_tokens > 0) scores.familiarity = drafted->prompt_mean_logprob;
+  return chat::route_by_scores(scores, rules_);
 }
 
 Result<ui::GenerationStats> AutoChatEngine::generate(const ui::GenerationRequest& request, const PieceFn& on_piece,
@@ -64,13 +69,19 @@ Result<ui::GenerationStats> AutoChatEngine::generate(const ui::GenerationRequest
     return stopped;
   }
   const bool large = decision->target == RouteTarget::Large;
-  logger_.info("route: {} ({}){}", to_string(decision->target), decision->reason.toStdString(),
-               decision->score ? " score " + std::to_string(*decision->score) : std::string());
+  // One line per decision, with both scores, so a user can tune the thresholds.
+  logger_.info("route: {} ({}); draft {}, familiarity {}", chat::to_string(decision->target), decision->reason,
+               decision->score ? fmt::format("{:.3f}", *decision->score) : std::string("-"),
+               decision->familiarity ? fmt::format("{:.3f}", *decision->familiarity) : std::string("-"));
   ChatEngine& engine = large ? *large_ : *small_;
-  HEARTH_TRY(ui::GenerationStats stats, engine.generate(request, on_piece, on_reasoning, on_event, cancelled));
-  stats.routed_to = QString::fromLatin1(to_string(decision->target));
-  stats.route_reason = decision->reason;
+  ui::GenerationRequest chosen = request;
+  chosen.escalate = false;
+  HEARTH_TRY(ui::GenerationStats stats, engine.generate(chosen, on_piece, on_reasoning, on_event, cancelled));
+  stats.routed_to = QString::fromLatin1(chat::to_string(decision->target));
+  stats.route_reason = QString::fromStdString(decision->reason);
   if (decision->score) stats.route_score = *decision->score;
+  if (decision->familiarity) stats.route_familiarity = *decision->familiarity;
+  stats.answered_by = large ? large_name_ : small_name_;
   return stats;
 }
 

@@ -215,6 +215,7 @@ class RuntimeChatEngine final : public ChatEngine {
     }
     // A confidence probe reads each token's probability on the plain path.
     chat.options.collect_logprobs = request.collect_logprobs;
+    chat.options.score_prompt_tokens = request.score_prompt_tokens;
     chat.options.speculator = request.collect_logprobs ? nullptr : speculator_.get();
     auto forward = [&](const runtime::ChatEvent& e) {
       if (on_event) on_event(to_ui(e));
@@ -259,6 +260,12 @@ class RuntimeChatEngine final : public ChatEngine {
       double sum = 0;
       for (float lp : reply.result.logprobs) sum += lp;
       stats.mean_logprob = sum / static_cast<double>(reply.result.logprobs.size());
+    }
+    if (!reply.result.prompt_logprobs.empty()) {
+      double sum = 0;
+      for (float lp : reply.result.prompt_logprobs) sum += lp;
+      stats.prompt_scored_tokens = static_cast<int>(reply.result.prompt_logprobs.size());
+      stats.prompt_mean_logprob = sum / static_cast<double>(stats.prompt_scored_tokens);
     }
     if (speculator_) {
       const runtime::SpecFigures& spec = reply.result.spec;

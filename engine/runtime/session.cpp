@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace hearth::runtime {
@@ -101,6 +102,43 @@ Status Session::prefill(std::span<const int32_t> tokens, const Cancellation& can
     ++forward_passes_;
     HEARTH_CHECK(model_.forward(backend_, *cache_, model::Batch{batch, positions_}, model::LogitsRows::Last, logits_));
     context_.insert(context_.end(), batch.begin(), batch.end());
+  }
+  return {};
+}
+
+float log_prob_of(std::span<const float> logits, int32_t token) {
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
+  return static_cast<float>(static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(sum));
+}
+
+Status Session::prefill_scored(std::span<const int32_t> tokens, size_t n_scored, std::vector<float>& logprobs,
+                               const Cancellation& cancel) {
+  n_scored = std::min(n_scored, tokens.size());
+  const size_t head = tokens.size() - n_scored;
+  HEARTH_CHECK(prefill(tokens.first(head), cancel));
+  if (n_scored == 0) return {};
+  if (static_cast<int64_t>(context_.size() + n_scored) > config_.n_ctx) {
+    return prefill(tokens.subspan(head), cancel);  // its error names the overflow
+  }
+  // The logits before the first scored token are the prefix's last ones.
+  if (!logits_.empty()) logprobs.push_back(log_prob_of(logits_, tokens[head]));
+  const auto n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
+  for (size_t start = head; start < tokens.size(); start += static_cast<size_t>(config_.n_batch)) {
+    if (cancel.requested()) {
+      return make_error(ErrorCode::Cancelled, fmt::format("prefill cancelled after {} of {} tokens", start,
+                                                          tokens.size()));
+    }
+    const size_t n = std::min(tokens.size() - start, static_cast<size_t>(config_.n_batch));
+    HEARTH_CHECK(verify(tokens.subspan(start, n), verify_rows_));
+    // Row i holds the logits after token start + i: they score the next one.
+    for (size_t i = 0; i < n && start + i + 1 < tokens.size(); ++i) {
+      const std::span<const float> row(verify_rows_.data() + i * n_vocab, n_vocab);
+      logprobs.push_back(log_prob_of(row, tokens[start + i + 1]));
+    }
+    const auto last = verify_rows_.begin() + static_cast<std::ptrdiff_t>((n - 1) * n_vocab);
+    logits_.assign(last, last + static_cast<std::ptrdiff_t>(n_vocab));
   }
   return {};
 }

@@ -142,7 +142,12 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
                                          const Cancellation& cancel) {
   GenerateResult result;
   const auto t0 = Clock::now();
-  HEARTH_CHECK(prefill(prompt, cancel));
+  if (options.score_prompt_tokens > 0) {
+    HEARTH_CHECK(prefill_scored(prompt, static_cast<size_t>(options.score_prompt_tokens), result.prompt_logprobs,
+                                cancel));
+  } else {
+    HEARTH_CHECK(prefill(prompt, cancel));
+  }
   const auto t_prefill = Clock::now();
   if (logits_.empty()) return make_error(ErrorCode::InvalidArgument, "generate: empty context and empty prompt");
 
@@ -160,13 +165,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     } else {
       // log p(token) under the model's own distribution: a stable log-softmax.
       auto note_logprob = [&](int32_t token) {
-        if (!options.collect_logprobs || spec) return;
-        float max_logit = logits_[0];
-        for (float l : logits_) max_logit = std::max(max_logit, l);
-        double sum = 0;
-        for (float l : logits_) sum += std::exp(static_cast<double>(l - max_logit));
-        result.logprobs.push_back(static_cast<float>(static_cast<double>(logits_[static_cast<size_t>(token)] - max_logit) -
-                                                     std::log(sum)));
+        if (options.collect_logprobs && !spec) result.logprobs.push_back(log_prob_of(logits_, token));
       };
       int32_t token = sampler.sample(logits_);
       note_logprob(token);

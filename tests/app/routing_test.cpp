@@ -1,12 +1,13 @@
 // The "Auto" model on two fixture models through the real engine: the
 // TinyStories model (small: it knows children's stories and nothing else) and
 // the tiny llama fixture (large). A scripted mix of prompts goes where it
-// should: stories to the small model (its probe is confident), code, long
-// messages, long conversations and an explicit request to the large one by
-// rule. The probe's log-probability is checked against the reference engine's
-// logits in the first test. Text the small model has never seen is scored and
-// reported: on this pair its draft stays confident, so the score alone does not
-// send it to the large model (see the second test).
+// should: stories to the small model (the question is familiar and its draft
+// confident); code, long messages, long conversations and an explicit request
+// to the large one by rule; text the small model has never seen (noise, rare
+// words, another language) to the large one by its familiarity score, though
+// its draft stays confident (the story model writes a story after anything).
+// The probe's log-probability is checked against the reference engine's
+// logits in the first test; the familiarity score in the session tests.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,10 +56,12 @@ class RoutingTest : public ::testing::Test {
     rules.long_history_turns = 10;
     rules.probe_tokens = 12;
     rules.min_mean_logprob = -2.5;
+    rules.min_familiarity = -4.0;
     engine = std::make_unique<AutoChatEngine>(make_default_chat_engine(), make_default_chat_engine(), rules);
     auto info = engine->load_pair(load_of(kSmall), load_of(kLarge), nullptr, [] { return false; });
     ASSERT_TRUE(info.ok()) << info.error().message;
     EXPECT_TRUE(info->name.startsWith(QStringLiteral("Auto ("))) << info->name.toStdString();
+    pair_name = info->name;
   }
   ui::GenerationStats run(const ui::GenerationRequest& r, std::string* text = nullptr) {
     std::string out;
@@ -69,6 +72,7 @@ class RoutingTest : public ::testing::Test {
     return stats.ok() ? *stats : ui::GenerationStats{};
   }
   std::unique_ptr<AutoChatEngine> engine;
+  QString pair_name;  // "Auto (small's name / large's name)"
 };
 
 TEST(RoutingProbe, TheMeanLogProbabilityIsTheModelsOwn) {
@@ -122,21 +126,29 @@ TEST_F(RoutingTest, AScriptedMixGoesToTheExpectedModels) {
     r.escalate = c.escalate;
     std::string text;
     const ui::GenerationStats stats = run(r, &text);
-    std::printf("[ route ] %-6s score %7.3f  %s  <- %s\n", stats.routed_to.toStdString().c_str(), stats.route_score,
-                stats.route_reason.toStdString().c_str(), c.prompt.left(40).toStdString().c_str());
+    std::printf("[ route ] %-6s draft %7.3f familiarity %7.3f  %s  <- %s\n", stats.routed_to.toStdString().c_str(),
+                stats.route_score, stats.route_familiarity, stats.route_reason.toStdString().c_str(),
+                c.prompt.left(40).toStdString().c_str());
     EXPECT_EQ(stats.routed_to.toStdString(), c.expected) << c.prompt.toStdString() << ": " << stats.route_reason.toStdString();
     EXPECT_NE(stats.route_reason.toStdString().find(c.why), std::string::npos) << stats.route_reason.toStdString();
     EXPECT_FALSE(text.empty()) << c.prompt.toStdString();
   }
-  // Reported, not asserted: on this pair the draft's confidence does not tell
-  // text the small model has never seen from its stories (it writes a story
-  // after anything, as confidently), so no prompt here expects "unsure".
+  // Text the small model never saw: its draft is as confident as after a
+  // story, so only the question's familiarity sends it to the large model.
   for (const QString& unseen : {QStringLiteral("qzv xjw kpq 8841 vvxq zzkj wqpx jjq 0x7f3e qqzx"),
-                                QStringLiteral("Xylophonic quaternions zymurgically bifurcate isomorphic yttrium")}) {
+                                QStringLiteral("Xylophonic quaternions zymurgically bifurcate isomorphic yttrium"),
+                                QStringLiteral("Der Quantencomputer berechnet die Eigenwerte der Matrix.")}) {
     const ui::GenerationStats stats = run(ask(unseen));
-    std::printf("[ route ] %-6s score %7.3f  %s  <- %s (unseen text)\n", stats.routed_to.toStdString().c_str(),
-                stats.route_score, stats.route_reason.toStdString().c_str(), unseen.left(40).toStdString().c_str());
-    EXPECT_FALSE(std::isnan(stats.route_score));  // the probe ran and scored it
+    std::printf("[ route ] %-6s draft %7.3f familiarity %7.3f  %s  <- %s (unseen text)\n",
+                stats.routed_to.toStdString().c_str(), stats.route_score, stats.route_familiarity,
+                stats.route_reason.toStdString().c_str(), unseen.left(40).toStdString().c_str());
+    EXPECT_EQ(stats.routed_to.toStdString(), "large") << unseen.toStdString();
+    EXPECT_NE(stats.route_reason.toStdString().find("unfamiliar"), std::string::npos) << stats.route_reason.toStdString();
+    EXPECT_GT(stats.route_score, -2.5) << "the draft alone would have kept it small";
+    // The reply names the large model as the one that answered.
+    EXPECT_FALSE(stats.answered_by.isEmpty());
+    EXPECT_TRUE(pair_name.endsWith(QStringLiteral(" / ") + stats.answered_by + QStringLiteral(")")))
+        << stats.answered_by.toStdString() << " in " << pair_name.toStdString();
   }
 }
 
@@ -163,18 +175,33 @@ namespace {
 TEST(RouterRulesTest, AScoreBelowTheThresholdGoesLargeAndRulesComeFirst) {
   RouterRules rules;
   rules.min_mean_logprob = -1.5;
-  EXPECT_EQ(route_by_score(-1.6, rules).target, RouteTarget::Large);
-  EXPECT_EQ(route_by_score(-1.4, rules).target, RouteTarget::Small);
-  EXPECT_EQ(route_by_score(-1.6, rules).score, std::optional<double>(-1.6));
+  rules.min_familiarity = -4.0;
+  auto draft = [&](double d) { return chat::route_by_scores(ProbeScores{d, std::nullopt}, rules); };
+  EXPECT_EQ(draft(-1.6).target, RouteTarget::Large);
+  EXPECT_EQ(draft(-1.4).target, RouteTarget::Small);
+  EXPECT_EQ(draft(-1.6).score, std::optional<double>(-1.6));
+  // An unfamiliar question goes large however sure the draft is; a familiar
+  // one still needs a confident draft.
+  EXPECT_EQ(chat::route_by_scores(ProbeScores{-0.1, -4.5}, rules).target, RouteTarget::Large);
+  EXPECT_EQ(chat::route_by_scores(ProbeScores{-1.6, -2.0}, rules).target, RouteTarget::Large);
+  EXPECT_EQ(chat::route_by_scores(ProbeScores{-1.4, -3.9}, rules).target, RouteTarget::Small);
+  EXPECT_EQ(chat::route_by_scores(ProbeScores{}, rules).target, RouteTarget::Small);  // nothing measured
   ui::GenerationRequest r;
   r.turns.append({ui::ChatRole::User, QStringLiteral("Tell me a story")});
-  EXPECT_FALSE(route_by_rules(r, rules).has_value());  // left to the score
+  EXPECT_FALSE(chat::route_by_rules(route_input(r), rules).has_value());  // left to the scores
   rules.code_goes_large = false;
   r.turns.last().text = QStringLiteral("```\ncode\n```");
-  EXPECT_FALSE(route_by_rules(r, rules).has_value());
+  EXPECT_FALSE(chat::route_by_rules(route_input(r), rules).has_value());
   r.escalate = true;
-  ASSERT_TRUE(route_by_rules(r, rules).has_value());
-  EXPECT_EQ(route_by_rules(r, rules)->target, RouteTarget::Large);
+  ASSERT_TRUE(chat::route_by_rules(route_input(r), rules).has_value());
+  EXPECT_EQ(chat::route_by_rules(route_input(r), rules)->target, RouteTarget::Large);
+  // Length counts characters: 300 Cyrillic letters are 600 bytes.
+  rules.long_prompt_chars = 400;
+  r.escalate = false;
+  QString cyrillic;
+  for (int i = 0; i < 300; ++i) cyrillic += QChar(0x0434);
+  r.turns.last().text = cyrillic;
+  EXPECT_FALSE(chat::route_by_rules(route_input(r), rules).has_value());
 }
 
 }  // namespace

@@ -107,6 +107,9 @@ struct GenerationRequest {
   // Report the mean log-probability of the reply's tokens (GenerationStats::
   // mean_logprob): a router's confidence probe. Runs without speculation.
   bool collect_logprobs = false;
+  // Score how familiar the prompt's last N new tokens are to the model
+  // (GenerationStats::prompt_mean_logprob); 0: off. A router's second probe.
+  int score_prompt_tokens = 0;
   // The user asked for the large model ("think harder", "ask the large model").
   bool escalate = false;
 };
@@ -137,11 +140,18 @@ struct GenerationStats {
   // With GenerationRequest::collect_logprobs: the mean natural-log probability
   // of the reply's tokens under the model (0 when none were generated).
   double mean_logprob = 0;
+  // With GenerationRequest::score_prompt_tokens: the mean natural-log
+  // probability of the scored prompt tokens, and how many were scored.
+  double prompt_mean_logprob = 0;
+  int prompt_scored_tokens = 0;
   // An "Auto" model's choice: "small" or "large", why, and the small model's
-  // confidence score when it was asked (NaN otherwise).
+  // confidence score and its familiarity with the question when it was asked
+  // (NaN otherwise); `answered_by` names the model that wrote the reply.
   QString routed_to;
   QString route_reason;
   double route_score = std::numeric_limits<double>::quiet_NaN();
+  double route_familiarity = std::numeric_limits<double>::quiet_NaN();
+  QString answered_by;
 };
 
 // Something the engine did to fit the context: turns dropped or summarized.

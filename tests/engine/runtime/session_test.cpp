@@ -4,6 +4,8 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/runtime/session.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -137,6 +139,51 @@ TEST_F(Stories, ContextLimitIsReported) {
   EXPECT_EQ(r->figures.context_tokens, 32);
 }
 
+
+}  // namespace
+}  // namespace hearth::runtime
+
+namespace hearth::runtime {
+namespace {
+
+// log-softmax of a reference logits row at `token`, in double.
+double reference_log_prob(const std::vector<float>& logits, size_t row, size_t n_vocab, int32_t token) {
+  const float* r = logits.data() + row * n_vocab;
+  double top = r[0];
+  for (size_t i = 0; i < n_vocab; ++i) top = std::max(top, static_cast<double>(r[i]));
+  double sum = 0;
+  for (size_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(r[i]) - top);
+  return static_cast<double>(r[static_cast<size_t>(token)]) - top - std::log(sum);
+}
+
+TEST_F(Stories, ScoredPromptTokensCarryTheReferencesLogProbabilities) {
+  // The reference's logits after each of the 5 prompt tokens give log p of
+  // the next one; the session's scored prefill (batches of 3, so the scored
+  // tail spans two verify passes) must report the same, and the reply after
+  // it must still be the reference's greedy continuation.
+  const auto prompt = read_ids(data_path("models/stories260K.prompt-tokens.txt"));
+  const auto ref_logits = hearth::testing::read_f32(data_path("models/stories260K.gguf.logits.f32"));
+  const auto greedy = read_ids(data_path("models/stories260K.gguf.greedy.txt"));
+  constexpr size_t kVocab = 512;
+  ASSERT_EQ(ref_logits.size(), prompt.size() * kVocab);
+  for (const int32_t scored : {5, 4, 2}) {
+    auto s = session();
+    GenerateOptions opt;
+    opt.max_tokens = 20;
+    opt.sampler.temperature = 0;
+    opt.score_prompt_tokens = scored;
+    auto r = s->generate(prompt, opt, detok(), nullptr);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    // Every scored token with a predecessor: the first prompt token has none.
+    const size_t first = std::max<size_t>(1, prompt.size() - static_cast<size_t>(scored));
+    ASSERT_EQ(r->prompt_logprobs.size(), prompt.size() - first) << "scored " << scored;
+    for (size_t i = first; i < prompt.size(); ++i) {
+      EXPECT_NEAR(r->prompt_logprobs[i - first], reference_log_prob(ref_logits, i - 1, kVocab, prompt[i]), 2e-3)
+          << "token " << i << ", scored " << scored;
+    }
+    EXPECT_EQ(r->tokens, std::vector<int32_t>(greedy.begin(), greedy.begin() + 20)) << "scored " << scored;
+  }
+}
 
 }  // namespace
 }  // namespace hearth::runtime

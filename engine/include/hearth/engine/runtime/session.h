@@ -46,6 +46,12 @@ struct GenerateOptions {
   // of the raw distribution before sampling settings), in GenerateResult::
   // logprobs. Only without a speculator: a router's confidence probe uses it.
   bool collect_logprobs = false;
+  // Score the last N prompt tokens (0: none): record the model's
+  // log-probability of each of them given what precedes it, in
+  // GenerateResult::prompt_logprobs. How familiar a question is to a model
+  // says whether it can answer it (a router's second signal); those tokens
+  // run with logits for every row, so this is off for ordinary replies.
+  int32_t score_prompt_tokens = 0;
 };
 
 // Called for every generated token with its text (possibly empty while a stop
@@ -74,11 +80,17 @@ struct GenerateResult {
   // With GenerateOptions::collect_logprobs: one per sampled token (the last may
   // be the end-of-generation token, which is not in `tokens`); else empty.
   std::vector<float> logprobs;
+  // With GenerateOptions::score_prompt_tokens: log p(token | the tokens
+  // before it) for the scored prompt tokens that had a predecessor.
+  std::vector<float> prompt_logprobs;
   std::string text;
   StopReason reason = StopReason::MaxTokens;
   Figures figures;
   SpecFigures spec;  // this request's share of the speculator's figures
 };
+
+// log p(token) under softmax(logits), in natural log (a stable log-softmax).
+float log_prob_of(std::span<const float> logits, int32_t token);
 
 class Session {
  public:
@@ -90,6 +102,11 @@ class Session {
   // batch: a cancelled prefill returns ErrorCode::Cancelled with the batches
   // done so far kept as the context (the cache stays consistent with it).
   Status prefill(std::span<const int32_t> tokens, const Cancellation& cancel = {});
+  // prefill(), with the last `n_scored` tokens run with logits for every row:
+  // appends log p(token | context before it) for each of them that has a
+  // predecessor to `logprobs`. last_logits() ends as after prefill().
+  Status prefill_scored(std::span<const int32_t> tokens, size_t n_scored, std::vector<float>& logprobs,
+                        const Cancellation& cancel = {});
   // Appends one token and computes its logits.
   Status decode(int32_t token);
   std::span<const float> last_logits() const { return logits_; }
