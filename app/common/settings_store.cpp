@@ -41,6 +41,10 @@ constexpr auto kApiContext = "local_api/context_length";
 constexpr auto kResponseCache = "generation/response_cache";
 constexpr auto kDocsEmbeddingModel = "documents/embedding_model";
 constexpr auto kDocsSourceBudget = "documents/source_budget_tokens";
+constexpr auto kAutoSmall = "auto_model/small";
+constexpr auto kAutoLarge = "auto_model/large";
+constexpr auto kAutoMinConfidence = "auto_model/min_confidence";
+constexpr auto kAutoMinFamiliarity = "auto_model/min_familiarity";
 constexpr auto kSpecMode = "speculation/mode";
 constexpr auto kSpecDraftModel = "speculation/draft_model";
 constexpr auto kSpecDraftMax = "speculation/draft_max";
@@ -177,6 +181,10 @@ Settings load_settings(const QSettings& store) {
   s.documents.source_budget_tokens =
       read_number(store, key::kDocsSourceBudget, d.documents.source_budget_tokens);
   s.remote_endpoints = read_endpoints(store);
+  s.auto_model.small_model_path = read_string(store, key::kAutoSmall, d.auto_model.small_model_path);
+  s.auto_model.large_model_path = read_string(store, key::kAutoLarge, d.auto_model.large_model_path);
+  s.auto_model.min_confidence = read_number(store, key::kAutoMinConfidence, d.auto_model.min_confidence);
+  s.auto_model.min_familiarity = read_number(store, key::kAutoMinFamiliarity, d.auto_model.min_familiarity);
   return clamp_settings(std::move(s));
 }
 
@@ -212,6 +220,10 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kDocsEmbeddingModel, QString::fromStdString(s.documents.embedding_model_path));
   put(store, key::kDocsSourceBudget, s.documents.source_budget_tokens);
   write_endpoints(store, s.remote_endpoints);
+  put(store, key::kAutoSmall, QString::fromStdString(s.auto_model.small_model_path));
+  put(store, key::kAutoLarge, QString::fromStdString(s.auto_model.large_model_path));
+  put(store, key::kAutoMinConfidence, s.auto_model.min_confidence);
+  put(store, key::kAutoMinFamiliarity, s.auto_model.min_familiarity);
   store.sync();
 }
 

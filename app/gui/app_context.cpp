@@ -10,6 +10,7 @@
 #include "documents/engine_embedding.h"
 #include "documents/pdf_extractor.h"
 #include "controllers/archive_controller.h"
+#include "controllers/auto_model_controller.h"
 #include "controllers/backends_controller.h"
 #include "controllers/chat_controller.h"
 #include "controllers/documents_controller.h"
@@ -71,7 +72,10 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
       CachingChatEngine::kDefaultCapacityBytes, options_.engine_logger);
   // Remote models bypass the cache: their answers are the server's to repeat.
   auto endpoints = std::make_shared<RemoteEndpoints>();
-  engine = std::make_unique<RoutingChatEngine>(std::move(engine), endpoints);
+  // The Auto model's local halves are engines of their own, loaded beside
+  // each other while the main one stays unloaded.
+  auto make_local = [logger = options_.engine_logger] { return make_default_chat_engine(QString(), logger); };
+  engine = std::make_unique<RoutingChatEngine>(std::move(engine), endpoints, make_local, options_.engine_logger);
   engine_ = new EngineServiceClient(std::move(engine), this);
 
   QSettings* qs = qsettings_.get();
@@ -95,6 +99,8 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
       [logger = options_.engine_logger](const QString& path) { return load_engine_embedding(path, logger); }, this);
   speculation_ = new ui::SpeculationController(settings_, model_,
                                                QString::fromStdString(models::default_models_dir().string()), this);
+  auto_model_ = new ui::AutoModelController(settings_, model_, backends_,
+                                            QString::fromStdString(models::default_models_dir().string()), this);
   // Imported conversations appear in the sidebar.
   connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
@@ -108,6 +114,8 @@ AppContext::~AppContext() {
   storage_->drain();
   delete documents_;
   documents_ = nullptr;
+  delete auto_model_;
+  auto_model_ = nullptr;
   delete speculation_;
   speculation_ = nullptr;
   delete local_api_;
@@ -140,6 +148,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("downloads"), QVariant::fromValue(downloads_)},
       {QStringLiteral("localApi"), QVariant::fromValue(local_api_)},
       {QStringLiteral("speculation"), QVariant::fromValue(speculation_)},
+      {QStringLiteral("autoModel"), QVariant::fromValue(auto_model_)},
       {QStringLiteral("documents"), QVariant::fromValue(documents_)},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},

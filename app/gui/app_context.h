@@ -22,6 +22,7 @@ class ChatController;
 class DocumentsController;
 class LocalApiController;
 class SpeculationController;
+class AutoModelController;
 class EngineClient;
 class ModelController;
 class SettingsController;
@@ -63,6 +64,7 @@ class AppContext : public QObject {
   ui::ModelDownloads* downloads() const { return downloads_; }
   ui::LocalApiController* localApi() const { return local_api_; }
   ui::SpeculationController* speculation() const { return speculation_; }
+  ui::AutoModelController* auto_model() const { return auto_model_; }
   ui::DocumentsController* documents() const { return documents_; }
   ui::BackendsController* backends() const { return backends_; }
   const QString& data_dir() const { return options_.data_dir; }
@@ -89,6 +91,7 @@ class AppContext : public QObject {
   ui::ModelController* model_ = nullptr;
   ui::LocalApiController* local_api_ = nullptr;
   ui::SpeculationController* speculation_ = nullptr;
+  ui::AutoModelController* auto_model_ = nullptr;
   ui::DocumentsController* documents_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;

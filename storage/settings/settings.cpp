@@ -40,6 +40,12 @@ Settings clamp_settings(Settings s) {
   s.documents.source_budget_tokens =
       std::clamp(s.documents.source_budget_tokens, L::kMinSourceBudget, L::kMaxSourceBudget);
 
+  auto& am = s.auto_model;
+  am.min_confidence = clamp_finite(am.min_confidence, L::kMinRouteScore, L::kMaxRouteScore,
+                                   defaults.auto_model.min_confidence);
+  am.min_familiarity = clamp_finite(am.min_familiarity, L::kMinRouteScore, L::kMaxRouteScore,
+                                    defaults.auto_model.min_familiarity);
+
   // Endpoints without an id or a URL, or with an id seen before (their keys
   // would collide in the secret store), are dropped.
   std::vector<RemoteEndpointSettings> endpoints;

@@ -103,6 +103,7 @@ class ChatController : public QObject {
   Q_INVOKABLE void send(const QString& text) { reply_->send(text); }
   Q_INVOKABLE void stop() { reply_->stop(); }
   Q_INVOKABLE void regenerate(qint64 assistant_message_id) { reply_->regenerate(assistant_message_id); }
+  Q_INVOKABLE void askLargeModel(qint64 assistant_message_id) { reply_->askLargeModel(assistant_message_id); }
   Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text) {
     reply_->editMessage(user_message_id, text);
   }

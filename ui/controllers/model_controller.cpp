@@ -3,12 +3,14 @@
 #include <QFileInfo>
 
 #include "controllers/settings_controller.h"
+#include "engine/auto_model_path.h"
 #include "engine/remote_model_path.h"
 
 namespace hearth::ui {
 namespace {
 
-LoadRequest make_request(const QString& path, const settings::LoadSettings& s) {
+LoadRequest make_request(const QString& path, const settings::LoadSettings& s,
+                         const settings::AutoModelSettings& auto_model) {
   LoadRequest r;
   r.model_path = path;
   r.context_length = s.context_length;
@@ -20,6 +22,12 @@ LoadRequest make_request(const QString& path, const settings::LoadSettings& s) {
   r.speculation = QString::fromLatin1(settings::to_string(s.speculation.mode));
   r.draft_model_path = QString::fromStdString(s.speculation.draft_model_path);
   r.draft_max = s.speculation.draft_max;
+  if (is_auto_model_path(path)) {
+    r.auto_small_path = QString::fromStdString(auto_model.small_model_path);
+    r.auto_large_path = QString::fromStdString(auto_model.large_model_path);
+    r.auto_min_confidence = auto_model.min_confidence;
+    r.auto_min_familiarity = auto_model.min_familiarity;
+  }
   return r;
 }
 
@@ -73,7 +81,7 @@ void ModelController::start(const QString& cli_model) {
     }
   }
   const QString last = QString::fromStdString(settings_->settings().last_model_path);
-  if (!last.isEmpty() && QFileInfo::exists(last)) load(last);
+  if (!last.isEmpty() && (QFileInfo::exists(last) || is_auto_model_path(last))) load(last);
 }
 
 void ModelController::load(const QString& path) {
@@ -84,7 +92,7 @@ void ModelController::load(const QString& path) {
   requested_with_ = settings_->settings().load;
   set_state(State::Loading);
   emit progressChanged();
-  LoadRequest request = make_request(path, *requested_with_);
+  LoadRequest request = make_request(path, *requested_with_, settings_->settings().auto_model);
   const qint64 attempt = ++load_attempt_;
   request.load_id = attempt;
   if (!marker_) {

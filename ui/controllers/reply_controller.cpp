@@ -154,6 +154,13 @@ void ReplyController::regenerate(qint64 assistant_message_id) {
   begin_reply(m->parent, std::nullopt);
 }
 
+void ReplyController::askLargeModel(qint64 assistant_message_id) {
+  // A new reply beside this one (a branch), from the Auto model's large half.
+  escalate_next_ = true;
+  regenerate(assistant_message_id);
+  escalate_next_ = false;
+}
+
 void ReplyController::editMessage(qint64 user_message_id, const QString& text) {
   const QString trimmed = text.trimmed();
   if (trimmed.isEmpty() || !canSend() || !open_->view_matches_current()) return;
@@ -169,6 +176,7 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
   starting_ = true;
   emit generatingChanged();
   emit composerChanged();
+  const bool escalate = escalate_next_;
   const std::optional<ConversationKey> existing = open_->current();
   const std::string title = title_from(user_text.value_or(QString())).toStdString();
   const std::optional<std::string> user =
@@ -245,7 +253,7 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
         return turn;
       },
       this,
-      [this, generation](Result<NewTurn> result) {
+      [this, generation, escalate](Result<NewTurn> result) {
         starting_ = false;
         if (!result.ok()) {
           emit generatingChanged();
@@ -282,14 +290,15 @@ void ReplyController::begin_reply(std::optional<MessageKey> parent, std::optiona
           if (turn.user) open_->view().add_and_show(*turn.user);
           open_->view().add_and_show(turn.assistant);
         }
-        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation, turn.history, turn.grounding);
+        start_generation(turn.conversation.id, turn.assistant.id, turn.conversation, turn.history, turn.grounding,
+                         escalate);
       });
 }
 
 void ReplyController::start_generation(ConversationKey conversation, MessageKey assistant,
                                       const ConversationRecord& stored,
                                       const std::vector<MessageRecord>& history,
-                                      const std::optional<Grounding>& grounding) {
+                                      const std::optional<Grounding>& grounding, bool escalate) {
   const std::optional<StoredOverflow> overflow = stored.overflow;
   GenerationRequest request;
   SentTurns sent;
@@ -317,6 +326,7 @@ void ReplyController::start_generation(ConversationKey conversation, MessageKey 
   // The stored choice (read back with the turn); a template without a switch ignores it.
   request.reasoning = QString::fromStdString(stored.reasoning);
   request.use_response_cache = s.response_cache;
+  request.escalate = escalate;
 
   ActiveReply reply;
   reply.request = next_request_++;
@@ -376,6 +386,12 @@ void ReplyController::on_finished(RequestId id, const GenerationStats& stats) {
   figures.tokens = stats.generated_tokens;
   // A reply from the response cache says so where the backend is named.
   figures.backend = stats.from_cache ? std::string("response cache") : model_->backend().toStdString();
+  // An Auto reply names the model that wrote it and why it was chosen.
+  if (!stats.answered_by.isEmpty()) {
+    figures.backend = tr("%1 (Auto: %2 model, %3)")
+                          .arg(stats.answered_by, stats.routed_to, stats.route_reason)
+                          .toStdString();
+  }
   end_thinking();
   // The engine times the thinking where the pieces are made; the view's own
   // measure (the pieces arrive batched) stands in only without it.

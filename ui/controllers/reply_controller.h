@@ -77,6 +77,8 @@ class ReplyController : public QObject {
   Q_INVOKABLE void send(const QString& text);
   Q_INVOKABLE void stop();
   Q_INVOKABLE void regenerate(qint64 assistant_message_id);
+  // The Auto model: a new reply to the same message (a branch) from the large model.
+  Q_INVOKABLE void askLargeModel(qint64 assistant_message_id);
   Q_INVOKABLE void editMessage(qint64 user_message_id, const QString& text);
 
  signals:
@@ -88,6 +90,8 @@ class ReplyController : public QObject {
   void errorOccurred(const QString& message);
 
  private:
+  // Set only while askLargeModel starts its reply: begin_reply takes it along.
+  bool escalate_next_ = false;
   struct ActiveReply {
     RequestId request = 0;
     ConversationKey conversation;
@@ -108,7 +112,8 @@ class ReplyController : public QObject {
   void begin_reply(std::optional<MessageKey> parent, std::optional<QString> user_text,
                    ParentFrom from = ParentFrom::View);
   void start_generation(ConversationKey conversation, MessageKey assistant, const ConversationRecord& stored,
-                        const std::vector<MessageRecord>& history, const std::optional<Grounding>& grounding);
+                        const std::vector<MessageRecord>& history, const std::optional<Grounding>& grounding,
+                        bool escalate);
   void on_chunk(RequestId id, const QString& text);
   void on_reasoning_chunk(RequestId id, const QString& text);
   // The thinking ended (the answer started, or the reply ended while thinking).

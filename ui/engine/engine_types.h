@@ -31,6 +31,13 @@ struct LoadRequest {
   QString speculation = QStringLiteral("ngram");
   QString draft_model_path;
   int draft_max = 7;
+  // The Auto model (model_path == kAutoModelPath, auto_model_path.h): its
+  // small and large models (files or remote models) and the routing
+  // thresholds, nats per token.
+  QString auto_small_path;
+  QString auto_large_path;
+  double auto_min_confidence = -2.0;
+  double auto_min_familiarity = -5.0;
   // Grows with every load the app asks for: a newer load cancels an older
   // one still running, and results carry the id so a late answer to a
   // superseded load is recognised and ignored.

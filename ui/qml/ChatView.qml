@@ -10,6 +10,7 @@ Item {
     id: view
     required property ChatController chat
     required property ModelController model
+    property AutoModelController autoModel: null
     signal loadDemoRequested()
 
     function focusComposer() { composer.focusInput() }
@@ -44,6 +45,7 @@ Item {
                 x: (messages.width - width) / 2
                 chat: view.chat
                 canAct: view.chat.canSend
+                autoModel: view.autoModel !== null && view.autoModel.active
             }
         }
 

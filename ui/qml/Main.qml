@@ -16,6 +16,7 @@ ApplicationWindow {
     property LocalApiController localApi: null
     property BackendsController backends: null
     property SpeculationController speculation: null
+    property AutoModelController autoModel: null
     // The Documents page; null where the app does not offer it.
     property DocumentsController documents: null
     property string storageNotice: ""
@@ -178,6 +179,7 @@ ApplicationWindow {
                     id: chatView
                     chat: window.chat
                     model: window.model
+                    autoModel: window.autoModel
                     onLoadDemoRequested: window.model.loadDemo()
                 }
                 SettingsPage {
@@ -186,6 +188,7 @@ ApplicationWindow {
                     localApi: window.localApi
                     speculation: window.speculation
                     backends: window.backends
+                    autoModel: window.autoModel
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
                 }

@@ -23,6 +23,9 @@ FocusScope {
     required property double reasoningMs
     // A reply: the document passages its question was given (see MessageListModel).
     required property var sources
+    required property string origin
+    // The loaded model is the Auto pair: replies offer "Ask the large model".
+    property bool autoModel: false
     required property int index
     property bool canAct: true
     property bool editing: false
@@ -191,10 +194,19 @@ FocusScope {
                 enabled: message.canAct
                 onClicked: message.chat.regenerate(message.messageId)
             }
+            IconButton {
+                objectName: "askLargeModel"
+                visible: !message.isUser && message.autoModel
+                iconName: "refresh"
+                tip: qsTr("Ask the large model (a new branch)")
+                enabled: message.canAct
+                onClicked: message.chat.askLargeModel(message.messageId)
+            }
             Label {
                 visible: !message.isUser && message.tokensPerSecond > 0
                 text: qsTr("%1 tok/s · first token %2 ms")
                       .arg(message.tokensPerSecond.toFixed(1)).arg(Math.round(message.ttftMs))
+                      + (message.origin !== "" ? " · " + message.origin : "")
                 color: Theme.textMuted
                 font.pointSize: Theme.fontSize * 0.85
                 leftPadding: 6

@@ -15,6 +15,7 @@ Item {
     property SpeculationController speculation: null
     // Settings -> Backends (absent in views that do not offer it).
     property BackendsController backends: null
+    property AutoModelController autoModel: null
     property string appVersion
     signal backRequested()
 
@@ -389,6 +390,16 @@ Item {
                     Layout.fillWidth: true
                     active: page.backends !== null
                     sourceComponent: BackendsSettings { backends: page.backends }
+                }
+            }
+
+            Section {
+                title: qsTr("Auto model")
+                visible: page.autoModel !== null
+                Loader {
+                    Layout.fillWidth: true
+                    active: page.autoModel !== null
+                    sourceComponent: AutoModelSettings { auto: page.autoModel }
                 }
             }
 

@@ -101,6 +101,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case TokensPerSecondRole: return m->figures.tokens_per_second;
     case ReasoningRole: return QString::fromStdString(m->reasoning);
     case ReasoningMsRole: return m->figures.reasoning_ms.value_or(-1.0);
+    case OriginRole: return QString::fromStdString(m->figures.backend);
     case SourcesRole: {
       if (m->role != StoredRole::Assistant || !m->parent) return QVariantList{};
       const MessageRecord* question = tree_.find(*m->parent);
@@ -123,7 +124,8 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {TokensPerSecondRole, "tokensPerSecond"},
           {ReasoningRole, "reasoning"},
           {ReasoningMsRole, "reasoningMs"},
-          {SourcesRole, "sources"}};
+          {SourcesRole, "sources"},
+          {OriginRole, "origin"}};
 }
 
 void MessageListModel::reset(MessageTree tree) {
@@ -205,7 +207,7 @@ void MessageListModel::set_state(MessageKey id, MessageState state, const ReplyF
   if (figures) m->figures = *figures;
   const int row = row_of(id);
   if (row >= 0) {
-    emit dataChanged(index(row), index(row), {StateRole, TtftMsRole, TokensPerSecondRole, ReasoningMsRole});
+    emit dataChanged(index(row), index(row), {StateRole, TtftMsRole, TokensPerSecondRole, ReasoningMsRole, OriginRole});
   }
 }
 

@@ -36,6 +36,9 @@ class MessageListModel : public QAbstractListModel {
     // library, path, page, lineFirst, lineLast, text, cited}] ("cited": the reply
     // names it as [n]); [] when the question had none.
     SourcesRole,
+    // Where a reply came from: the backend, "response cache", or the Auto
+    // model's choice ("<model> (Auto: large model, <why>)"); "" for none.
+    OriginRole,
   };
   Q_ENUM(Role)
 

@@ -86,6 +86,19 @@ struct RemoteEndpointSettings {
   friend bool operator==(const RemoteEndpointSettings&, const RemoteEndpointSettings&) = default;
 };
 
+// The "Auto" model (Settings -> Backends): a small and a large model, each a
+// local file or a remote model ("remote:<endpoint>/<model>"). Each request goes
+// to the small one unless a rule or its own scores send it to the large one
+// (hearth/engine/chat/routing.h); the thresholds are the user's to tune.
+struct AutoModelSettings {
+  std::string small_model_path;
+  std::string large_model_path;
+  double min_confidence = -2.0;   // the small draft's mean log-probability, nats per token
+  double min_familiarity = -5.0;  // the question's mean log-probability under the small model
+
+  friend bool operator==(const AutoModelSettings&, const AutoModelSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -102,6 +115,7 @@ struct Settings {
   // conversation) from the response cache instead of running the model again.
   bool response_cache = false;
   std::vector<RemoteEndpointSettings> remote_endpoints;
+  AutoModelSettings auto_model;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -128,6 +142,8 @@ struct SettingsLimits {
   static constexpr int kMinRemoteTimeoutS = 5;
   static constexpr int kMaxRemoteTimeoutS = 3600;
   static constexpr size_t kMaxUrlBytes = 2048;
+  static constexpr double kMinRouteScore = -20.0;  // nats per token
+  static constexpr double kMaxRouteScore = 0.0;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
