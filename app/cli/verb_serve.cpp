@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "args.h"
 #include "engine_setup.h"
@@ -34,7 +35,13 @@ int run_serve(const std::vector<std::string>& argv) {
                  {"parallel", FlagKind::Value, "requests served at once (default 1)", "", "N"},
                  {"ctx", FlagKind::Value, "context size (default 4096)", "c", "N"},
                  {"max-batch-tokens", FlagKind::Value, "tokens per forward pass (default 256)", "", "N"},
-                 {"cors-origin", FlagKind::Value, "an origin browsers may call from (repeatable; none by default)", "", "O"}}};
+                 {"cors-origin", FlagKind::Value, "an origin browsers may call from (repeatable; none by default)", "", "O"},
+                 {"large-model", FlagKind::Value, "a second, larger model: served under its own name and, with "
+                                                  "--model as the small one, as \"auto\"", "", "L.gguf"},
+                 {"route-min-confidence", FlagKind::Value, "auto: the small model's least mean log-probability "
+                                                           "of its first tokens (default -2.0)", "", "X"},
+                 {"route-min-familiarity", FlagKind::Value, "auto: the least mean log-probability of the question "
+                                                            "under the small model (default -5.0)", "", "X"}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
@@ -116,6 +123,53 @@ int run_serve(const std::vector<std::string>& argv) {
     return kExitBadInput;
   }
 
+  // The auto route: a second engine on the large model, served one request
+  // at a time beside the first.
+  std::optional<EngineSetup> large_setup;
+  std::optional<TextCodec> large_codec;
+  std::unique_ptr<server::CompletionBackend> large_backend;
+  if (auto large_path = args->get("large-model")) {
+    auto min_confidence = args->get_double("route-min-confidence", -2.0, -50.0, 0.0);
+    auto min_familiarity = args->get_double("route-min-familiarity", -5.0, -50.0, 0.0);
+    if (!min_confidence.ok() || !min_familiarity.ok()) {
+      std::fprintf(stderr, "serve: %s\n",
+                   (!min_confidence.ok() ? min_confidence.error() : min_familiarity.error()).message.c_str());
+      return kExitUsage;
+    }
+    ParsedArgs large_args = *args;
+    large_args.values_["model"] = *large_path;
+    auto made = setup_engine(large_args, *ctx);
+    if (!made.ok()) {
+      std::fprintf(stderr, "serve: --large-model: %s\n", made.error().message.c_str());
+      return kExitBadInput;
+    }
+    large_setup.emplace(std::move(made).value());
+    auto made_codec = TextCodec::from_model(*large_setup->model);
+    if (!made_codec.ok()) {
+      std::fprintf(stderr, "serve: --large-model: %s\n", made_codec.error().message.c_str());
+      return kExitBadInput;
+    }
+    large_codec.emplace(std::move(made_codec).value());
+    const std::string large_id = std::filesystem::path(*large_path).stem().string();
+    if (large_id == model_id || large_id == "auto") {
+      std::fprintf(stderr, "serve: --large-model must have another name than --model and 'auto'\n");
+      return kExitUsage;
+    }
+    const int64_t large_created = ::stat(large_path->c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+    auto made_backend = make_backend(*large_setup, large_codec->format(), ServeShape{*ctx, 1, *batch, max_queued},
+                                     large_id, large_created);
+    if (!made_backend.ok()) {
+      std::fprintf(stderr, "serve: --large-model: %s\n", made_backend.error().message.c_str());
+      return kExitBadInput;
+    }
+    large_backend = std::move(made_backend).value();
+    server::AutoRoute route;
+    route.large = large_backend.get();
+    route.rules.min_mean_logprob = *min_confidence;
+    route.rules.min_familiarity = *min_familiarity;
+    config.auto_route = route;
+  }
+
   auto http = server::HttpServer::start(**backend, config);
   if (!http.ok()) {
     std::fprintf(stderr, "serve: %s\n", http.error().message.c_str());
@@ -125,6 +179,11 @@ int run_serve(const std::vector<std::string>& argv) {
   const std::string shown = first.find(':') != std::string::npos ? "[" + first + "]" : first;
   std::fprintf(stderr, "serve: model '%s', context %lld; API key in %s\n", model_id.c_str(),
                static_cast<long long>(*ctx), key_file.string().c_str());
+  if (config.auto_route) {
+    std::fprintf(stderr, "serve: large model '%s'; 'auto' answers with '%s' or '%s' (X-Hearth-Route says which)\n",
+                 config.auto_route->large->model().id.c_str(), model_id.c_str(),
+                 config.auto_route->large->model().id.c_str());
+  }
   std::fprintf(stderr, "listening on http://%s:%d\n", shown.c_str(), (*http)->port());
   std::fflush(stderr);
 

@@ -54,13 +54,31 @@ struct InFlight {
 
 void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& req, httplib::Response& res) {
   const Endpoint endpoint = chat ? Endpoint::ChatCompletions : Endpoint::Completions;
-  CompletionBackend& backend = s.backend;
-  auto parsed = parse_request(endpoint, req.body, backend.model().id, s.next_random());
+  auto parsed = parse_request(endpoint, req.body, s.model_ids(), s.next_random());
   if (auto* e = std::get_if<ApiError>(&parsed)) {
     send_error(res, e->status, e->message, e->type, e->code, e->param);
     return;
   }
   ParsedRequest& p = std::get<ParsedRequest>(parsed);
+  CompletionBackend* chosen = &s.backend;
+  if (const auto& route = s.config.auto_route) {
+    if (p.model == route->id) {
+      auto routed = route_request(s.backend, *route, p);
+      if (!routed.ok()) {
+        const bool full = routed.error().code == ErrorCode::LimitExceeded;
+        send_error(res, full ? 429 : 500, routed.error().message, full ? "rate_limit_error" : "server_error",
+                   full ? "queue_full" : "");
+        return;
+      }
+      chosen = routed->backend;
+      // Which model answered and why, for clients and for tuning the thresholds.
+      res.set_header("X-Hearth-Route", describe(routed->decision));
+      ++s.routed[routed->decision.target == chat::RouteTarget::Large ? 1 : 0];
+    } else if (p.model == route->large->model().id) {
+      chosen = route->large;
+    }
+  }
+  CompletionBackend& backend = *chosen;
 
   GenerationRequest g;
   if (chat) {

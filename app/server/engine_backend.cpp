@@ -140,7 +140,19 @@ Completion EngineBackend::run(Job& job) {
     common = 0;
   }
   c.cached_tokens = static_cast<int64_t>(common);
-  if (auto st = session.prefill(std::span<const int32_t>(req.prompt).subspan(common), cancel); !st.ok()) {
+  const auto fresh = std::span<const int32_t>(req.prompt).subspan(common);
+  std::vector<float> scored;
+  const Status prefilled =
+      req.score_prompt_tokens > 0
+          ? session.prefill_scored(fresh, static_cast<size_t>(req.score_prompt_tokens), scored, cancel)
+          : session.prefill(fresh, cancel);
+  if (!scored.empty()) {
+    double sum = 0;
+    for (float lp : scored) sum += lp;
+    c.prompt_scored_tokens = static_cast<int64_t>(scored.size());
+    c.prompt_mean_logprob = sum / static_cast<double>(scored.size());
+  }
+  if (const Status& st = prefilled; !st.ok()) {
     if (st.error().code == ErrorCode::Cancelled) {
       c.reason = FinishReason::Cancelled;
       return c;

@@ -101,12 +101,22 @@ httplib::Server::HandlerResponse gate(HttpServer::State& s, const httplib::Reque
 void install_routes(HttpServer::State& s, httplib::Server& http) {
   http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) { return gate(s, req, res); });
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
-    nlohmann::json j = {{"status", "ok"}, {"pending", s.backend.pending()}, {"in_flight", s.in_flight.load()},
+    const int64_t pending = s.backend.pending() + (s.config.auto_route ? s.config.auto_route->large->pending() : 0);
+    nlohmann::json j = {{"status", "ok"}, {"pending", pending}, {"in_flight", s.in_flight.load()},
                         {"served", s.total.load()}, {"cancelled", s.cancelled.load()}};
+    if (s.config.auto_route) j["routed"] = {{"small", s.routed[0].load()}, {"large", s.routed[1].load()}};
     res.set_content(j.dump(), "application/json");
   });
   http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) {
-    res.set_content(models_response(s.backend.model()), "application/json");
+    std::vector<ModelDescription> models{s.backend.model()};
+    if (const auto& route = s.config.auto_route) {
+      const ModelDescription& large = route->large->model();
+      models.push_back(large);
+      // "auto" holds what both models hold.
+      models.push_back(ModelDescription{route->id, std::min(s.backend.model().context_length, large.context_length),
+                                        std::max(s.backend.model().created, large.created)});
+    }
+    res.set_content(models_response(models), "application/json");
   });
   http.Post("/v1/chat/completions",
             [&s](const httplib::Request& req, httplib::Response& res) { handle_completion(s, true, req, res); });
@@ -178,6 +188,9 @@ HttpServer::~HttpServer() { stop(); }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(CompletionBackend& backend, ServerConfig config) {
   if (config.api_key.empty()) return make_error(ErrorCode::InvalidArgument, "the server needs an API key");
+  if (config.auto_route && !config.auto_route->large) {
+    return make_error(ErrorCode::InvalidArgument, "the auto route needs a large model");
+  }
   const bool defaults = config.hosts.empty();
   if (defaults) config.hosts = {"127.0.0.1", "::1"};
   auto state = std::make_unique<State>(backend, config);

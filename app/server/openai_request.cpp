@@ -1,6 +1,9 @@
 #include <hearth/server/openai_request.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -238,7 +241,8 @@ void refuse_unsupported(const nlohmann::json& body, Endpoint endpoint, Fields& f
 
 }  // namespace
 
-ParseResult parse_request(Endpoint endpoint, std::string_view text, const std::string& model_id, uint64_t random_seed) {
+ParseResult parse_request(Endpoint endpoint, std::string_view text, const std::vector<std::string>& model_ids,
+                          uint64_t random_seed) {
   const nlohmann::json body = nlohmann::json::parse(text, nullptr, false);
   if (body.is_discarded()) {
     return bad("", "the request body is not valid JSON");
@@ -246,19 +250,25 @@ ParseResult parse_request(Endpoint endpoint, std::string_view text, const std::s
   if (!body.is_object()) return bad("", fmt::format("the request body must be a JSON object, not {}", type_name(body)));
   ParsedRequest out;
   out.endpoint = endpoint;
+  out.model = model_ids.empty() ? std::string() : model_ids.front();
   Fields f(body);
 
   if (const auto* model = f.get("model")) {
     if (!model->is_string()) {
       f.fail("model", fmt::format("'model' must be a string, not {}", type_name(*model)));
-    } else if (model->get<std::string>() != model_id) {
+    } else if (std::find(model_ids.begin(), model_ids.end(), model->get<std::string>()) == model_ids.end()) {
       ApiError e;
       e.status = 404;
       e.param = "model";
       e.code = "model_not_found";
-      e.message = fmt::format("the model '{}' is not served here; this server serves '{}' only",
-                              model->get<std::string>(), model_id);
+      e.message = model_ids.size() == 1
+                      ? fmt::format("the model '{}' is not served here; this server serves '{}' only",
+                                    model->get<std::string>(), model_ids.front())
+                      : fmt::format("the model '{}' is not served here; this server serves '{}'",
+                                    model->get<std::string>(), fmt::join(model_ids, "', '"));
       return e;
+    } else {
+      out.model = model->get<std::string>();
     }
   }
   if (endpoint == Endpoint::ChatCompletions) {

@@ -141,13 +141,16 @@ std::string sse_error(const ApiError& error) { return "data: " + to_json(error) 
 
 std::string sse_done() { return "data: [DONE]\n\n"; }
 
-std::string models_response(const ModelDescription& model) {
-  json m = {{"id", model.id},
-            {"object", "model"},
-            {"created", model.created},
-            {"owned_by", "hearth"},
-            {"context_length", model.context_length}};
-  return dump(json{{"object", "list"}, {"data", json::array({m})}});
+std::string models_response(const std::vector<ModelDescription>& models) {
+  json data = json::array();
+  for (const ModelDescription& model : models) {
+    data.push_back({{"id", model.id},
+                    {"object", "model"},
+                    {"created", model.created},
+                    {"owned_by", "hearth"},
+                    {"context_length", model.context_length}});
+  }
+  return dump(json{{"object", "list"}, {"data", data}});
 }
 
 }  // namespace hearth::server

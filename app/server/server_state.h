@@ -26,6 +26,7 @@ struct HttpServer::State {
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> total{0};
   std::atomic<int64_t> cancelled{0};  // generations stopped because their client went away
+  std::atomic<int64_t> routed[2] = {0, 0};  // "auto" requests sent to the small [0] and the large [1] model
   std::atomic<bool> stopping{false};
 
   // Seeds for requests that give none, and response ids.
@@ -37,6 +38,17 @@ struct HttpServer::State {
   }
 
   State(CompletionBackend& b, ServerConfig c) : backend(b), config(std::move(c)) {}
+
+  // The ids requests may name: the server's model, then the large model and
+  // "auto" when an auto route is set.
+  std::vector<std::string> model_ids() const {
+    std::vector<std::string> ids{backend.model().id};
+    if (config.auto_route) {
+      ids.push_back(config.auto_route->large->model().id);
+      ids.push_back(config.auto_route->id);
+    }
+    return ids;
+  }
 };
 
 // Writes an OpenAI error body with its status (and Retry-After for 429/503).

@@ -46,6 +46,10 @@ struct GenerationRequest {
   // The model's end-of-generation tokens are never drawn (the reply runs to
   // max_tokens or a stop string).
   bool ignore_eos = false;
+  // Score how familiar the last N prompt tokens are to the model
+  // (Completion::prompt_mean_logprob); 0: off. The "auto" model's probe asks
+  // for it; a backend that cannot score leaves prompt_scored_tokens at 0.
+  int32_t score_prompt_tokens = 0;
   std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
   runtime::Cancellation cancel;                 // asked before every prefill batch and token
 };
@@ -73,6 +77,10 @@ struct Completion {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens whose KV was reused
+  // With GenerationRequest::score_prompt_tokens: the mean log-probability of
+  // the scored prompt tokens, and how many were scored.
+  double prompt_mean_logprob = 0;
+  int64_t prompt_scored_tokens = 0;
   std::string error;          // FinishReason::Error: why
 };
 

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <hearth/core/result.h>
+#include <hearth/server/auto_route.h>
 #include <hearth/server/backend.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,9 @@ struct ServerConfig {
   std::chrono::seconds read_timeout{5};       // each read of a request
   std::chrono::seconds write_timeout{10};     // each write of a response
   std::chrono::seconds request_deadline{10};  // a whole request head and body
+  // A second, large model: served under its own id and, with the server's
+  // model as the small one, as "auto" (auto_route.h). None by default.
+  std::optional<AutoRoute> auto_route;
 };
 
 class HttpServer {

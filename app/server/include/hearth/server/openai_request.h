@@ -33,6 +33,7 @@ enum class ResponseFormat { Text, JsonObject, JsonSchema };
 
 struct ParsedRequest {
   Endpoint endpoint = Endpoint::ChatCompletions;
+  std::string model;  // one of the served ids: the request's, or the first when it names none
   std::vector<chat::ChatMessage> messages;  // chat
   std::string prompt;                       // completions
   std::vector<int32_t> prompt_tokens;       // completions given token ids (then `prompt` is empty)
@@ -49,8 +50,13 @@ struct ParsedRequest {
 
 using ParseResult = std::variant<ParsedRequest, ApiError>;
 
-// `model_id`: the one model served; a request naming another is refused.
-// `random_seed`: the seed used when the request gives none.
-ParseResult parse_request(Endpoint endpoint, std::string_view body, const std::string& model_id, uint64_t random_seed);
+// `model_ids`: the models served (at least one); a request naming another is
+// refused. `random_seed`: the seed used when the request gives none.
+ParseResult parse_request(Endpoint endpoint, std::string_view body, const std::vector<std::string>& model_ids,
+                          uint64_t random_seed);
+inline ParseResult parse_request(Endpoint endpoint, std::string_view body, const std::string& model_id,
+                                 uint64_t random_seed) {
+  return parse_request(endpoint, body, std::vector<std::string>{model_id}, random_seed);
+}
 
 }  // namespace hearth::server

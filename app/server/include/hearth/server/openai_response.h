@@ -31,6 +31,6 @@ std::string sse_usage_chunk(const ResponseHeader& header, const Completion& done
 std::string sse_error(const ApiError& error);
 std::string sse_done();
 
-std::string models_response(const ModelDescription& model);
+std::string models_response(const std::vector<ModelDescription>& models);
 
 }  // namespace hearth::server
