@@ -259,11 +259,33 @@ CREATE INDEX response_cache_by_use ON response_cache(last_used_ms);
 CREATE INDEX response_cache_by_model ON response_cache(model_identity);
 )sql";
 
+// Version 5: the local API's semantic cache. A question close enough in
+// meaning (cosine of the embeddings) to one answered before, in the same
+// context (system prompt, earlier turns, settings: their hash), by the same
+// model file, gets the stored reply.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE semantic_cache (
+  id             INTEGER PRIMARY KEY,
+  model_identity TEXT    NOT NULL,
+  context_sha256 TEXT    NOT NULL,
+  question       TEXT    NOT NULL,
+  embedding      BLOB    NOT NULL,
+  reply          TEXT    NOT NULL,
+  token_count    INTEGER NOT NULL DEFAULT 0,
+  size_bytes     INTEGER NOT NULL,
+  created_ms     INTEGER NOT NULL,
+  last_used_ms   INTEGER NOT NULL
+);
+CREATE INDEX semantic_cache_by_context ON semantic_cache(model_identity, context_sha256);
+CREATE INDEX semantic_cache_by_use ON semantic_cache(last_used_ms);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
     {4, kSchemaV4},
+    {5, kSchemaV5},
 };
 static_assert(std::size(kMigrations) == Database::kSchemaVersion,
               "every schema version needs its migration");

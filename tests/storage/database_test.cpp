@@ -378,20 +378,49 @@ TEST(Database, MigratesTheVersion2FixtureKeepingEveryValueAndAddingReasoning) {
   EXPECT_EQ(raw_query(path, "SELECT reasoning FROM conversations WHERE id = 1"), "default");
 }
 
+TEST(Database, MigratesTheVersion4FixtureKeepingEveryValueAndAddingTheSemanticCache) {
+  TempDir dir;
+  const auto path = dir.file("v4.db");
+  std::filesystem::copy_file(kFixtures / "v4.db", path);
+  {
+    HEARTH_ASSERT_VALUE(Database db, Database::open(path));
+    EXPECT_EQ(db.open_report().schema_version_found, 4);
+    EXPECT_EQ(db.open_report().schema_version, Database::kSchemaVersion);
+  }
+  // The values v4.sql wrote by hand, read back with plain SQLite.
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), std::to_string(Database::kSchemaVersion));
+  EXPECT_EQ(raw_query(path, "SELECT name, embedding_model, embedding_dim FROM libraries"),
+            "Manuals|nomic-embed-text-v1.5.Q8_0.gguf|4");
+  EXPECT_EQ(raw_query(path, "SELECT path, state FROM documents ORDER BY id"),
+            "/home/user/Manuals/kettle.md|indexed|/home/user/Manuals/broken.pdf|failed");
+  EXPECT_EQ(raw_query(path, "SELECT hex(data), scale FROM chunk_vectors"), "7F00810A|0.0078125");
+  EXPECT_EQ(raw_query(path, "SELECT document_path, line_first, line_last FROM message_sources"),
+            "/home/user/Manuals/kettle.md|3|4");
+  EXPECT_EQ(raw_query(path, "SELECT reply, token_count FROM response_cache WHERE key_sha256 = 'cc33'"), "Paris.|2");
+  EXPECT_EQ(raw_query(path, "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH 'vinegar'"), "1");
+  EXPECT_EQ(raw_query(path, "SELECT count(*) FROM messages"), "7");
+  // The new table is there, empty, and takes rows.
+  EXPECT_EQ(raw_query(path, "INSERT INTO semantic_cache (model_identity, context_sha256, question, embedding, reply, "
+                            "size_bytes, created_ms, last_used_ms) VALUES ('m', 'c', 'q', X'0000803F', 'r', 1, 1, 1); "
+                            "SELECT count(*) FROM semantic_cache"),
+            "1");
+}
+
 TEST(Database, ReadOnlyConnectionRefusesAnUnmigratedFile) {
   TempDir dir;
-  for (const char* fixture : {"v1.db", "v2.db", "v3.db"}) {
+  for (const char* fixture : {"v1.db", "v2.db", "v3.db", "v4.db"}) {
     std::filesystem::copy_file(kFixtures / fixture, dir.file(fixture));
     OpenOptions options;
     options.access = Access::ReadOnly;
     auto db = Database::open(dir.file(fixture), options);
     ASSERT_FALSE(db.ok()) << fixture;
     EXPECT_EQ(db.error().code, ErrorCode::Unsupported);
-    EXPECT_NE(db.error().message.find("needs migrating to 4"), std::string::npos) << db.error().message;
+    EXPECT_NE(db.error().message.find("needs migrating to 5"), std::string::npos) << db.error().message;
   }
   EXPECT_EQ(raw_query(dir.file("v1.db"), "PRAGMA user_version"), "1");
   EXPECT_EQ(raw_query(dir.file("v2.db"), "PRAGMA user_version"), "2");
   EXPECT_EQ(raw_query(dir.file("v3.db"), "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query(dir.file("v4.db"), "PRAGMA user_version"), "4");
   OpenOptions options;
   options.access = Access::ReadOnly;
   EXPECT_EQ(error_code(Database::open_in_memory(options)), ErrorCode::InvalidArgument);

@@ -193,7 +193,7 @@ TEST(LibrariesMigration, TheVersion3FixtureKeepsItsValuesAndGainsLibraries) {
   auto db = Database::open(path);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(db->open_report().schema_version_found, 3);
-  EXPECT_EQ(db->open_report().schema_version, 4);
+  EXPECT_EQ(db->open_report().schema_version, Database::kSchemaVersion);
   EXPECT_EQ(db->open_report().interrupted_replies, 1);
   ASSERT_TRUE(db->integrity_check().ok());
   // Values as written in tests/data/storage/v3.sql.

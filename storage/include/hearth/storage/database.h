@@ -53,7 +53,7 @@ struct DatabaseImpl;
 class Database {
  public:
   // The schema version this build creates and reads.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens (creating if needed, for ReadWrite) the database at `path`, applies
   // pending migrations in one transaction and marks interrupted replies.
