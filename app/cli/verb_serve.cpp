@@ -2,6 +2,8 @@
 // one model, until SIGINT or SIGTERM. Loopback only unless --host says
 // otherwise; every request needs the bearer token kept in --api-key-file.
 #include <fmt/format.h>
+#include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/runtime/embedder.h>
 #include <hearth/server/auth.h>
 #include <hearth/server/http_server.h>
 
@@ -10,6 +12,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "args.h"
@@ -41,7 +44,13 @@ int run_serve(const std::vector<std::string>& argv) {
                  {"route-min-confidence", FlagKind::Value, "auto: the small model's least mean log-probability "
                                                            "of its first tokens (default -2.0)", "", "X"},
                  {"route-min-familiarity", FlagKind::Value, "auto: the least mean log-probability of the question "
-                                                            "under the small model (default -5.0)", "", "X"}}};
+                                                            "under the small model (default -5.0)", "", "X"},
+                 {"semantic-cache", FlagKind::Value, "answer questions close in meaning to earlier ones (temperature "
+                                                     "0, same context) from this SQLite file; off by default", "", "F"},
+                 {"embedding-model", FlagKind::Value, "the embedding model the semantic cache compares questions "
+                                                      "with", "", "E.gguf"},
+                 {"semantic-threshold", FlagKind::Value, "the least cosine similarity of two questions for a cached "
+                                                         "reply (default 0.95)", "", "X"}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
@@ -168,6 +177,46 @@ int run_serve(const std::vector<std::string>& argv) {
     route.rules.min_mean_logprob = *min_confidence;
     route.rules.min_familiarity = *min_familiarity;
     config.auto_route = route;
+  }
+
+  // The semantic cache: its own embedding model on the CPU, one text at a time.
+  std::unique_ptr<backend::Backend> embed_backend;
+  std::unique_ptr<runtime::Embedder> embedder;
+  std::mutex embed_mutex;
+  std::unique_ptr<server::SemanticReplyCache> semantic_cache;
+  if (auto cache_file = args->get("semantic-cache")) {
+    auto threshold = args->get_double("semantic-threshold", 0.95, 0.0, 1.0);
+    if (!threshold.ok() || !args->has("embedding-model")) {
+      std::fprintf(stderr, "serve: %s\n", threshold.ok() ? "--semantic-cache needs --embedding-model"
+                                                         : threshold.error().message.c_str());
+      return kExitUsage;
+    }
+    embed_backend = backend::make_cpu_backend({});
+    auto made = runtime::Embedder::load(*args->get("embedding-model"), *embed_backend);
+    if (!made.ok()) {
+      std::fprintf(stderr, "serve: --embedding-model: %s\n", made.error().message.c_str());
+      return kExitBadInput;
+    }
+    embedder = std::move(made).value();
+    server::SemanticCacheConfig cache_config;
+    cache_config.file = *cache_file;
+    cache_config.models = {model_path};
+    if (auto large_path = args->get("large-model")) cache_config.models.push_back(*large_path);
+    cache_config.min_similarity = *threshold;
+    auto embed = [&](const std::string& text) -> Result<std::vector<float>> {
+      std::lock_guard lock(embed_mutex);
+      runtime::EmbedOptions options;
+      options.role = runtime::TextRole::Query;
+      HEARTH_TRY(runtime::Embeddings e, embedder->embed(std::span<const std::string>(&text, 1), options));
+      return std::move(e.vectors.front());
+    };
+    auto opened = server::SemanticReplyCache::open(cache_config, embed);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "serve: --semantic-cache: %s\n", opened.error().message.c_str());
+      return kExitBadInput;
+    }
+    semantic_cache = std::move(opened).value();
+    config.semantic_cache = semantic_cache.get();
   }
 
   auto http = server::HttpServer::start(**backend, config);

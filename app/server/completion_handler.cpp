@@ -25,6 +25,7 @@ struct Exchange {
   std::condition_variable changed;
   std::string frames;  // stream: SSE frames not yet written
   std::string text;    // whole response: the reply so far
+  std::string shown;   // every token's text, stream or not (for the semantic cache)
   std::vector<TokenOut> tokens;
   bool done = false;
   Completion completion;
@@ -50,6 +51,33 @@ struct InFlight {
   ~InFlight() { --s.in_flight; }
 };
 
+// A reply from the semantic cache, as the model would have sent it (one
+// chunk when streamed); its headers name the stored question it matched.
+void send_cached_reply(HttpServer::State& s, httplib::Response& res, const ParsedRequest& p,
+                       const std::string& model_id, const SemanticReply& hit, CompletionBackend& backend) {
+  ++s.total;
+  Completion done;
+  done.reason = FinishReason::Stop;
+  done.completion_tokens = hit.tokens;
+  if (auto prompt = backend.format().encode(p.messages, chat::GenerationPrompt::Add); prompt.ok()) {
+    done.prompt_tokens = static_cast<int64_t>(prompt->size());
+    done.cached_tokens = done.prompt_tokens;
+  }
+  const ResponseHeader header{random_id(s, "chatcmpl-"), static_cast<int64_t>(std::time(nullptr)), model_id,
+                              Endpoint::ChatCompletions};
+  res.set_header("X-Hearth-Cache", fmt::format("semantic; similarity {:.4f}", hit.similarity));
+  if (!p.stream) {
+    res.set_content(full_response(header, hit.reply, {}, false, done), "application/json");
+    return;
+  }
+  TokenOut all;
+  all.text = hit.reply;
+  std::string frames = sse_first_chunk(header) + sse_token_chunk(header, all, false) + sse_finish_chunk(header, done);
+  if (p.include_usage) frames += sse_usage_chunk(header, done);
+  frames += sse_done();
+  res.set_content(frames, "text/event-stream");
+}
+
 }  // namespace
 
 void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& req, httplib::Response& res) {
@@ -60,6 +88,28 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
     return;
   }
   ParsedRequest& p = std::get<ParsedRequest>(parsed);
+  // The semantic cache: a question close to one answered before, in the same
+  // context, is answered from it without running the model.
+  std::optional<SemanticKey> semantic;
+  if (s.config.semantic_cache && chat) {
+    auto key = s.config.semantic_cache->key_of(p);
+    if (!key.ok()) {
+      send_error(res, 500, fmt::format("the semantic cache could not embed the question: {}", key.error().message),
+                 "server_error");
+      return;
+    }
+    semantic = std::move(key).value();
+    if (semantic) {
+      auto hit = s.config.semantic_cache->find(*semantic);
+      if (hit.ok() && *hit) {
+        send_cached_reply(s, res, p, p.model, **hit, s.backend);
+        return;
+      }
+      // A cache that cannot be read costs the answer nothing; the client is told.
+      if (!hit.ok()) res.set_header("X-Hearth-Cache", "unavailable: " + hit.error().message);
+    }
+  }
+
   CompletionBackend* chosen = &s.backend;
   if (const auto& route = s.config.auto_route) {
     if (p.model == route->id) {
@@ -132,6 +182,7 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
   GenerationCallbacks callbacks;
   callbacks.on_token = [ex, header, stream, logprobs](const TokenOut& t) {
     std::lock_guard lock(ex->mutex);
+    ex->shown += t.text;
     if (stream) {
       if (!t.text.empty() || (logprobs && t.has_logprob)) ex->frames += sse_token_chunk(header, t, logprobs);
     } else {
@@ -140,9 +191,14 @@ void handle_completion(HttpServer::State& s, bool chat, const httplib::Request& 
     }
     ex->changed.notify_all();
   };
-  callbacks.on_done = [ex, header, stream, include_usage, &cancelled = s.cancelled](const Completion& c) {
+  callbacks.on_done = [ex, header, stream, include_usage, &cancelled = s.cancelled, cache = s.config.semantic_cache,
+                       semantic](const Completion& c) {
     if (c.reason == FinishReason::Cancelled) ++cancelled;
     std::lock_guard lock(ex->mutex);
+    // A whole reply (not cut short by a cancel or an error) is kept for the next similar question.
+    if (cache && semantic && (c.reason == FinishReason::Stop || c.reason == FinishReason::Length)) {
+      (void)cache->store(*semantic, ex->shown, c.completion_tokens);
+    }
     ex->completion = c;
     ex->done = true;
     if (stream) {

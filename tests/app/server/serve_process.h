@@ -39,10 +39,11 @@ inline std::string slurp(const std::filesystem::path& path) {
 class ServeProcess {
  public:
   // Starts the server; `ok()` says whether it printed its address in time.
+  // `model`: a file of tests/data/models, or an absolute path.
   explicit ServeProcess(std::vector<std::string> extra = {}, const std::string& model = "stories260K.gguf") {
     dir_ = scratch_dir();
     key_file_ = dir_ / "api-key";
-    std::vector<std::string> args = {cli(), "serve", "--model", model_path(model), "--port", "0",
+    std::vector<std::string> args = {cli(), "serve", "--model", model.front() == '/' ? model : model_path(model), "--port", "0",
                                      "--api-key-file", key_file_.string(), "--ctx", "512"};
     args.insert(args.end(), extra.begin(), extra.end());
     int pipefd[2];

@@ -7,6 +7,7 @@
 #include <hearth/core/result.h>
 #include <hearth/server/auto_route.h>
 #include <hearth/server/backend.h>
+#include <hearth/server/semantic_reply_cache.h>
 
 #include <atomic>
 #include <chrono>
@@ -35,6 +36,9 @@ struct ServerConfig {
   // A second, large model: served under its own id and, with the server's
   // model as the small one, as "auto" (auto_route.h). None by default.
   std::optional<AutoRoute> auto_route;
+  // Repeated questions answered from the semantic cache (not owned; outlives
+  // the server). None by default.
+  SemanticReplyCache* semantic_cache = nullptr;
 };
 
 class HttpServer {
