@@ -32,6 +32,8 @@ class ModelDownloads;
 
 namespace hearth::app {
 
+class CompareController;
+
 struct AppOptions {
   QString data_dir;           // required
   QString model_path;         // from --model; empty: the last model
@@ -64,6 +66,7 @@ class AppContext : public QObject {
   ui::LocalApiController* localApi() const { return local_api_; }
   ui::SpeculationController* speculation() const { return speculation_; }
   ui::DocumentsController* documents() const { return documents_; }
+  CompareController* compare() const { return compare_; }
   ui::BackendsController* backends() const { return backends_; }
   const QString& data_dir() const { return options_.data_dir; }
 
@@ -90,6 +93,7 @@ class AppContext : public QObject {
   ui::LocalApiController* local_api_ = nullptr;
   ui::SpeculationController* speculation_ = nullptr;
   ui::DocumentsController* documents_ = nullptr;
+  CompareController* compare_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;

@@ -71,6 +71,8 @@ class SettingsController : public QObject {
   void set_last_model_path(const QString& path);
   // The remote endpoints (Settings -> Backends); never their keys.
   void set_remote_endpoints(std::vector<settings::RemoteEndpointSettings> endpoints);
+  // Compare levels' quality floor (clamped like every setting).
+  void set_quality_floor(settings::QualityFloorSettings floor);
   // The model's shape and the settings it was loaded with (nullopt: no model).
   void set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                         std::optional<settings::LoadSettings> loaded_with);
