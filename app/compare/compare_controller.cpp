@@ -106,7 +106,8 @@ QVariantList CompareController::levelChoices(const QVariantList& installed, cons
   return out;
 }
 
-bool CompareController::start(const QString& model_name, const QVariantList& levels, const QString& prompts) {
+bool CompareController::start(const QString& model_id, const QString& model_name, const QVariantList& levels,
+                              const QString& prompts) {
   const auto fail = [this](const QString& message) {
     error_ = message;
     emit stateChanged();
@@ -164,6 +165,7 @@ bool CompareController::start(const QString& model_name, const QVariantList& lev
   auto job = compare::CompareJob::create(std::move(o));
   if (!job.ok()) return fail(QString::fromStdString(job.error().message));
 
+  model_id_ = model_id;
   model_name_ = model_name;
   error_.clear();
   progress_ = 0;
@@ -188,7 +190,8 @@ void CompareController::on_finished(qint64 id) {
   const compare::JobResult result = adapter_->result();
   adapter_.reset();
   job_id_ = 0;
-  // Made levels are kept and registered beside the file they came from.
+  // Made levels are kept and registered beside the file they came from, under
+  // the card's model so the picker lists them as installed.
   for (const auto& l : result.levels) {
     if (!l.made) continue;
     const std::filesystem::path path(l.path);
@@ -196,6 +199,7 @@ void CompareController::on_finished(qint64 id) {
     m.path = path;
     m.size_bytes = l.file_bytes;
     m.quant = l.label;
+    m.catalog_id = model_id_.toStdString();
     const auto st = models::ModelRegistry(path.parent_path()).record(m);
     if (!st.ok()) qWarning("compare levels: %s", st.error().message.c_str());
     emit levelMade(text(l.path));

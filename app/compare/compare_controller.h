@@ -49,10 +49,12 @@ class CompareController : public QObject {
   // F32/F16/BF16 file (a file beside it: <source>-<QUANT>.gguf). Maps of
   // quant, path, make (bool), makeFrom.
   Q_INVOKABLE QVariantList levelChoices(const QVariantList& installed, const QStringList& quants) const;
-  // Starts the comparison of 2-4 chosen levels (levelChoices' maps) on
-  // `prompts`: "builtin" or a file (.jsonl prompts, anything else a text).
-  // False with `error` set when the choice cannot run.
-  Q_INVOKABLE bool start(const QString& model_name, const QVariantList& levels, const QString& prompts);
+  // Starts the comparison of 2-4 chosen levels (levelChoices' maps) of the
+  // catalog model `model_id` on `prompts`: "builtin" or a file (.jsonl
+  // prompts, anything else a text). False with `error` set when the choice
+  // cannot run.
+  Q_INVOKABLE bool start(const QString& model_id, const QString& model_name, const QVariantList& levels,
+                         const QString& prompts);
   Q_INVOKABLE void cancel();
   Q_INVOKABLE QString formatBytes(double bytes) const;
 
@@ -95,7 +97,7 @@ class CompareController : public QObject {
   std::shared_ptr<Adapter> adapter_;
   qint64 job_id_ = 0;
   qint64 next_id_ = 0;
-  QString model_name_;
+  QString model_id_, model_name_;
   double progress_ = 0;
   QString activity_, error_;
   compare::JobResult last_;

@@ -193,6 +193,7 @@ ApplicationWindow {
                 }
                 PickerPage {
                     id: pickerPage
+                    objectName: "pickerPage"
                     compare: window.compare
                     onBackRequested: window.showChat()
                     // The picker's context and KV settings follow the app's, so

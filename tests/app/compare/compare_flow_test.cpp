@@ -10,6 +10,8 @@
 #include <QFile>
 #include <QImage>
 #include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickItemGrabResult>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -21,6 +23,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <hearth/models/model_registry.h>
 
 #include "compare/compare_controller.h"
 #include "compare/compare_job.h"
@@ -71,7 +75,7 @@ TEST(CompareFlow, TwoFixtureLevelsGiveTheTableTheChartAndTheRecommendation) {
                                level(QStringLiteral("F32"), data(QString::fromStdString(q8["base"])))};
   // A text is scored in the reference's windows (ctx 128, as expected.json).
   ASSERT_EQ(exp["ctx"].get<int>(), 128);
-  ASSERT_TRUE(c->start(QStringLiteral("tiny llama"), levels, data(QString::fromStdString(q8["text"]))))
+  ASSERT_TRUE(c->start(QStringLiteral("tiny-llama"), QStringLiteral("tiny llama"), levels, data(QString::fromStdString(q8["text"]))))
       << c->error().toStdString();
   EXPECT_TRUE(c->running());
   ASSERT_TRUE(wait_done(c));
@@ -129,6 +133,29 @@ TEST(CompareFlow, TwoFixtureLevelsGiveTheTableTheChartAndTheRecommendation) {
   // A floor Q8_0 does not meet leaves the reference itself.
   c->setFloorValue(99.9);
   EXPECT_EQ(c->recommended(), QStringLiteral("F32"));
+
+  // The page in the window: its ChartView draws a series per level and grabs
+  // to an image (what Save chart writes).
+  QObject* root = qml.rootObjects().first();
+  QObject* picker = root->findChild<QObject*>(QStringLiteral("pickerPage"));
+  ASSERT_NE(picker, nullptr);
+  const QVariantList variants = {QVariantMap{{"quant", "F32"}}, QVariantMap{{"quant", "Q8_0"}}};
+  ASSERT_TRUE(QMetaObject::invokeMethod(picker, "openCompare", Q_ARG(QVariant, QStringLiteral("tiny")),
+                                        Q_ARG(QVariant, QStringLiteral("tiny llama")), Q_ARG(QVariant, variants)));
+  QObject* page = root->findChild<QObject*>(QStringLiteral("compareLevels"));
+  ASSERT_NE(page, nullptr);
+  ASSERT_TRUE(QMetaObject::invokeMethod(page, "drawChart"));
+  auto* chart = page->findChild<QQuickItem*>(QStringLiteral("compareChart"));
+  ASSERT_NE(chart, nullptr);
+  EXPECT_EQ(chart->property("count").toInt(), 2);
+  auto grab = chart->grabToImage(QSize(640, 360));
+  ASSERT_TRUE(grab);
+  QSignalSpy ready(grab.data(), &QQuickItemGrabResult::ready);
+  ASSERT_TRUE(ready.wait(60000));
+  EXPECT_FALSE(grab->image().isNull());
+  const QString saved = dir.filePath(QStringLiteral("saved-chart.png"));
+  EXPECT_TRUE(grab->saveToFile(saved));
+  EXPECT_FALSE(QImage(saved).isNull());
 }
 
 TEST(CompareFlow, ALevelMadeInTheFlowAppearsAndIsUsed) {
@@ -155,7 +182,7 @@ TEST(CompareFlow, ALevelMadeInTheFlowAppearsAndIsUsed) {
   const QString made = q4[QStringLiteral("path")].toString();
   EXPECT_EQ(QFileInfo(made).absolutePath(), QFileInfo(f32).absolutePath());  // beside the others
   QSignalSpy made_spy(c, &CompareController::levelMade);
-  ASSERT_TRUE(c->start(QStringLiteral("tiny llama"), {choices[0], q4}, QStringLiteral("builtin")))
+  ASSERT_TRUE(c->start(QStringLiteral("tiny-llama"), QStringLiteral("tiny llama"), {choices[0], q4}, QStringLiteral("builtin")))
       << c->error().toStdString();
   ASSERT_TRUE(wait_done(c));
   ASSERT_TRUE(c->error().isEmpty()) << c->error().toStdString();
@@ -170,6 +197,10 @@ TEST(CompareFlow, ALevelMadeInTheFlowAppearsAndIsUsed) {
   // The built-in set: 8 prompts (chat, code, summary, non-English), each answered.
   EXPECT_EQ(c->prompts().size(), 8);
   EXPECT_EQ(rows[1].toMap()[QStringLiteral("answers")].toStringList().size(), 8);
+  // Registered under the card's model: the picker's registry finds it.
+  const auto found = models::ModelRegistry(QFileInfo(made).absolutePath().toStdString()).find("tiny-llama", "Q4_0");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(QString::fromStdString(found->path.string()), made);
   // Next time the level is offered as one Hearth has.
   const QVariantList again = c->levelChoices({QVariantMap{{"quant", "F32"}, {"path", f32}}}, {QStringLiteral("Q4_0")});
   ASSERT_EQ(again.size(), 2);

@@ -67,6 +67,8 @@ Popup {
     Connections {
         target: dialog.compare
         function onResultsChanged() { dialog.drawChart() }
+        // A made level is installed now: the card lists it.
+        function onLevelMade(path) { if (dialog.picker) dialog.picker.rescanInstalled() }
     }
 
     FileDialog {
@@ -162,7 +164,7 @@ Popup {
                     objectName: "compareStart"
                     text: qsTr("Compare")
                     enabled: !!dialog.compare && !dialog.compare.running
-                    onClicked: dialog.compare.start(dialog.modelName, dialog.chosenLevels(),
+                    onClicked: dialog.compare.start(dialog.modelId, dialog.modelName, dialog.chosenLevels(),
                                                     ownFile.checked ? dialog.promptFile : "builtin")
                 }
                 Button {
