@@ -56,7 +56,9 @@ CompareController::CompareController(EngineServiceClient* engine, ui::SettingsCo
       builtin_prompts_(std::move(builtin_prompts)) {
   connect(engine_, &EngineServiceClient::jobProgress, this, [this](qint64 id, double fraction, const QString& what) {
     if (id != job_id_) return;
-    progress_ = fraction;
+    // The plan grows once the base has cut the text into windows; the bar
+    // never moves back.
+    progress_ = std::max(progress_, fraction);
     activity_ = what;
     emit progressChanged();
   });
@@ -186,7 +188,11 @@ void CompareController::cancel() {
 }
 
 void CompareController::on_finished(qint64 id) {
-  if (id != job_id_ || !adapter_) return;
+  if (id != job_id_) return;
+  if (!adapter_) {  // cancelled while its last step ran: nothing to show
+    on_ended(id, {});
+    return;
+  }
   const compare::JobResult result = adapter_->result();
   adapter_.reset();
   job_id_ = 0;

@@ -133,7 +133,20 @@ bool CompareJob::done() const { return state_->phase == Phase::Done; }
 int64_t CompareJob::steps_planned() const {
   int64_t makes = 0;
   for (const auto& l : options_.levels) makes += l.make ? 1 : 0;
-  const auto per_level = static_cast<int64_t>(2 + state_->segments.size() + state_->prompts.size());
+  // With prompts, each one is an answer and (over the base's answer) a
+  // segment. A text's windows are estimated at about 4 bytes per token until
+  // the base has tokenized it.
+  int64_t segments = 0, answers = 0;
+  if (!options_.inputs.text) {
+    segments = answers = static_cast<int64_t>(options_.inputs.prompts.size());
+  } else if (state_->vocab.empty()) {
+    segments = static_cast<int64_t>(options_.inputs.text->size()) / (4 * std::max<int64_t>(options_.n_ctx, 1));
+    answers = std::min<int64_t>(options_.answer_prompts, segments);
+  } else {
+    segments = static_cast<int64_t>(state_->segments.size());
+    answers = static_cast<int64_t>(state_->prompts.size());
+  }
+  const int64_t per_level = 2 + segments + answers;
   return makes + per_level * static_cast<int64_t>(options_.levels.size() + 1);
 }
 

@@ -141,6 +141,9 @@ TEST(CompareJob, AMadeLevelIsQuantizedKeptAndCompared) {
   EXPECT_TRUE(fs::is_regular_file(made));  // made first, kept beside the others
   auto steps = run_to_end(**job);
   ASSERT_TRUE(steps.ok()) << steps.error().message;
+  // The plan was known from the start: 1 make + (load, 2 answers, 2 segments, timing) x 2.
+  EXPECT_EQ((*job)->steps_done(), 13);
+  EXPECT_EQ((*job)->steps_planned(), 13);
   const auto& r = (*job)->result();
   ASSERT_EQ(r.levels.size(), 2u);
   EXPECT_TRUE(r.levels[1].made);
