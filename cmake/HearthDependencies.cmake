@@ -21,8 +21,11 @@ if(HEARTH_BUILD_APP)
   pkg_check_modules(POPPLER_QT6 REQUIRED IMPORTED_TARGET poppler-qt6)
   # DOCX archives for document libraries (libzip-dev).
   pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
-  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Quick QuickControls2 Network Svg Test QuickTest)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Charts Quick QuickControls2 Network Svg Test QuickTest)
   qt_standard_project_setup()
+  # No Qt Designer forms: uic would take "ui_module.h" includes for them once
+  # Qt Widgets is linked (Compare levels' chart needs it).
+  set(CMAKE_AUTOUIC OFF)
 endif()
 
 if(HEARTH_BUILD_TESTS)

@@ -14,6 +14,9 @@ packages=(
   qml6-module-qtqml-workerscript qml6-module-qtqml-models qml6-module-qttest
   qml6-module-qtquick-dialogs qml6-module-qt-labs-settings qml6-module-qtcore
   qml6-module-qt-labs-folderlistmodel qml6-module-qtquick-shapes
+  # Compare levels' chart: Qt Charts (C++ and the QML ChartView); Debian 12's
+  # Qt 6.4 has no Qt Graphs
+  qt6-charts-dev qml6-module-qtcharts
   # Vulkan: headers, loader, shader compiler, software device for tests
   libvulkan-dev glslc glslang-tools spirv-tools mesa-vulkan-drivers vulkan-tools
   # libraries

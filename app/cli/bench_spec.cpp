@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "bench_measure.h"
+#include "measure/speed.h"
 
 namespace hearth::cli {
+
+// bench and compare share one timing path (app/measure), which the app uses too.
+using namespace hearth::measure;
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -1,9 +1,9 @@
 // hearth-cli bench: prompt processing (pp) and generation (tg) speed, mean and
 // standard deviation over repetitions, the weight bytes read per generated
 // token, and the fraction of this machine's read bandwidth that reaches. The
-// bandwidth is measured here (read_bandwidth.h), on the same number of
+// bandwidth is measured here (measure/read_bandwidth.h), on the same number of
 // threads, right before and right after every counted generation run; the
-// timed runs themselves are bench_measure.h, which compare shares.
+// timed runs themselves are measure/speed.h, which compare and the app share.
 #include <fmt/format.h>
 #include <hearth/engine/backend/vulkan/profile.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
@@ -18,14 +18,17 @@
 #include <memory>
 
 #include "args.h"
-#include "bench_measure.h"
+#include "measure/speed.h"
 #include "bench_spec.h"
 #include "engine_setup.h"
 #include "spec_setup.h"
-#include "read_bandwidth.h"
+#include "measure/read_bandwidth.h"
 #include "verbs.h"
 
 namespace hearth::cli {
+
+// bench and compare share one timing path (app/measure), which the app uses too.
+using namespace hearth::measure;
 namespace {
 
 // Per-op GPU time of the profiled steps: the table bench --profile prints.

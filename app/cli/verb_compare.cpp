@@ -3,7 +3,7 @@
 // (engine/quality/kl_divergence.h); it is freed before each model is loaded,
 // so one model is in memory at a time. Per model: KL divergence from the base
 // (mean, p99), top-1 agreement and perplexity over the same positions, its
-// memory and its pp/tg speed (bench_measure.h, bench's own measurement). With
+// memory and its pp/tg speed (measure/speed.h, bench's own measurement). With
 // --prompts, the positions are the base's greedy continuations of the
 // prompts, and each model's own greedy continuation is compared with the
 // base's token for token.
@@ -20,12 +20,15 @@
 #include <string_view>
 
 #include "args.h"
-#include "bench_measure.h"
+#include "measure/speed.h"
 #include "engine_setup.h"
 #include "tokenizer_cli.h"
 #include "verbs.h"
 
 namespace hearth::cli {
+
+// bench and compare share one timing path (app/measure), which the app uses too.
+using namespace hearth::measure;
 namespace {
 
 // One prompt per line: {"prompt": "..."} or a JSON string; blank lines skipped.

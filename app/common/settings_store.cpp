@@ -45,6 +45,9 @@ constexpr auto kAutoSmall = "auto_model/small";
 constexpr auto kAutoLarge = "auto_model/large";
 constexpr auto kAutoMinConfidence = "auto_model/min_confidence";
 constexpr auto kAutoMinFamiliarity = "auto_model/min_familiarity";
+constexpr auto kFloorKind = "compare/quality_floor_kind";
+constexpr auto kFloorTop1 = "compare/quality_floor_top1_percent";
+constexpr auto kFloorKld = "compare/quality_floor_kld";
 constexpr auto kSpecMode = "speculation/mode";
 constexpr auto kSpecDraftModel = "speculation/draft_model";
 constexpr auto kSpecDraftMax = "speculation/draft_max";
@@ -180,6 +183,9 @@ Settings load_settings(const QSettings& store) {
   s.documents.embedding_model_path = read_string(store, key::kDocsEmbeddingModel, d.documents.embedding_model_path);
   s.documents.source_budget_tokens =
       read_number(store, key::kDocsSourceBudget, d.documents.source_budget_tokens);
+  s.quality_floor.kind = read_string(store, key::kFloorKind, "") == "kld" ? QualityFloorKind::Kld : QualityFloorKind::Top1;
+  s.quality_floor.top1_percent = read_number(store, key::kFloorTop1, d.quality_floor.top1_percent);
+  s.quality_floor.kld_max = read_number(store, key::kFloorKld, d.quality_floor.kld_max);
   s.remote_endpoints = read_endpoints(store);
   s.auto_model.small_model_path = read_string(store, key::kAutoSmall, d.auto_model.small_model_path);
   s.auto_model.large_model_path = read_string(store, key::kAutoLarge, d.auto_model.large_model_path);
@@ -219,6 +225,9 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kResponseCache, s.response_cache ? 1 : 0);
   put(store, key::kDocsEmbeddingModel, QString::fromStdString(s.documents.embedding_model_path));
   put(store, key::kDocsSourceBudget, s.documents.source_budget_tokens);
+  put(store, key::kFloorKind, QString::fromLatin1(to_string(s.quality_floor.kind)));
+  put(store, key::kFloorTop1, s.quality_floor.top1_percent);
+  put(store, key::kFloorKld, s.quality_floor.kld_max);
   write_endpoints(store, s.remote_endpoints);
   put(store, key::kAutoSmall, QString::fromStdString(s.auto_model.small_model_path));
   put(store, key::kAutoLarge, QString::fromStdString(s.auto_model.large_model_path));

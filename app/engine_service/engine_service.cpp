@@ -29,6 +29,48 @@ void EngineService::shut_down() {
   cancel(std::numeric_limits<ui::RequestId>::max());
 }
 
+void EngineService::cancel_job(qint64 job_id) {
+  qint64 seen = cancelled_job_.load();
+  while (seen < job_id && !cancelled_job_.compare_exchange_weak(seen, job_id)) {
+  }
+}
+
+void EngineService::start_job(qint64 job_id, std::shared_ptr<BackgroundJob> job) {
+  if (job_) {
+    job_.reset();
+    emit jobCancelled(job_id_);
+  }
+  job_ = std::move(job);
+  job_id_ = job_id;
+  QMetaObject::invokeMethod(this, &EngineService::run_job_step, Qt::QueuedConnection);
+}
+
+// Each step is queued behind whatever arrived while the previous one ran, so
+// a chat reply waits for at most the step in flight.
+void EngineService::run_job_step() {
+  if (!job_) return;
+  const qint64 id = job_id_;
+  if (shutting_down_.load() || cancelled_job_.load() >= id) {
+    job_.reset();  // on this thread: the job's files go before the signal
+    emit jobCancelled(id);
+    return;
+  }
+  Result<bool> more = job_->step();
+  emit backgroundStepped();
+  if (!more.ok()) {
+    job_.reset();
+    emit jobFailed(id, QString::fromStdString(more.error().message));
+    return;
+  }
+  emit jobProgress(id, *more ? job_->progress() : 1.0, QString::fromStdString(job_->activity()));
+  if (!*more) {
+    job_.reset();
+    emit jobFinished(id);
+    return;
+  }
+  QMetaObject::invokeMethod(this, &EngineService::run_job_step, Qt::QueuedConnection);
+}
+
 void EngineService::load(const ui::LoadRequest& request) {
   auto superseded = [this, id = request.load_id] {
     return shutting_down_.load(std::memory_order_relaxed) || newest_load_.load(std::memory_order_relaxed) > id;

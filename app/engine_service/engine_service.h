@@ -10,6 +10,7 @@
 #include <atomic>
 #include <memory>
 
+#include "engine_service/background_job.h"
 #include "engine_service/chat_engine.h"
 
 namespace hearth::app {
@@ -32,6 +33,9 @@ class EngineService : public QObject {
   void supersede_loads(qint64 load_id);
   // Thread-safe: the app closes; a running load and reply stop.
   void shut_down();
+  // Thread-safe: the job with this id stops before its next step and is
+  // destroyed on the engine thread (its temporary files go with it).
+  void cancel_job(qint64 job_id);
   // Thread-safe: the local API's figures now (polled while it runs).
   ui::LocalApiStatus local_api_status() const { return engine_->local_api_status(); }
 
@@ -40,6 +44,9 @@ class EngineService : public QObject {
   void unload();
   void generate(hearth::ui::RequestId id, const hearth::ui::GenerationRequest& request);
   void configure_local_api(const hearth::ui::LocalApiRequest& request);
+  // Runs `job` a step at a time behind whatever is queued (one job at a
+  // time: a new one replaces a running one, which is cancelled).
+  void start_job(qint64 job_id, std::shared_ptr<hearth::app::BackgroundJob> job);
 
  signals:
   void loadProgress(double fraction);
@@ -54,12 +61,18 @@ class EngineService : public QObject {
   void localApiStatus(const hearth::ui::LocalApiStatus& status);
   // One step of background work ran (tests watch the scheduling).
   void backgroundStepped();
+  // A job's step ran: its progress (0..1) and what comes next.
+  void jobProgress(qint64 job_id, double fraction, const QString& activity);
+  void jobFinished(qint64 job_id);
+  void jobFailed(qint64 job_id, const QString& message);
+  void jobCancelled(qint64 job_id);
 
  private:
   // Queues one step of the engine's background work behind whatever is
   // already queued, so a reply the GUI sent first runs first.
   void schedule_background();
   void run_background();
+  void run_job_step();
 
   std::unique_ptr<ChatEngine> engine_;
   bool loaded_ = false;
@@ -72,6 +85,9 @@ class EngineService : public QObject {
   // Background events are reported under the request that made the work due.
   ui::RequestId last_request_ = 0;
   bool background_queued_ = false;
+  std::shared_ptr<BackgroundJob> job_;
+  qint64 job_id_ = 0;
+  std::atomic<qint64> cancelled_job_{0};
 };
 
 }  // namespace hearth::app

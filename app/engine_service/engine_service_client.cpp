@@ -33,6 +33,10 @@ EngineServiceClient::EngineServiceClient(std::unique_ptr<ChatEngine> engine, QOb
     }
     emit localApiStatus(status);
   });
+  connect(service_, &EngineService::jobProgress, this, &EngineServiceClient::jobProgress);
+  connect(service_, &EngineService::jobFinished, this, &EngineServiceClient::jobFinished);
+  connect(service_, &EngineService::jobFailed, this, &EngineServiceClient::jobFailed);
+  connect(service_, &EngineService::jobCancelled, this, &EngineServiceClient::jobCancelled);
   api_poll_.setInterval(1000);
   connect(&api_poll_, &QTimer::timeout, this, [this] {
     if (api_running_) emit localApiStatus(service_->local_api_status());
@@ -74,6 +78,15 @@ void EngineServiceClient::generate(ui::RequestId id, const ui::GenerationRequest
 }
 
 void EngineServiceClient::cancel(ui::RequestId id) { service_->cancel(id); }
+
+void EngineServiceClient::startJob(qint64 job_id, std::shared_ptr<BackgroundJob> job) {
+  EngineService* service = service_;
+  QMetaObject::invokeMethod(
+      service, [service, job_id, job = std::move(job)]() mutable { service->start_job(job_id, std::move(job)); },
+      Qt::QueuedConnection);
+}
+
+void EngineServiceClient::cancelJob(qint64 job_id) { service_->cancel_job(job_id); }
 
 void EngineServiceClient::configureLocalApi(const ui::LocalApiRequest& request) {
   EngineService* service = service_;

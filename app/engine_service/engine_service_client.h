@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "engine/engine_client.h"
+#include "engine_service/background_job.h"
 #include "engine_service/chat_engine.h"
 
 namespace hearth::app {
@@ -27,6 +28,17 @@ class EngineServiceClient final : public ui::EngineClient {
   void generate(ui::RequestId id, const ui::GenerationRequest& request) override;
   void cancel(ui::RequestId id) override;
   void configureLocalApi(const ui::LocalApiRequest& request) override;
+
+  // A long job on the engine thread, a step at a time between replies
+  // (EngineService::start_job); its figures arrive as the job* signals.
+  void startJob(qint64 job_id, std::shared_ptr<BackgroundJob> job);
+  void cancelJob(qint64 job_id);
+
+ signals:
+  void jobProgress(qint64 job_id, double fraction, const QString& activity);
+  void jobFinished(qint64 job_id);
+  void jobFailed(qint64 job_id, const QString& message);
+  void jobCancelled(qint64 job_id);
 
  private:
   // While the local API runs, its figures are read about once a second

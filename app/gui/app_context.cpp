@@ -6,6 +6,7 @@
 #include <hearth/models/machine_info.h>
 
 #include "common/settings_store.h"
+#include "compare/compare_controller.h"
 #include "common/version.h"
 #include "documents/engine_embedding.h"
 #include "documents/pdf_extractor.h"
@@ -76,7 +77,8 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
   // each other while the main one stays unloaded.
   auto make_local = [logger = options_.engine_logger] { return make_default_chat_engine(QString(), logger); };
   engine = std::make_unique<RoutingChatEngine>(std::move(engine), endpoints, make_local, options_.engine_logger);
-  engine_ = new EngineServiceClient(std::move(engine), this);
+  auto* engine_client = new EngineServiceClient(std::move(engine), this);
+  engine_ = engine_client;
 
   QSettings* qs = qsettings_.get();
   settings_ = new ui::SettingsController(
@@ -101,6 +103,11 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
                                                QString::fromStdString(models::default_models_dir().string()), this);
   auto_model_ = new ui::AutoModelController(settings_, model_, backends_,
                                             QString::fromStdString(models::default_models_dir().string()), this);
+  // Compare levels: jobs on the engine thread's queue; charts and partial
+  // files under the data directory.
+  compare_ = new CompareController(engine_client, settings_, dir.filePath(QStringLiteral("compare")),
+                                   dir.filePath(QStringLiteral("compare/work")),
+                                   QStringLiteral(":/Hearth/Ui/resources/compare/builtin-prompts.jsonl"), this);
   // Imported conversations appear in the sidebar.
   connect(archive_, &ui::ArchiveController::imported, chat_, &ui::ChatController::refreshConversations);
 }
@@ -112,6 +119,8 @@ AppContext::~AppContext() {
   // dropped with the receiver). The controller then flushes its last writes
   // into the queue, and deleting the executor drains and joins it.
   storage_->drain();
+  delete compare_;  // cancels a running comparison before the engine goes
+  compare_ = nullptr;
   delete documents_;
   documents_ = nullptr;
   delete auto_model_;
@@ -150,6 +159,7 @@ bool AppContext::show(QQmlApplicationEngine& qml) {
       {QStringLiteral("speculation"), QVariant::fromValue(speculation_)},
       {QStringLiteral("autoModel"), QVariant::fromValue(auto_model_)},
       {QStringLiteral("documents"), QVariant::fromValue(documents_)},
+      {QStringLiteral("compare"), QVariant::fromValue(static_cast<QObject*>(compare_))},
       {QStringLiteral("model"), QVariant::fromValue(model_)},
       {QStringLiteral("settings"), QVariant::fromValue(settings_)},
       {QStringLiteral("storageNotice"), storage_problem_},
@@ -178,6 +188,7 @@ void AppContext::start_gpu_probe(QObject* window) {
         this,
         [this, target, free_bytes] {
           if (target) target->setProperty("gpuFreeBytes", free_bytes);
+          if (compare_) compare_->set_vram_free_bytes(static_cast<uint64_t>(free_bytes));
           emit gpuProbed(free_bytes);
         },
         Qt::QueuedConnection);

@@ -33,6 +33,8 @@ class ModelDownloads;
 
 namespace hearth::app {
 
+class CompareController;
+
 struct AppOptions {
   QString data_dir;           // required
   QString model_path;         // from --model; empty: the last model
@@ -66,6 +68,7 @@ class AppContext : public QObject {
   ui::SpeculationController* speculation() const { return speculation_; }
   ui::AutoModelController* auto_model() const { return auto_model_; }
   ui::DocumentsController* documents() const { return documents_; }
+  CompareController* compare() const { return compare_; }
   ui::BackendsController* backends() const { return backends_; }
   const QString& data_dir() const { return options_.data_dir; }
 
@@ -93,6 +96,7 @@ class AppContext : public QObject {
   ui::SpeculationController* speculation_ = nullptr;
   ui::AutoModelController* auto_model_ = nullptr;
   ui::DocumentsController* documents_ = nullptr;
+  CompareController* compare_ = nullptr;
   ui::ChatController* chat_ = nullptr;
   ui::ArchiveController* archive_ = nullptr;
   ui::ModelDownloads* downloads_ = nullptr;

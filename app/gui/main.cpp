@@ -1,7 +1,7 @@
 // hearth: the desktop app. Parses the command line, sets up logging and hands
 // over to AppContext, which builds the window.
 #include <QDir>
-#include <QGuiApplication>
+#include <QApplication>
 #include <QIcon>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
@@ -37,7 +37,7 @@ QStringList raw_arguments(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using hearth::app::CommandLine;
-  // Parsed before QGuiApplication so --version and --help work without a display.
+  // Parsed before QApplication so --version and --help work without a display.
   const CommandLine cli = hearth::app::parse_command_line(raw_arguments(argc, argv));
   switch (cli.action) {
     case CommandLine::Action::PrintVersion:
@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
     return 3;
   }
 
-  QGuiApplication app(argc, argv);
+  // QApplication, not QGuiApplication: Compare levels draws its chart with Qt
+  // Charts, which is built on Graphics View (Qt Widgets).
+  QApplication app(argc, argv);
   QGuiApplication::setApplicationName(QStringLiteral("Hearth"));
   QGuiApplication::setOrganizationName(QStringLiteral("Hearth"));
   QGuiApplication::setApplicationVersion(QString::fromLatin1(hearth::kVersion));
@@ -92,5 +94,5 @@ int main(int argc, char** argv) {
     logger->error("the main window could not be created");
     return 1;
   }
-  return QGuiApplication::exec();
+  return QApplication::exec();
 }

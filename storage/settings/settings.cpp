@@ -45,6 +45,9 @@ Settings clamp_settings(Settings s) {
                                    defaults.auto_model.min_confidence);
   am.min_familiarity = clamp_finite(am.min_familiarity, L::kMinRouteScore, L::kMaxRouteScore,
                                     defaults.auto_model.min_familiarity);
+  auto& qf = s.quality_floor;
+  qf.top1_percent = clamp_finite(qf.top1_percent, L::kMinTop1Floor, L::kMaxTop1Floor, defaults.quality_floor.top1_percent);
+  qf.kld_max = clamp_finite(qf.kld_max, L::kMinKldFloor, L::kMaxKldFloor, defaults.quality_floor.kld_max);
 
   // Endpoints without an id or a URL, or with an id seen before (their keys
   // would collide in the secret store), are dropped.
@@ -87,6 +90,8 @@ const char* to_string(SpeculationMode mode) {
   }
   return "ngram";
 }
+
+const char* to_string(QualityFloorKind kind) { return kind == QualityFloorKind::Kld ? "kld" : "top1"; }
 
 const char* to_string(Theme theme) {
   switch (theme) {

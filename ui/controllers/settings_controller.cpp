@@ -124,6 +124,12 @@ void SettingsController::set_auto_model(const settings::AutoModelSettings& auto_
   commit(std::move(next));
 }
 
+void SettingsController::set_quality_floor(settings::QualityFloorSettings floor) {
+  settings::Settings next = settings_;
+  next.quality_floor = floor;
+  commit(std::move(next));
+}
+
 void SettingsController::set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                                           std::optional<settings::LoadSettings> loaded_with) {
   const bool reload_before = needsReload();

@@ -72,6 +72,8 @@ class SettingsController : public QObject {
   // The remote endpoints (Settings -> Backends); never their keys.
   void set_remote_endpoints(std::vector<settings::RemoteEndpointSettings> endpoints);
   void set_auto_model(const settings::AutoModelSettings& auto_model);
+  // Compare levels' quality floor (clamped like every setting).
+  void set_quality_floor(settings::QualityFloorSettings floor);
   // The model's shape and the settings it was loaded with (nullopt: no model).
   void set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                         std::optional<settings::LoadSettings> loaded_with);

@@ -202,6 +202,11 @@ void PickerViewModel::refresh_installed() {
   }
 }
 
+void PickerViewModel::rescanInstalled() {
+  refresh_installed();
+  if (!visible_.empty()) emit dataChanged(index(0), index(static_cast<int>(visible_.size()) - 1), {VariantsRole, InstalledQuantsRole});
+}
+
 void PickerViewModel::refresh_row(const QString& id) {
   for (size_t row = 0; row < visible_.size(); ++row) {
     if (QString::fromStdString(entries_[visible_[row]].model.id) == id) {

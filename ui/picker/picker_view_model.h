@@ -125,6 +125,11 @@ class PickerViewModel : public QAbstractListModel {
   Q_INVOKABLE bool importLocalFile(const QString& path);
   Q_INVOKABLE bool addFromUrl(const QString& url);
   Q_INVOKABLE QString formatBytes(double bytes) const;
+  // The file of an installed variant ("" when not installed): Compare levels
+  // reads the levels it can compare from here.
+  Q_INVOKABLE QString installedPath(const QString& id, const QString& quant) const { return installed_path(id, quant); }
+  // Scans the models folder again (a level made by Compare levels appears).
+  Q_INVOKABLE void rescanInstalled();
   Q_INVOKABLE void clearError();
 
  signals:

@@ -19,6 +19,8 @@ ApplicationWindow {
     property AutoModelController autoModel: null
     // The Documents page; null where the app does not offer it.
     property DocumentsController documents: null
+    // Compare levels (app/compare/compare_controller.h): set by the app.
+    property QtObject compare: null
     property string storageNotice: ""
     property string appVersion: Qt.application.version
     // Free VRAM of the GPU a load would use (0 without one), for the picker.
@@ -194,6 +196,8 @@ ApplicationWindow {
                 }
                 PickerPage {
                     id: pickerPage
+                    objectName: "pickerPage"
+                    compare: window.compare
                     onBackRequested: window.showChat()
                     // The picker's context and KV settings follow the app's, so
                     // its fit estimates match what a load will allocate.

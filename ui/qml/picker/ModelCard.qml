@@ -24,6 +24,8 @@ Rectangle {
     required property var variants
     required property string recommendedQuant
     required property var installedQuants
+    // Compare levels was asked for on this model (PickerPage opens it).
+    signal compareRequested()
 
     property int selected: {
         for (let i = 0; i < variants.length; ++i)
@@ -198,6 +200,12 @@ Rectangle {
                 visible: !!card.current.installed
                 text: qsTr("Delete")
                 onClicked: card.picker.remove(card.modelId, card.current.quant)
+            }
+            Button {
+                objectName: "compareLevelsButton"
+                visible: card.installedQuants.length > 0 && card.kind !== "embedding"
+                text: qsTr("Compare levels…")
+                onClicked: card.compareRequested()
             }
             Item { Layout.fillWidth: true }
         }

@@ -9,6 +9,8 @@ Page {
     property PickerViewModel picker: PickerViewModel {}
     // Models the configured remote endpoints serve, offered beside the files.
     property BackendsController backends: null
+    // Compare levels; null hides the card's button.
+    property QtObject compare: null
     signal backRequested()
     signal remoteModelChosen(string path)
 
@@ -119,7 +121,32 @@ Page {
         delegate: ModelCard {
             width: list.width
             picker: page.picker
+            onCompareRequested: page.openCompare(modelId, name, variants)
         }
         ScrollBar.vertical: ScrollBar {}
+    }
+
+    // Made on first use: its chart (Qt Charts) needs the app's QApplication.
+    function openCompare(id, name, variants) {
+        compareLoader.active = true
+        const d = compareLoader.item
+        d.modelId = id
+        d.modelName = name
+        d.variants = variants
+        d.open()
+    }
+    Loader {
+        id: compareLoader
+        active: false
+        sourceComponent: CompareLevelsPage {
+            objectName: "compareLevels"
+            picker: page.picker
+            compare: page.compare
+            parent: Overlay.overlay
+            width: Math.min(1100, page.width - 40)
+            height: page.height - 40
+            x: (page.width - width) / 2
+            y: 20
+        }
     }
 }

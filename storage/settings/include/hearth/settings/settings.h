@@ -99,6 +99,21 @@ struct AutoModelSettings {
   friend bool operator==(const AutoModelSettings&, const AutoModelSettings&) = default;
 };
 
+// Compare levels (the picker): the quality floor a level must meet to be
+// recommended, in one of two terms. Top1: the level's most likely next token
+// equals the best level's at least `top1_percent` % of the time ("answers
+// agree with the best level at least 90 % of the time"). Kld: the mean KL
+// divergence from the best level is at most `kld_max` nats.
+enum class QualityFloorKind { Top1, Kld };
+
+struct QualityFloorSettings {
+  QualityFloorKind kind = QualityFloorKind::Top1;
+  double top1_percent = 90.0;
+  double kld_max = 0.05;
+
+  friend bool operator==(const QualityFloorSettings&, const QualityFloorSettings&) = default;
+};
+
 struct Settings {
   std::string system_prompt = "You are a helpful assistant.";
   SamplingSettings sampling;
@@ -116,6 +131,7 @@ struct Settings {
   bool response_cache = false;
   std::vector<RemoteEndpointSettings> remote_endpoints;
   AutoModelSettings auto_model;
+  QualityFloorSettings quality_floor;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -144,6 +160,10 @@ struct SettingsLimits {
   static constexpr size_t kMaxUrlBytes = 2048;
   static constexpr double kMinRouteScore = -20.0;  // nats per token
   static constexpr double kMaxRouteScore = 0.0;
+  static constexpr double kMinTop1Floor = 50.0;
+  static constexpr double kMaxTop1Floor = 100.0;
+  static constexpr double kMinKldFloor = 0.0001;
+  static constexpr double kMaxKldFloor = 2.0;
 };
 
 // Brings every field into its valid range (a hand-edited or old settings file
@@ -154,6 +174,7 @@ const char* to_string(KvCacheType type);
 const char* to_string(OverflowPolicy policy);
 const char* to_string(Theme theme);
 const char* to_string(SpeculationMode mode);  // "off", "ngram", "draft"
+const char* to_string(QualityFloorKind kind);  // "top1", "kld"
 
 
 }  // namespace hearth::settings

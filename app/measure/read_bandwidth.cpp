@@ -1,4 +1,4 @@
-#include "read_bandwidth.h"
+#include "measure/read_bandwidth.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace hearth::cli {
+namespace hearth::measure {
 namespace {
 
 // Sums 64-bit words with independent accumulators so the loop is bound by
@@ -75,4 +75,4 @@ double ReadBandwidthProbe::measure(int passes) const {
   return best;
 }
 
-}  // namespace hearth::cli
+}  // namespace hearth::measure

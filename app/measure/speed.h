@@ -11,9 +11,9 @@
 #include <functional>
 #include <vector>
 
-#include "read_bandwidth.h"
+#include "measure/read_bandwidth.h"
 
-namespace hearth::cli {
+namespace hearth::measure {
 
 struct SpeedOptions {
   int64_t pp = 512;  // prompt tokens per pp run (0: none)
@@ -55,4 +55,4 @@ int64_t speed_context(const SpeedOptions& options);
 Result<SpeedRuns> measure_speed(const model::Model& model, backend::Backend& backend, DType kv_type,
                                 const SpeedOptions& options, const SpeedHooks& hooks = {});
 
-}  // namespace hearth::cli
+}  // namespace hearth::measure

@@ -1,4 +1,4 @@
-#include "bench_measure.h"
+#include "measure/speed.h"
 
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/sampling/sampler.h>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace hearth::cli {
+namespace hearth::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -78,4 +78,4 @@ Result<SpeedRuns> measure_speed(const model::Model& model, backend::Backend& be,
   return runs;
 }
 
-}  // namespace hearth::cli
+}  // namespace hearth::measure

@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace hearth::cli {
+namespace hearth::measure {
 
 class ReadBandwidthProbe {
  public:
@@ -37,4 +37,4 @@ class ReadBandwidthProbe {
   int threads_ = 1;
 };
 
-}  // namespace hearth::cli
+}  // namespace hearth::measure

@@ -1,0 +1,314 @@
+#include "compare/compare_controller.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QLocale>
+#include <QRegularExpression>
+#include <QThread>
+#include <hearth/engine/tools/quant_mix.h>
+#include <hearth/models/machine_info.h>
+#include <hearth/models/model_registry.h>
+
+#include <algorithm>
+
+#include "compare/chart_image.h"
+#include "compare/recommend.h"
+#include "controllers/settings_controller.h"
+
+namespace hearth::app {
+
+// The job as the engine thread runs it. The controller reads the result only
+// after jobFinished, when the engine thread no longer touches the job.
+class CompareController::Adapter final : public BackgroundJob {
+ public:
+  explicit Adapter(std::unique_ptr<compare::CompareJob> job) : job_(std::move(job)) {}
+  Result<bool> step() override { return job_->step(); }
+  double progress() const override {
+    const auto planned = job_->steps_planned();
+    return planned > 0 ? std::min(1.0, static_cast<double>(job_->steps_done()) / static_cast<double>(planned)) : 0.0;
+  }
+  std::string activity() const override { return job_->activity(); }
+  const compare::JobResult& result() const { return job_->result(); }
+
+ private:
+  std::unique_ptr<compare::CompareJob> job_;
+};
+
+namespace {
+
+QString text(const std::string& s) { return QString::fromStdString(s); }
+
+bool is_float_source(const QString& quant) {
+  const QString q = quant.toUpper();
+  return q == QLatin1String("F32") || q == QLatin1String("F16") || q == QLatin1String("BF16");
+}
+
+}  // namespace
+
+CompareController::CompareController(EngineServiceClient* engine, ui::SettingsController* settings, QString output_dir,
+                                     QString work_dir, QString builtin_prompts, QObject* parent)
+    : QObject(parent),
+      engine_(engine),
+      settings_(settings),
+      output_dir_(std::move(output_dir)),
+      work_dir_(std::move(work_dir)),
+      builtin_prompts_(std::move(builtin_prompts)) {
+  connect(engine_, &EngineServiceClient::jobProgress, this, [this](qint64 id, double fraction, const QString& what) {
+    if (id != job_id_) return;
+    // The plan grows once the base has cut the text into windows; the bar
+    // never moves back.
+    progress_ = std::max(progress_, fraction);
+    activity_ = what;
+    emit progressChanged();
+  });
+  connect(engine_, &EngineServiceClient::jobFinished, this, &CompareController::on_finished);
+  connect(engine_, &EngineServiceClient::jobFailed, this, &CompareController::on_ended);
+  connect(engine_, &EngineServiceClient::jobCancelled, this, [this](qint64 id) { on_ended(id, {}); });
+  connect(settings_, &ui::SettingsController::changed, this, [this] {
+    update_recommendation();
+    emit floorChanged();
+  });
+}
+
+CompareController::~CompareController() {
+  if (job_id_ != 0) engine_->cancelJob(job_id_);
+}
+
+QVariantList CompareController::levelChoices(const QVariantList& installed, const QStringList& quants) const {
+  QVariantList out;
+  QStringList have;
+  QString source, source_quant;
+  for (const auto& v : installed) {
+    const auto m = v.toMap();
+    const QString quant = m.value(QStringLiteral("quant")).toString();
+    const QString path = m.value(QStringLiteral("path")).toString();
+    if (quant.isEmpty() || path.isEmpty()) continue;
+    have << quant.toUpper();
+    out.append(QVariantMap{{QStringLiteral("quant"), quant}, {QStringLiteral("path"), path},
+                           {QStringLiteral("make"), false}, {QStringLiteral("makeFrom"), QString()}});
+    if (is_float_source(quant) &&
+        (source.isEmpty() || compare::level_rank(quant.toStdString()) > compare::level_rank(source_quant.toStdString()))) {
+      source = path;
+      source_quant = quant;
+    }
+  }
+  if (source.isEmpty()) return out;
+  const QFileInfo src(source);
+  for (const auto& quant : quants) {
+    if (have.contains(quant.toUpper())) continue;
+    if (!tools::quant_target_from_name(quant.toStdString()).ok()) continue;
+    if (compare::level_rank(quant.toStdString()) >= compare::level_rank(source_quant.toStdString())) continue;
+    const QString made = src.dir().filePath(src.completeBaseName() + QLatin1Char('-') + quant.toUpper() +
+                                            QStringLiteral(".gguf"));
+    const bool exists = QFileInfo::exists(made);  // made by an earlier comparison
+    out.append(QVariantMap{{QStringLiteral("quant"), quant}, {QStringLiteral("path"), made},
+                           {QStringLiteral("make"), !exists}, {QStringLiteral("makeFrom"), exists ? QString() : source}});
+  }
+  return out;
+}
+
+bool CompareController::start(const QString& model_id, const QString& model_name, const QVariantList& levels,
+                              const QString& prompts) {
+  const auto fail = [this](const QString& message) {
+    error_ = message;
+    emit stateChanged();
+    return false;
+  };
+  if (job_id_ != 0) return fail(tr("A comparison is already running."));
+  std::vector<compare::LevelSpec> specs;
+  for (const auto& v : levels) {
+    const auto m = v.toMap();
+    compare::LevelSpec spec;
+    spec.label = m.value(QStringLiteral("quant")).toString().toStdString();
+    spec.path = m.value(QStringLiteral("path")).toString().toStdString();
+    if (m.value(QStringLiteral("make")).toBool()) {
+      auto target = tools::quant_target_from_name(spec.label);
+      if (!target.ok()) return fail(QString::fromStdString(target.error().message));
+      spec.make = *target;
+      spec.make_from = m.value(QStringLiteral("makeFrom")).toString().toStdString();
+    }
+    specs.push_back(std::move(spec));
+  }
+  if (specs.size() < 2 || specs.size() > 4) return fail(tr("Choose 2 to 4 levels."));
+  // The base: the highest level Hearth has (a made level cannot be the base).
+  std::vector<compare::LevelSpec> have;
+  for (const auto& s : specs) {
+    if (!s.make) have.push_back(s);
+  }
+  const auto base = compare::highest_level(have);
+  if (!base) return fail(tr("Choose at least one level Hearth already has: the best one is the reference."));
+  for (const auto& s : specs) {
+    if (s.make && compare::level_rank(s.label) > compare::level_rank(have[*base].label)) {
+      return fail(tr("%1 would be made, but it is better than every level chosen; choose the level it is made from too.")
+                      .arg(text(s.label)));
+    }
+  }
+  compare::JobOptions o;
+  o.base = have[*base];
+  for (const auto& s : specs) {
+    if (s.path != o.base.path) o.levels.push_back(s);
+  }
+  // The prompt set.
+  const QString prompt_file = prompts == QLatin1String("builtin") ? builtin_prompts_ : prompts;
+  QFile f(prompt_file);
+  if (!f.open(QIODevice::ReadOnly)) return fail(tr("%1: cannot read the prompts").arg(prompt_file));
+  const QByteArray content = f.read(64 << 20);
+  auto set = compare::parse_prompt_file(prompt_file.toStdString(), std::string_view(content.constData(), content.size()));
+  if (!set.ok()) return fail(QString::fromStdString(set.error().message));
+  o.inputs = std::move(*set);
+  const auto& st = settings_->settings();
+  o.fit_kv.n_ctx = static_cast<uint32_t>(st.load.context_length);
+  o.fit_kv.kv_type = st.load.kv_cache_type == settings::KvCacheType::Q8_0 ? models::KvType::Q8_0 : models::KvType::F16;
+  o.machine.ram_available_bytes = models::available_ram_bytes().value_or(0);
+  o.machine.vram_free_bytes = vram_free_;
+  o.threads = std::clamp(QThread::idealThreadCount(), 1, 8);
+  o.work_dir = work_dir_.toStdString();
+  auto job = compare::CompareJob::create(std::move(o));
+  if (!job.ok()) return fail(QString::fromStdString(job.error().message));
+
+  model_id_ = model_id;
+  model_name_ = model_name;
+  error_.clear();
+  progress_ = 0;
+  activity_ = tr("waiting for the engine");
+  adapter_ = std::make_shared<Adapter>(std::move(*job));
+  job_id_ = ++next_id_;
+  engine_->startJob(job_id_, adapter_);
+  emit stateChanged();
+  emit progressChanged();
+  return true;
+}
+
+void CompareController::cancel() {
+  if (job_id_ == 0) return;
+  engine_->cancelJob(job_id_);
+  // The engine thread holds the last reference: the job and its files go there.
+  adapter_.reset();
+}
+
+void CompareController::on_finished(qint64 id) {
+  if (id != job_id_) return;
+  if (!adapter_) {  // cancelled while its last step ran: nothing to show
+    on_ended(id, {});
+    return;
+  }
+  const compare::JobResult result = adapter_->result();
+  adapter_.reset();
+  job_id_ = 0;
+  // Made levels are kept and registered beside the file they came from, under
+  // the card's model so the picker lists them as installed.
+  for (const auto& l : result.levels) {
+    if (!l.made) continue;
+    const std::filesystem::path path(l.path);
+    models::InstalledModel m;
+    m.path = path;
+    m.size_bytes = l.file_bytes;
+    m.quant = l.label;
+    m.catalog_id = model_id_.toStdString();
+    const auto st = models::ModelRegistry(path.parent_path()).record(m);
+    if (!st.ok()) qWarning("compare levels: %s", st.error().message.c_str());
+    emit levelMade(text(l.path));
+  }
+  publish(result);
+  emit stateChanged();
+  emit finished();
+}
+
+void CompareController::on_ended(qint64 id, const QString& message) {
+  if (id != job_id_) return;
+  adapter_.reset();
+  job_id_ = 0;
+  error_ = message;
+  activity_ = message.isEmpty() ? tr("cancelled") : QString();
+  emit stateChanged();
+  emit progressChanged();
+}
+
+void CompareController::publish(const compare::JobResult& result) {
+  last_ = result;
+  results_.clear();
+  for (const auto& l : result.levels) {
+    QStringList answers;
+    for (const auto& a : l.answers) answers << text(a);
+    results_.append(QVariantMap{
+        {QStringLiteral("quant"), text(l.label)},
+        {QStringLiteral("path"), text(l.path)},
+        {QStringLiteral("isBase"), l.is_base},
+        {QStringLiteral("made"), l.made},
+        {QStringLiteral("fileBytes"), static_cast<double>(l.file_bytes)},
+        {QStringLiteral("memoryBytes"), static_cast<double>(l.memory_bytes)},
+        {QStringLiteral("fits"), QString::fromLatin1(models::to_string(l.fit))},
+        {QStringLiteral("ppTps"), l.pp_tps},
+        {QStringLiteral("tgTps"), l.tg_tps},
+        {QStringLiteral("kldMean"), l.kld_mean},
+        {QStringLiteral("kldP99"), l.kld_p99},
+        {QStringLiteral("top1"), l.top1},
+        {QStringLiteral("greedySame"), l.greedy_same},
+        {QStringLiteral("answers"), answers},
+    });
+  }
+  prompts_.clear();
+  for (const auto& p : result.prompts) prompts_ << text(p);
+  // The chart goes to a known place on every run (Save chart copies the view).
+  QString safe = model_name_;
+  safe.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+  if (safe.isEmpty()) safe = QStringLiteral("model");
+  chart_path_ = QDir(output_dir_).filePath(safe + QStringLiteral("-levels.png"));
+  QString chart_error;
+  if (!compare::write_chart_png(result, tr("%1: memory, drift and speed per level").arg(model_name_), chart_path_,
+                                chart_error)) {
+    error_ = chart_error;
+    chart_path_.clear();
+  }
+  update_recommendation();
+}
+
+void CompareController::update_recommendation() {
+  const auto& floor = settings_->settings().quality_floor;
+  recommended_.clear();
+  if (last_.levels.empty()) {
+    recommendation_.clear();
+  } else if (const auto pick = compare::recommend_level(last_.levels, floor)) {
+    const auto& l = last_.levels[*pick];
+    recommended_ = text(l.label);
+    recommendation_ = tr("%1: the smallest level that fits this machine (%2) and meets your quality floor (%3).")
+                          .arg(recommended_, formatBytes(static_cast<double>(l.memory_bytes)),
+                               text(compare::describe_floor(floor)));
+  } else {
+    recommendation_ = tr("No level both fits this machine and meets your quality floor (%1).")
+                          .arg(text(compare::describe_floor(floor)));
+  }
+  emit resultsChanged();
+}
+
+QString CompareController::floorKind() const {
+  return QString::fromLatin1(settings::to_string(settings_->settings().quality_floor.kind));
+}
+
+void CompareController::setFloorKind(const QString& kind) {
+  auto f = settings_->settings().quality_floor;
+  f.kind = kind == QLatin1String("kld") ? settings::QualityFloorKind::Kld : settings::QualityFloorKind::Top1;
+  settings_->set_quality_floor(f);
+}
+
+double CompareController::floorValue() const {
+  const auto& f = settings_->settings().quality_floor;
+  return f.kind == settings::QualityFloorKind::Kld ? f.kld_max : f.top1_percent;
+}
+
+void CompareController::setFloorValue(double value) {
+  auto f = settings_->settings().quality_floor;
+  (f.kind == settings::QualityFloorKind::Kld ? f.kld_max : f.top1_percent) = value;
+  settings_->set_quality_floor(f);
+}
+
+QString CompareController::floorText() const {
+  return tr("A level qualifies when %1.").arg(text(compare::describe_floor(settings_->settings().quality_floor)));
+}
+
+QString CompareController::formatBytes(double bytes) const {
+  return text(models::format_bytes(static_cast<uint64_t>(std::max(0.0, bytes))));
+}
+
+}  // namespace hearth::app

@@ -1,0 +1,110 @@
+// Compare levels (the picker's model card): which levels of a model can be
+// compared, the comparison as a job on the engine thread's queue (a step at a
+// time between chat replies, with progress and cancel), and its outcome for
+// QML: the table, the answers side by side, the chart written as a PNG, and
+// the recommendation "smallest level within your quality floor that fits".
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVariantList>
+
+#include <memory>
+
+#include "compare/compare_job.h"
+#include "engine_service/engine_service_client.h"
+
+namespace hearth::ui {
+class SettingsController;
+}
+
+namespace hearth::app {
+
+class CompareController : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(bool running READ running NOTIFY stateChanged)
+  Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
+  Q_PROPERTY(QString activity READ activity NOTIFY progressChanged)
+  Q_PROPERTY(QString error READ error NOTIFY stateChanged)
+  Q_PROPERTY(QVariantList results READ results NOTIFY resultsChanged)
+  Q_PROPERTY(QStringList prompts READ prompts NOTIFY resultsChanged)
+  Q_PROPERTY(QString recommended READ recommended NOTIFY resultsChanged)
+  Q_PROPERTY(QString recommendation READ recommendation NOTIFY resultsChanged)
+  Q_PROPERTY(QString chartPath READ chartPath NOTIFY resultsChanged)
+  Q_PROPERTY(QString floorKind READ floorKind WRITE setFloorKind NOTIFY floorChanged)
+  Q_PROPERTY(double floorValue READ floorValue WRITE setFloorValue NOTIFY floorChanged)
+  Q_PROPERTY(QString floorText READ floorText NOTIFY floorChanged)
+
+ public:
+  // `engine` runs the job; `settings` holds the quality floor and the context
+  // the memory figures assume; charts go to `output_dir`, partial files to
+  // `work_dir`. `builtin_prompts` is the shipped prompt set (JSONL).
+  CompareController(EngineServiceClient* engine, ui::SettingsController* settings, QString output_dir,
+                    QString work_dir, QString builtin_prompts, QObject* parent = nullptr);
+  ~CompareController() override;
+
+  // The levels a card offers: each installed variant ({quant, path}), and each
+  // catalog quant Hearth can make with the quantizer from an installed
+  // F32/F16/BF16 file (a file beside it: <source>-<QUANT>.gguf). Maps of
+  // quant, path, make (bool), makeFrom.
+  Q_INVOKABLE QVariantList levelChoices(const QVariantList& installed, const QStringList& quants) const;
+  // Starts the comparison of 2-4 chosen levels (levelChoices' maps) of the
+  // catalog model `model_id` on `prompts`: "builtin" or a file (.jsonl
+  // prompts, anything else a text). False with `error` set when the choice
+  // cannot run.
+  Q_INVOKABLE bool start(const QString& model_id, const QString& model_name, const QVariantList& levels,
+                         const QString& prompts);
+  Q_INVOKABLE void cancel();
+  Q_INVOKABLE QString formatBytes(double bytes) const;
+
+  bool running() const { return job_id_ != 0; }
+  double progress() const { return progress_; }
+  QString activity() const { return activity_; }
+  QString error() const { return error_; }
+  QVariantList results() const { return results_; }
+  QStringList prompts() const { return prompts_; }
+  QString recommended() const { return recommended_; }
+  QString recommendation() const { return recommendation_; }
+  QString chartPath() const { return chart_path_; }
+  QString floorKind() const;
+  void setFloorKind(const QString& kind);
+  double floorValue() const;
+  void setFloorValue(double value);
+  QString floorText() const;
+  // Machine figures the fit assumes (the picker's): free VRAM from the probe.
+  void set_vram_free_bytes(uint64_t bytes) { vram_free_ = bytes; }
+
+ signals:
+  void stateChanged();
+  void progressChanged();
+  void resultsChanged();
+  void floorChanged();
+  // A level made by the quantizer was kept and registered (the picker rescans).
+  void levelMade(const QString& path);
+  void finished();
+
+ private:
+  class Adapter;
+  void on_finished(qint64 id);
+  void on_ended(qint64 id, const QString& message);
+  void publish(const compare::JobResult& result);
+  void update_recommendation();
+
+  EngineServiceClient* engine_;
+  ui::SettingsController* settings_;
+  QString output_dir_, work_dir_, builtin_prompts_;
+  std::shared_ptr<Adapter> adapter_;
+  qint64 job_id_ = 0;
+  qint64 next_id_ = 0;
+  QString model_id_, model_name_;
+  double progress_ = 0;
+  QString activity_, error_;
+  compare::JobResult last_;
+  QVariantList results_;
+  QStringList prompts_;
+  QString recommended_, recommendation_, chart_path_;
+  uint64_t vram_free_ = 0;
+};
+
+}  // namespace hearth::app
