@@ -224,7 +224,7 @@ Status write_importance(const ImportanceMatrix& matrix, const std::filesystem::p
     data.push_back(to_bytes(e.sums));
     data.push_back(to_bytes(e.counts));
   }
-  if (auto st = writer.begin(path); !st) return make_error(st.error().code, fmt::format("{}: {}", file, st.error().message));
+  HEARTH_CHECK(writer.begin(path));
   for (const auto& d : data) HEARTH_CHECK(writer.write_tensor_data(d));
   return writer.finish();
 }
