@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <string_view>
 
@@ -191,10 +192,17 @@ Result<ImportanceMatrix> read_gguf(const std::string& file) {
 
 Result<ImportanceMatrix> read_importance(const std::filesystem::path& path) {
   const std::string file = path.string();
-  HEARTH_TRY(const std::string bytes, read_regular_file(file, kMaxFileBytes, "importance matrix files"));
+  // The magic decides the layout; a GGUF file goes to the GGUF reader
+  // (which validates it), not through a second whole-file read here.
   uint32_t magic = 0;
-  if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error(ErrorCode::NotFound, fmt::format("{}: cannot open the importance matrix", file));
+    in.read(reinterpret_cast<char*>(&magic), 4);
+    if (in.gcount() != 4) magic = 0;
+  }
   if (magic == gguf::kMagic) return read_gguf(file);
+  HEARTH_TRY(const std::string bytes, read_regular_file(file, kMaxFileBytes, "importance matrix files"));
   return read_legacy(file, bytes);
 }
 
