@@ -1,5 +1,5 @@
 // Quantizing with an importance matrix against quantizing without, on the
-// bundled story model and the F32 fixture: the matrix is collected on the
+// bundled story model and the dense Llama F32 fixtures: the matrix is collected on the
 // default calibration text (resources/calibration/default.txt), and
 //  - every tensor's importance-weighted error sum_c imp[c] sum_r (w - q)^2
 //    (q dequantized with the scalar reference) is lower with it;
@@ -160,7 +160,8 @@ TEST_P(ImatrixQuantize, MeanKlDivergenceFromF32IsLowerWithImportance) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ImatrixQuantize,
                          ::testing::Values(Case{"stories260K.gguf", "stories260K"},
-                                           Case{"tiny-llama-f32.gguf", "tiny_llama_f32"}),
+                                           Case{"tiny-llama-f32.gguf", "tiny_llama_f32"},
+                                           Case{"tiny-llama31-f32.gguf", "tiny_llama31_f32"}),
                          [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace
