@@ -19,6 +19,7 @@ const std::vector<VerbEntry>& all_verbs() {
       {"bench-serve", "the local API server under concurrent streams: tok/s, TTFT, inter-token latency", run_bench_serve},
       {"perplexity", "perplexity over a text in the reference engine's sliding windows", run_perplexity},
       {"embed", "pooled, normalized sentence embeddings of texts", run_embed},
+      {"imatrix", "collect an importance matrix over a text, for quantize --imatrix", run_imatrix},
       {"compare", "KL divergence, top-1 agreement, perplexity, memory and speed against a base model", run_compare},
       {"tokenize", "text to token ids with a model's tokenizer", run_tokenize},
       {"detokenize", "token ids back to text", run_detokenize},

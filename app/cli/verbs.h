@@ -39,6 +39,7 @@ int run_info(const std::vector<std::string>& args);
 int run_quantize(const std::vector<std::string>& args);
 int run_serve(const std::vector<std::string>& args);
 int run_perplexity(const std::vector<std::string>& args);
+int run_imatrix(const std::vector<std::string>& args);
 int run_compare(const std::vector<std::string>& args);
 
 }  // namespace hearth::cli

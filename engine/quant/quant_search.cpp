@@ -225,7 +225,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 // the block scales are then quantized to six bits against one super-scale
 // and the codes recomputed for the rounded scales.
 void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh, uint8_t* q4,
-                             uint16_t* scales_h, uint8_t* scales_l) {
+                             uint16_t* scales_h, uint8_t* scales_l, const float* importance) {
   constexpr int kBlock = 32;
   constexpr int kTries = 7;
   const int8_t* values = kIq4Values;
@@ -234,6 +234,14 @@ void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh,
   uint8_t L[kQK_K];
   const int nblocks = super_block_size / kBlock;
 
+  // With importance weights, the error of value j counts importance[j] *
+  // sqrt(sigma2 + x_j^2) (sigma2: twice the mean square of the super-block),
+  // the reference's weighting; without, x_j^2.
+  float sigma2 = 0;
+  if (importance) {
+    for (int j = 0; j < super_block_size; ++j) sigma2 += x[j] * x[j];
+    sigma2 *= 2.f / static_cast<float>(super_block_size);
+  }
   std::memset(q4, 0, static_cast<size_t>(super_block_size / 2));
   *dh = fp32_to_fp16(0.f);
   float max_scale = 0, amax_scale = 0;
@@ -242,7 +250,7 @@ void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh,
     uint8_t* Lb = L + ib * kBlock;
     float amax = 0, max = 0;
     for (int j = 0; j < kBlock; ++j) {
-      weight[j] = xb[j] * xb[j];
+      weight[j] = importance ? importance[ib * kBlock + j] * std::sqrt(sigma2 + xb[j] * xb[j]) : xb[j] * xb[j];
       const float ax = std::fabs(xb[j]);
       if (ax > amax) {
         amax = ax;
@@ -264,7 +272,8 @@ void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh,
       sumqx += weight[j] * q * xb[j];
       sumq2 += weight[j] * q * q;
     }
-    d = sumqx / sumq2;
+    // Importance weights may all be zero (columns no token used).
+    d = importance && !(sumq2 > 0) ? 0.f : sumqx / sumq2;
     float best = d * sumqx;
     for (int itry = -kTries; itry <= kTries; ++itry) {
       id = (static_cast<float>(itry) + values[0]) / max;

@@ -45,8 +45,10 @@ using QxFn = decltype(&make_qx_quants);
 // IQ4 quantization of one super-block (shared by IQ4_NL with one 32-value
 // block and IQ4_XS with 8 sub-blocks). Writes d, the packed nibbles and, for
 // IQ4_XS, the six-bit sub-block scales.
+// `importance` (super_block_size values, or null) weights each value's
+// error as the reference does with an importance matrix.
 void quantize_iq4_superblock(int super_block_size, const float* x, uint16_t* dh, uint8_t* q4,
-                             uint16_t* scales_h, uint8_t* scales_l);
+                             uint16_t* scales_h, uint8_t* scales_l, const float* importance = nullptr);
 
 // The reference quantizer of a type (nullptr when there is none).
 using RowQuantizer = void (*)(const float*, void*, int64_t);

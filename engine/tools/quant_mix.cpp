@@ -108,7 +108,11 @@ DType mixed_type(QuantTarget target, const TensorContext& t) {
       case QuantTarget::Q4_K_M:
       case QuantTarget::Q5_K_M: return use_more_bits(il, nl) ? DType::Q6_K : type;
       case QuantTarget::IQ4_NL:
-      case QuantTarget::IQ4_XS: return il < nl / 8 ? DType::Q5_K : type;
+      case QuantTarget::IQ4_XS: return il < nl / 8 && !t.has_imatrix ? DType::Q5_K : type;
+      // With importance data the reference guards the first eighth of the
+      // layers' ffn_down with the offset formats; without, it leaves them.
+      case QuantTarget::Q4_0: return il < nl / 8 && t.has_imatrix ? DType::Q4_1 : type;
+      case QuantTarget::Q5_0: return il < nl / 8 && t.has_imatrix ? DType::Q5_1 : type;
       default: return type;
     }
   }

@@ -10,6 +10,7 @@
 #include <hearth/engine/gguf/writer.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
+#include <hearth/engine/quant/weighted.h>
 
 #include <algorithm>
 #include <cmath>
@@ -41,6 +42,10 @@ struct Job {
   uint64_t dst_row_bytes;
   quant::QuantizeFn fast;  // nullptr: use the reference quantize_row
   ErrorReport report;
+  // {row_length * n_mat} importance weights, or null; rows of matrix m (m =
+  // row / rows_per_matrix) use [m * row_length, (m + 1) * row_length).
+  const float* importance = nullptr;
+  int64_t rows_per_matrix = 1;
 };
 
 struct Partial {
@@ -59,7 +64,13 @@ void convert_rows(const Job& job, int64_t r0, int64_t r1, Partial& out) {
       out.status = st;
       return;
     }
-    if (job.fast) {
+    if (job.importance) {
+      const float* w = job.importance + (r / job.rows_per_matrix) * job.row_length;
+      if (auto st = quant::quantize_row_weighted(job.dst_type, row.data(), d, job.row_length, w); !st) {
+        out.status = st;
+        return;
+      }
+    } else if (job.fast) {
       job.fast(row.data(), d, job.row_length);
     } else if (auto st = quant::quantize_row(job.dst_type, row.data(), d, job.row_length); !st) {
       out.status = st;
@@ -123,6 +134,25 @@ int64_t model_gqa(const gguf::GgufFile& file) {
   return static_cast<int64_t>(**heads / **heads_kv);
 }
 
+// The importance weights of one tensor, or null when it has none or its type
+// takes none. The size must be the tensor's columns times its matrices (the
+// experts of a 3-D stack); the token embedding is exempt, as in the
+// reference (a lookup table whose entry, if any, comes from elsewhere).
+Result<const float*> importance_for(const QuantImportance* importance, const gguf::TensorInfo& t, DType type) {
+  if (!importance || !quant::takes_importance(type)) return static_cast<const float*>(nullptr);
+  const auto it = importance->weights.find(t.name);
+  if (it == importance->weights.end()) return static_cast<const float*>(nullptr);
+  const int64_t want = t.dims[0] * t.dims[2] * t.dims[3];
+  if (static_cast<int64_t>(it->second.size()) != want) {
+    if (t.name == "token_embd.weight") return static_cast<const float*>(nullptr);
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("tensor '{}': the importance matrix {} has {} values for it, the tensor needs {} "
+                                  "({} columns x {} matrices); was it collected on another model?",
+                                  t.name, importance->file, it->second.size(), want, t.dims[0], want / t.dims[0]));
+  }
+  return it->second.data();
+}
+
 }  // namespace
 
 Result<ErrorStats> tensor_error(DType type, const uint8_t* data, const float* reference, int64_t row_length,
@@ -184,10 +214,21 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
   }
   writer.add_metadata("general.quantization_version", gguf::make_uint32(2));
   writer.add_metadata("general.file_type", gguf::make_uint32(file_type_id(options.target)));
+  if (options.importance) {
+    // The keys the reference records, so tools that list them see where the weights came from.
+    writer.add_metadata("quantize.imatrix.file", gguf::make_string(options.importance->file));
+    if (!options.importance->dataset.empty()) {
+      writer.add_metadata("quantize.imatrix.dataset", gguf::make_string(options.importance->dataset));
+    }
+    writer.add_metadata("quantize.imatrix.entries_count",
+                        gguf::make_int32(static_cast<int32_t>(options.importance->weights.size())));
+    writer.add_metadata("quantize.imatrix.chunks_count", gguf::make_int32(static_cast<int32_t>(options.importance->chunks)));
+  }
 
   std::vector<DType> types;
   for (const auto* t : order) {
-    TensorContext ctx{t->name, t->n_dims, t->row_length(), layer_of(t->name), n_layer, n_gqa, has_output, n_expert};
+    TensorContext ctx{t->name, t->n_dims, t->row_length(), layer_of(t->name), n_layer, n_gqa, has_output, n_expert,
+                      options.importance != nullptr};
     const DType type = choose_tensor_type(options.target, ctx);
     types.push_back(type);
     gguf::TensorSpec spec{t->name, type, {}};
@@ -217,6 +258,10 @@ Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const 
     const bool blocks = traits(type).quantized;
     Job job{t.type, type, file.tensor_data(t).data(), out.data(), t.row_length(), src_rb, dst_rb,
             blocks ? kernels.get(type).quantize : nullptr, options.error_report};
+    auto imp = importance_for(options.importance.get(), t, type);
+    if (!imp.ok()) return fail(make_error(imp.error().code, fmt::format("{}: {}", where, imp.error().message)));
+    job.importance = *imp;
+    job.rows_per_matrix = std::max<int64_t>(1, t.dims[1]);
     TensorReport tr{t.name, t.type, type, t.elements(), out.size(), 0.0, 0.0};
     if (auto st = run_job(job, t.rows(), options.threads, tr); !st) {
       return fail(make_error(st.error().code, fmt::format("{}: tensor '{}': {}", where, t.name, st.error().message)));

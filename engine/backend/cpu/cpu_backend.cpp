@@ -74,7 +74,8 @@ class CpuBackend final : public Backend {
       : pool_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         kernels_(quant::select_kernels(quant::detect_cpu_features(), options.kernels == KernelChoice::Reference
                                                                           ? quant::KernelLevel::Scalar
-                                                                          : options.max_level)) {}
+                                                                          : options.max_level)),
+        observer_(options.observer) {}
 
   const char* name() const override { return "cpu"; }
 
@@ -156,6 +157,14 @@ class CpuBackend final : public Backend {
     for (size_t i = 0; i < nodes.size();) {
       size_t n = 1;
       group[0] = &nodes[i];
+      if (observer_) {
+        // One node at a time: the decode groups only batch what runs, and
+        // every product's input is still intact before its node runs.
+        if (nodes[i].op == Op::MatMul || nodes[i].op == Op::MatMulId) observer_->observe(nodes[i]);
+        run(nodes[i]);
+        ++i;
+        continue;
+      }
       while (n < group.size() && i + n < nodes.size() && cpu::can_share_decode(nodes[i], nodes[i + n], kernels_)) {
         group[n] = &nodes[i + n];
         ++n;
@@ -208,6 +217,7 @@ class CpuBackend final : public Backend {
 
   mutable cpu::ThreadPool pool_;
   quant::KernelTable kernels_;
+  MatmulObserver* observer_;  // not owned; null: none
   // Replaces the arena (no graph is running, and the previous graph's output
   // has been read by its caller).
   Status set_arena(uint64_t bytes) {

@@ -71,6 +71,24 @@ TEST(QuantMix, Q3AndQ5Mixes) {
   EXPECT_EQ(choose_tensor_type(QuantTarget::Q2_K, matrix("blk.7.ffn_down.weight", 32)), DType::Q3_K);
 }
 
+// The reference's rules that depend on an importance matrix: IQ4 keeps the
+// first eighth of the layers' ffn_down in IQ4 with one (Q5_K without), and
+// Q4_0/Q5_0 move it to Q4_1/Q5_1 only with one.
+TEST(QuantMix, ImportanceMatrixRulesForFfnDown) {
+  auto with = matrix("blk.1.ffn_down.weight", 32);
+  with.has_imatrix = true;
+  const auto without = matrix("blk.1.ffn_down.weight", 32);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::IQ4_XS, without), DType::Q5_K);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::IQ4_XS, with), DType::IQ4_XS);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::IQ4_NL, with), DType::IQ4_NL);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::Q4_0, without), DType::Q4_0);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::Q4_0, with), DType::Q4_1);
+  EXPECT_EQ(choose_tensor_type(QuantTarget::Q5_0, with), DType::Q5_1);
+  auto later = matrix("blk.4.ffn_down.weight", 32);
+  later.has_imatrix = true;
+  EXPECT_EQ(choose_tensor_type(QuantTarget::Q4_0, later), DType::Q4_0);
+}
+
 TEST(QuantMix, OneDimensionalTensorsStayF32) {
   TensorContext norm{"blk.0.attn_norm.weight", 1, 256, 0, 2, 1, true};
   for (QuantTarget t : all_quant_targets()) EXPECT_EQ(choose_tensor_type(t, norm), DType::F32);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
+#include <hearth/engine/backend/matmul_observer.h>
 #include <hearth/engine/quant/kernels.h>
 
 #include <memory>
@@ -21,6 +22,9 @@ struct CpuBackendOptions {
   // The highest instruction-set level Fastest may use: lower it to measure
   // what a CPU without AVX-512 (most laptops) gets from the same binary.
   quant::KernelLevel max_level = quant::KernelLevel::Avx512;
+  // Sees every MatMul/MatMulId input before the product runs (importance
+  // collection); not owned, must outlive the backend. Null: no observer.
+  MatmulObserver* observer = nullptr;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {});

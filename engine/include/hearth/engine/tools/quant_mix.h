@@ -42,6 +42,7 @@ struct TensorContext {
   int64_t n_gqa = 1;        // n_head / n_head_kv
   bool has_output = true;   // false when the output matrix is tied to token_embd
   int64_t n_expert = 0;     // {arch}.expert_count, 0 for dense models
+  bool has_imatrix = false; // quantizing with importance data (changes a few rules)
 };
 
 // True when the reference's rule `use_more_bits` asks for more bits in layer

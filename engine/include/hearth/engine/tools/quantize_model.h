@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,11 +35,26 @@ struct TensorReport {
 
 using TensorReportFn = std::function<void(const TensorReport&)>;
 
+// Importance data for the block searches (imatrix/importance.h,
+// quant_weights()): per weight name, each column's mean squared activation,
+// {cols * n_expert} for a stack of experts (expert e's at [e * cols, (e+1) *
+// cols)). Formats that take weights (quant/weighted.h) weigh each value's
+// error by them; a tensor without an entry quantizes as without.
+struct QuantImportance {
+  std::map<std::string, std::vector<float>> weights;
+  std::string file;     // recorded as quantize.imatrix.file
+  std::string dataset;  // quantize.imatrix.dataset (first dataset), may be empty
+  uint32_t chunks = 0;  // quantize.imatrix.chunks_count
+};
+
 struct QuantizeOptions {
   QuantTarget target = QuantTarget::Q8_0;
   int threads = 2;  // rows of each tensor are split between this many threads
   ErrorReport error_report = ErrorReport::Compute;
   TensorReportFn on_tensor;  // called after each tensor is written (progress, stderr report)
+  // Null: plain quantization. Otherwise also changes the per-tensor mix as
+  // the reference does with an importance matrix (IQ4 ffn_down, Q4_0/Q5_0).
+  std::shared_ptr<const QuantImportance> importance;
 };
 
 struct QuantizeReport {
@@ -51,7 +68,8 @@ struct QuantizeReport {
 // general.quantization_version to 2. Tensors are written in the reference's
 // order (global tensors by name, then layer by layer). Errors name the file
 // and tensor at fault: a source tensor that is not F32/F16/BF16, an
-// unreadable file, a failed write.
+// unreadable file, a failed write, importance data whose size is not the
+// tensor's columns times its experts.
 Result<QuantizeReport> quantize_model(const std::filesystem::path& input, const std::filesystem::path& output,
                                       const QuantizeOptions& options);
 
