@@ -164,6 +164,12 @@ bool CompareController::start(const QString& model_id, const QString& model_name
   o.machine.vram_free_bytes = vram_free_;
   o.threads = std::clamp(QThread::idealThreadCount(), 1, 8);
   o.work_dir = work_dir_.toStdString();
+  const bool makes = std::any_of(o.levels.begin(), o.levels.end(), [](const auto& l) { return l.make.has_value(); });
+  if (protect_important_ && makes) {
+    QFile calibration(QStringLiteral(":/Hearth/Ui/resources/calibration/default.txt"));
+    if (!calibration.open(QIODevice::ReadOnly)) return fail(tr("the calibration text is missing from this build"));
+    o.calibration_text = calibration.readAll().toStdString();
+  }
   auto job = compare::CompareJob::create(std::move(o));
   if (!job.ok()) return fail(QString::fromStdString(job.error().message));
 

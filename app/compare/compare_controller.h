@@ -35,6 +35,9 @@ class CompareController : public QObject {
   Q_PROPERTY(QString floorKind READ floorKind WRITE setFloorKind NOTIFY floorChanged)
   Q_PROPERTY(double floorValue READ floorValue WRITE setFloorValue NOTIFY floorChanged)
   Q_PROPERTY(QString floorText READ floorText NOTIFY floorChanged)
+  // Levels made here protect their most important weights (an importance
+  // matrix from the shipped calibration text); on by default.
+  Q_PROPERTY(bool protectImportant READ protectImportant WRITE setProtectImportant NOTIFY protectImportantChanged)
 
  public:
   // `engine` runs the job; `settings` holds the quality floor and the context
@@ -56,6 +59,12 @@ class CompareController : public QObject {
   Q_INVOKABLE bool start(const QString& model_id, const QString& model_name, const QVariantList& levels,
                          const QString& prompts);
   Q_INVOKABLE void cancel();
+  bool protectImportant() const { return protect_important_; }
+  void setProtectImportant(bool on) {
+    if (on == protect_important_) return;
+    protect_important_ = on;
+    emit protectImportantChanged();
+  }
   Q_INVOKABLE QString formatBytes(double bytes) const;
 
   bool running() const { return job_id_ != 0; }
@@ -76,6 +85,7 @@ class CompareController : public QObject {
   void set_vram_free_bytes(uint64_t bytes) { vram_free_ = bytes; }
 
  signals:
+  void protectImportantChanged();
   void stateChanged();
   void progressChanged();
   void resultsChanged();
@@ -94,6 +104,7 @@ class CompareController : public QObject {
   EngineServiceClient* engine_;
   ui::SettingsController* settings_;
   QString output_dir_, work_dir_, builtin_prompts_;
+  bool protect_important_ = true;
   std::shared_ptr<Adapter> adapter_;
   qint64 job_id_ = 0;
   qint64 next_id_ = 0;

@@ -8,6 +8,7 @@
 #include <hearth/engine/quality/log_probs.h>
 #include <hearth/engine/tokenizer/tokenizer.h>
 #include <hearth/engine/tools/model_info.h>
+#include <hearth/engine/imatrix/collector.h>
 #include <hearth/engine/tools/quantize_model.h>
 
 #include <algorithm>
@@ -171,12 +172,27 @@ namespace {
 
 // Quantizes `spec.make_from` into `spec.path` through a partial file in
 // `work`, renamed (or copied, across file systems) when complete.
-Status make_level(const LevelSpec& spec, const fs::path& work, int threads) {
+Status make_level(const LevelSpec& spec, const fs::path& work, const JobOptions& o) {
   const fs::path part = work / (spec.path.filename().string() + ".part");
   tools::QuantizeOptions q;
   q.target = *spec.make;
-  q.threads = threads;
+  q.threads = o.threads;
   q.error_report = tools::ErrorReport::Skip;
+  if (!o.calibration_text.empty()) {
+    // The importance of each weight column, from the source running the text.
+    HEARTH_TRY(auto source, model::Model::load(spec.make_from));
+    imatrix::CollectOptions c;
+    c.n_ctx = static_cast<int32_t>(std::clamp<int64_t>(source->hparams().n_ctx_train, 64, 512));
+    c.threads = o.threads;
+    c.dataset = o.calibration_name;
+    HEARTH_TRY(auto matrix, imatrix::collect_importance(*source, o.calibration_text, c));
+    auto importance = std::make_shared<tools::QuantImportance>();
+    importance->weights = imatrix::quant_weights(matrix);
+    importance->file = "(collected while making the level)";
+    importance->dataset = o.calibration_name;
+    importance->chunks = matrix.chunk_count;
+    q.importance = std::move(importance);
+  }
   HEARTH_TRY(auto report, tools::quantize_model(spec.make_from, part, q));
   (void)report;
   std::error_code ec;
@@ -309,7 +325,7 @@ Result<bool> CompareJob::step() {
     case Phase::Make: {
       while (s.make_index < options_.levels.size() && !options_.levels[s.make_index].make) ++s.make_index;
       if (s.make_index < options_.levels.size()) {
-        HEARTH_CHECK(make_level(options_.levels[s.make_index], s.work, options_.threads));
+        HEARTH_CHECK(make_level(options_.levels[s.make_index], s.work, options_));
         ++s.make_index;
         break;
       }

@@ -57,6 +57,11 @@ struct JobOptions {
   models::MachineBudget machine;
   // Where partial files go while a level is made (removed with the job).
   std::filesystem::path work_dir;
+  // Made levels protect their most important weights: an importance matrix
+  // collected over this text (the shipped calibration text) on the level they
+  // are made from weights the quantizer's block searches. Empty: plain.
+  std::string calibration_text;
+  std::string calibration_name = "calibration/default.txt";  // recorded in the made file
 };
 
 struct LevelFigures {

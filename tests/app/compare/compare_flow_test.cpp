@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include <hearth/engine/gguf/reader.h>
 #include <hearth/models/model_registry.h>
 
 #include "compare/compare_controller.h"
@@ -189,6 +190,12 @@ TEST(CompareFlow, ALevelMadeInTheFlowAppearsAndIsUsed) {
   ASSERT_TRUE(QFileInfo::exists(made));
   ASSERT_EQ(made_spy.size(), 1);
   EXPECT_EQ(made_spy[0][0].toString(), made);
+  // Made with an importance matrix from the shipped calibration text (on by default).
+  auto made_file = hearth::gguf::GgufFile::open(made.toStdString());
+  ASSERT_TRUE(made_file.ok()) << made_file.error().message;
+  auto dataset = made_file->get_string("quantize.imatrix.dataset");
+  ASSERT_TRUE(dataset.ok()) << dataset.error().message;
+  EXPECT_EQ(*dataset, "calibration/default.txt");
   const QVariantList rows = c->results();
   ASSERT_EQ(rows.size(), 2);
   EXPECT_TRUE(rows[1].toMap()[QStringLiteral("made")].toBool());

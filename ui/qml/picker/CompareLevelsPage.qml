@@ -126,6 +126,14 @@ Popup {
                     }
                 }
             }
+            CheckBox {
+                objectName: "compareProtectImportant"
+                visible: dialog.choices.some(c => c.make)
+                enabled: !!dialog.compare
+                checked: dialog.compare ? dialog.compare.protectImportant : true
+                text: qsTr("Protect the most important weights of made levels (measured on a built-in text)")
+                onToggled: dialog.compare.protectImportant = checked
+            }
             RowLayout {
                 Layout.fillWidth: true
                 RadioButton { id: builtIn; checked: true; text: qsTr("Built-in prompts (chat, code, summary, non-English)") }
