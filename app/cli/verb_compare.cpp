@@ -23,6 +23,7 @@
 #include "measure/speed.h"
 #include "engine_setup.h"
 #include "tokenizer_cli.h"
+#include "compare/prompt_set.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -30,31 +31,6 @@ namespace hearth::cli {
 // bench and compare share one timing path (app/measure), which the app uses too.
 using namespace hearth::measure;
 namespace {
-
-// One prompt per line: {"prompt": "..."} or a JSON string; blank lines skipped.
-Result<std::vector<std::string>> parse_prompts(const std::string& path, std::string_view content) {
-  std::vector<std::string> prompts;
-  size_t line_no = 0, begin = 0;
-  while (begin < content.size()) {
-    size_t end = content.find('\n', begin);
-    if (end == std::string_view::npos) end = content.size();
-    const auto line = content.substr(begin, end - begin);
-    begin = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_string()) {
-      prompts.push_back(j.get<std::string>());
-    } else if (j.is_object() && j.contains("prompt") && j["prompt"].is_string()) {
-      prompts.push_back(j["prompt"].get<std::string>());
-    } else {
-      return make_error(ErrorCode::InvalidFormat,
-                        fmt::format("{}: line {} is not a JSON string nor an object with a \"prompt\" string", path, line_no));
-    }
-  }
-  if (prompts.empty()) return make_error(ErrorCode::InvalidFormat, fmt::format("{}: no prompts", path));
-  return prompts;
-}
 
 // Loads `path` with the engine flags of `args`.
 Result<EngineSetup> load_model(const ParsedArgs& args, const std::string& path, int64_t n_ctx) {
@@ -233,12 +209,12 @@ int run_compare(const std::vector<std::string>& argv) {
   if (args->has("text")) {
     in.text = std::move(*content);
   } else {
-    auto prompts = parse_prompts(input_path, *content);
+    auto prompts = compare::parse_prompt_lines(input_path, *content);
     if (!prompts.ok()) {
       std::fprintf(stderr, "compare: %s\n", prompts.error().message.c_str());
       return kExitBadInput;
     }
-    in.prompts = std::move(*prompts);
+    in.prompts = std::move(prompts->prompts);
   }
   const auto fail = [](const std::string& what, const Error& e) {
     std::fprintf(stderr, "compare: %s: %s\n", what.c_str(), e.message.c_str());

@@ -29,6 +29,11 @@ Result<PromptSet> parse_prompt_file(std::string_view name, std::string_view cont
     set.text = std::string(content);
     return set;
   }
+  return parse_prompt_lines(name, content);
+}
+
+Result<PromptSet> parse_prompt_lines(std::string_view name, std::string_view content) {
+  PromptSet set;
   size_t line_no = 0, begin = 0;
   while (begin < content.size()) {
     size_t end = content.find('\n', begin);

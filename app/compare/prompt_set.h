@@ -22,6 +22,8 @@ struct PromptSet {
 // ({"prompt": "...", "category": "..."} or a JSON string; blank lines
 // skipped); anything else is a text. InvalidFormat names the file and line.
 Result<PromptSet> parse_prompt_file(std::string_view name, std::string_view content);
+// The JSONL form alone, whatever the name (`hearth-cli compare --prompts`).
+Result<PromptSet> parse_prompt_lines(std::string_view name, std::string_view content);
 
 // The rank a quant level's name gives it (F32 highest, then F16/BF16, Q8_0,
 // Q6_K, ...); 0 for a name it does not know.
