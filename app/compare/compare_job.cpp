@@ -12,6 +12,7 @@
 #include <hearth/engine/tools/quantize_model.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 #include <system_error>
 
@@ -57,6 +58,9 @@ models::ModelShape shape_of(const kv::ModelDims& d) {
 struct CompareJob::State {
   Phase phase = Phase::Make;
   size_t make_index = 0;  // next level to make
+  // Importance matrices by the file they were collected on: levels made from
+  // the same source share one collection.
+  std::map<fs::path, std::shared_ptr<const tools::QuantImportance>> importance;
   size_t level = 0;       // 0: the base, i: options.levels[i - 1]
   size_t item = 0;        // next prompt or segment of the phase
   fs::path work;          // this job's folder for partial files
@@ -170,29 +174,34 @@ std::string CompareJob::activity() const {
 
 namespace {
 
+// The importance of each weight column of `source`, from it running the
+// calibration text.
+Result<std::shared_ptr<const tools::QuantImportance>> collect_for(const fs::path& source_path, const JobOptions& o) {
+  HEARTH_TRY(auto source, model::Model::load(source_path));
+  imatrix::CollectOptions c;
+  c.n_ctx = static_cast<int32_t>(std::clamp<int64_t>(source->hparams().n_ctx_train, 64, 512));
+  c.threads = o.threads;
+  c.dataset = o.calibration_name;
+  HEARTH_TRY(auto matrix, imatrix::collect_importance(*source, o.calibration_text, c));
+  auto importance = std::make_shared<tools::QuantImportance>();
+  importance->weights = imatrix::quant_weights(matrix);
+  importance->file = "(collected while making the level)";
+  importance->dataset = o.calibration_name;
+  importance->chunks = matrix.chunk_count;
+  return std::shared_ptr<const tools::QuantImportance>(std::move(importance));
+}
+
 // Quantizes `spec.make_from` into `spec.path` through a partial file in
-// `work`, renamed (or copied, across file systems) when complete.
-Status make_level(const LevelSpec& spec, const fs::path& work, const JobOptions& o) {
+// `work`, renamed (or copied, across file systems) when complete; with
+// `importance` (null: plain) weighting the block searches.
+Status make_level(const LevelSpec& spec, const fs::path& work, const JobOptions& o,
+                  std::shared_ptr<const tools::QuantImportance> importance) {
   const fs::path part = work / (spec.path.filename().string() + ".part");
   tools::QuantizeOptions q;
   q.target = *spec.make;
   q.threads = o.threads;
   q.error_report = tools::ErrorReport::Skip;
-  if (!o.calibration_text.empty()) {
-    // The importance of each weight column, from the source running the text.
-    HEARTH_TRY(auto source, model::Model::load(spec.make_from));
-    imatrix::CollectOptions c;
-    c.n_ctx = static_cast<int32_t>(std::clamp<int64_t>(source->hparams().n_ctx_train, 64, 512));
-    c.threads = o.threads;
-    c.dataset = o.calibration_name;
-    HEARTH_TRY(auto matrix, imatrix::collect_importance(*source, o.calibration_text, c));
-    auto importance = std::make_shared<tools::QuantImportance>();
-    importance->weights = imatrix::quant_weights(matrix);
-    importance->file = "(collected while making the level)";
-    importance->dataset = o.calibration_name;
-    importance->chunks = matrix.chunk_count;
-    q.importance = std::move(importance);
-  }
+  q.importance = std::move(importance);
   HEARTH_TRY(auto report, tools::quantize_model(spec.make_from, part, q));
   (void)report;
   std::error_code ec;
@@ -325,7 +334,16 @@ Result<bool> CompareJob::step() {
     case Phase::Make: {
       while (s.make_index < options_.levels.size() && !options_.levels[s.make_index].make) ++s.make_index;
       if (s.make_index < options_.levels.size()) {
-        HEARTH_CHECK(make_level(options_.levels[s.make_index], s.work, options_));
+        const LevelSpec& made = options_.levels[s.make_index];
+        std::shared_ptr<const tools::QuantImportance> importance;
+        if (!options_.calibration_text.empty()) {
+          auto& cached = s.importance[made.make_from];
+          if (!cached) {
+            HEARTH_TRY(cached, collect_for(made.make_from, options_));
+          }
+          importance = cached;
+        }
+        HEARTH_CHECK(make_level(made, s.work, options_, std::move(importance)));
         ++s.make_index;
         break;
       }

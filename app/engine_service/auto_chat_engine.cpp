@@ -74,9 +74,7 @@ Result<ui::GenerationStats> AutoChatEngine::generate(const ui::GenerationRequest
                decision->score ? fmt::format("{:.3f}", *decision->score) : std::string("-"),
                decision->familiarity ? fmt::format("{:.3f}", *decision->familiarity) : std::string("-"));
   ChatEngine& engine = large ? *large_ : *small_;
-  ui::GenerationRequest chosen = request;
-  chosen.escalate = false;
-  HEARTH_TRY(ui::GenerationStats stats, engine.generate(chosen, on_piece, on_reasoning, on_event, cancelled));
+  HEARTH_TRY(ui::GenerationStats stats, engine.generate(request, on_piece, on_reasoning, on_event, cancelled));
   stats.routed_to = QString::fromLatin1(chat::to_string(decision->target));
   stats.route_reason = QString::fromStdString(decision->reason);
   if (decision->score) stats.route_score = *decision->score;
