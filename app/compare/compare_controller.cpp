@@ -13,8 +13,10 @@
 #include <algorithm>
 
 #include "compare/chart_image.h"
+#include "compare/conversation_prompts.h"
 #include "compare/recommend.h"
 #include "controllers/settings_controller.h"
+#include "store/storage_executor.h"
 
 namespace hearth::app {
 
@@ -39,6 +41,11 @@ namespace {
 
 QString text(const std::string& s) { return QString::fromStdString(s); }
 
+// A comparison on conversations answers at most this many questions with
+// every level, each at most this many characters (compare::prompts_from_conversations).
+constexpr size_t kMaxConversationPrompts = 16;
+constexpr size_t kMaxConversationChars = 2000;
+
 bool is_float_source(const QString& quant) {
   const QString q = quant.toUpper();
   return q == QLatin1String("F32") || q == QLatin1String("F16") || q == QLatin1String("BF16");
@@ -46,11 +53,13 @@ bool is_float_source(const QString& quant) {
 
 }  // namespace
 
-CompareController::CompareController(EngineServiceClient* engine, ui::SettingsController* settings, QString output_dir,
-                                     QString work_dir, QString builtin_prompts, QObject* parent)
+CompareController::CompareController(EngineServiceClient* engine, ui::SettingsController* settings,
+                                     ui::StorageExecutor* storage, QString output_dir, QString work_dir,
+                                     QString builtin_prompts, QObject* parent)
     : QObject(parent),
       engine_(engine),
       settings_(settings),
+      storage_(storage),
       output_dir_(std::move(output_dir)),
       work_dir_(std::move(work_dir)),
       builtin_prompts_(std::move(builtin_prompts)) {
@@ -108,14 +117,13 @@ QVariantList CompareController::levelChoices(const QVariantList& installed, cons
   return out;
 }
 
-bool CompareController::start(const QString& model_id, const QString& model_name, const QVariantList& levels,
-                              const QString& prompts) {
-  const auto fail = [this](const QString& message) {
+std::optional<compare::JobOptions> CompareController::plan(const QVariantList& levels) {
+  const auto fail = [this](const QString& message) -> std::optional<compare::JobOptions> {
     error_ = message;
     emit stateChanged();
-    return false;
+    return std::nullopt;
   };
-  if (job_id_ != 0) return fail(tr("A comparison is already running."));
+  if (running()) return fail(tr("A comparison is already running."));
   std::vector<compare::LevelSpec> specs;
   for (const auto& v : levels) {
     const auto m = v.toMap();
@@ -149,14 +157,6 @@ bool CompareController::start(const QString& model_id, const QString& model_name
   for (const auto& s : specs) {
     if (s.path != o.base.path) o.levels.push_back(s);
   }
-  // The prompt set.
-  const QString prompt_file = prompts == QLatin1String("builtin") ? builtin_prompts_ : prompts;
-  QFile f(prompt_file);
-  if (!f.open(QIODevice::ReadOnly)) return fail(tr("%1: cannot read the prompts").arg(prompt_file));
-  const QByteArray content = f.read(64 << 20);
-  auto set = compare::parse_prompt_file(prompt_file.toStdString(), std::string_view(content.constData(), content.size()));
-  if (!set.ok()) return fail(QString::fromStdString(set.error().message));
-  o.inputs = std::move(*set);
   const auto& st = settings_->settings();
   o.fit_kv.n_ctx = static_cast<uint32_t>(st.load.context_length);
   o.fit_kv.kv_type = st.load.kv_cache_type == settings::KvCacheType::Q8_0 ? models::KvType::Q8_0 : models::KvType::F16;
@@ -170,9 +170,17 @@ bool CompareController::start(const QString& model_id, const QString& model_name
     if (!calibration.open(QIODevice::ReadOnly)) return fail(tr("the calibration text is missing from this build"));
     o.calibration_text = calibration.readAll().toStdString();
   }
-  auto job = compare::CompareJob::create(std::move(o));
-  if (!job.ok()) return fail(QString::fromStdString(job.error().message));
+  return o;
+}
 
+bool CompareController::launch(compare::JobOptions options, const QString& model_id, const QString& model_name) {
+  launched_categories_ = options.inputs.categories;
+  auto job = compare::CompareJob::create(std::move(options));
+  if (!job.ok()) {
+    error_ = QString::fromStdString(job.error().message);
+    emit stateChanged();
+    return false;
+  }
   model_id_ = model_id;
   model_name_ = model_name;
   error_.clear();
@@ -186,7 +194,107 @@ bool CompareController::start(const QString& model_id, const QString& model_name
   return true;
 }
 
+bool CompareController::start(const QString& model_id, const QString& model_name, const QVariantList& levels,
+                              const QString& prompts) {
+  auto o = plan(levels);
+  if (!o) return false;
+  const QString prompt_file = prompts == QLatin1String("builtin") ? builtin_prompts_ : prompts;
+  QFile f(prompt_file);
+  if (!f.open(QIODevice::ReadOnly)) {
+    error_ = tr("%1: cannot read the prompts").arg(prompt_file);
+    emit stateChanged();
+    return false;
+  }
+  const QByteArray content = f.read(64 << 20);
+  auto set = compare::parse_prompt_file(prompt_file.toStdString(), std::string_view(content.constData(), content.size()));
+  if (!set.ok()) {
+    error_ = QString::fromStdString(set.error().message);
+    emit stateChanged();
+    return false;
+  }
+  o->inputs = std::move(*set);
+  return launch(std::move(*o), model_id, model_name);
+}
+
+bool CompareController::startOnConversations(const QString& model_id, const QString& model_name,
+                                             const QVariantList& levels, const QVariantList& conversation_ids) {
+  const auto fail = [this](const QString& message) {
+    error_ = message;
+    emit stateChanged();
+    return false;
+  };
+  if (!storage_) return fail(tr("Your conversations cannot be read here."));
+  if (conversation_ids.isEmpty()) return fail(tr("Choose at least one conversation."));
+  auto o = plan(levels);
+  if (!o) return false;
+  std::vector<ui::ConversationKey> keys;
+  for (const auto& v : conversation_ids) keys.push_back(ui::ConversationKey{v.toLongLong()});
+  reading_conversations_ = true;
+  const int generation = ++reading_generation_;
+  error_.clear();
+  progress_ = 0;
+  activity_ = tr("reading your conversations");
+  emit stateChanged();
+  emit progressChanged();
+  storage_->run(
+      [keys](ui::ConversationStore& store) -> Result<std::vector<compare::ConversationSource>> {
+        std::vector<compare::ConversationSource> out;
+        for (const auto key : keys) {
+          HEARTH_TRY(auto conversation, store.get_conversation(key));
+          HEARTH_TRY(auto tree, store.load_messages(key));
+          out.push_back({std::move(conversation.title), std::move(tree)});
+        }
+        return out;
+      },
+      this,
+      [this, fail, generation, options = std::move(*o), model_id,
+       model_name](Result<std::vector<compare::ConversationSource>> read) mutable {
+        if (generation != reading_generation_) return;  // cancelled meanwhile
+        reading_conversations_ = false;
+        if (!read.ok()) {
+          fail(tr("Reading your conversations failed: %1").arg(text(read.error().message)));
+          return;
+        }
+        auto got = compare::prompts_from_conversations(*read, kMaxConversationPrompts, kMaxConversationChars);
+        if (got.prompts.prompts.empty()) {
+          fail(got.skipped_long > 0
+                   ? tr("Every question in the chosen conversations is longer than %1 characters.").arg(kMaxConversationChars)
+                   : tr("The chosen conversations have no questions in them."));
+          return;
+        }
+        options.inputs = std::move(got.prompts);
+        launch(std::move(options), model_id, model_name);
+      });
+  return true;
+}
+
+void CompareController::refreshConversations() {
+  if (!storage_) return;
+  storage_->run([](ui::ConversationStore& store) { return store.list_conversations(ui::ArchiveFilter::ActiveOnly); },
+                this, [this](Result<std::vector<ui::ConversationRecord>> list) {
+                  conversations_.clear();
+                  if (!list.ok()) {
+                    error_ = tr("Listing your conversations failed: %1").arg(text(list.error().message));
+                    emit stateChanged();
+                  } else {
+                    for (const auto& c : *list) {
+                      conversations_.append(QVariantMap{{QStringLiteral("id"), static_cast<qlonglong>(c.id.value)},
+                                                        {QStringLiteral("title"), text(c.title)}});
+                    }
+                  }
+                  emit conversationsChanged();
+                });
+}
+
 void CompareController::cancel() {
+  if (reading_conversations_) {
+    reading_conversations_ = false;
+    ++reading_generation_;
+    activity_ = tr("cancelled");
+    emit stateChanged();
+    emit progressChanged();
+    return;
+  }
   if (job_id_ == 0) return;
   engine_->cancelJob(job_id_);
   // The engine thread holds the last reference: the job and its files go there.
@@ -255,7 +363,12 @@ void CompareController::publish(const compare::JobResult& result) {
     });
   }
   prompts_.clear();
-  for (const auto& p : result.prompts) prompts_ << text(p);
+  prompt_categories_.clear();
+  for (size_t i = 0; i < result.prompts.size(); ++i) {
+    prompts_ << text(result.prompts[i]);
+    // Prompts keep the inputs' order; a text's windows have no categories.
+    prompt_categories_ << (i < launched_categories_.size() ? text(launched_categories_[i]) : QString());
+  }
   // The chart goes to a known place on every run (Save chart copies the view).
   QString safe = model_name_;
   safe.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));

@@ -105,7 +105,7 @@ AppContext::AppContext(AppOptions options, std::unique_ptr<ChatEngine> engine,
                                             QString::fromStdString(models::default_models_dir().string()), this);
   // Compare levels: jobs on the engine thread's queue; charts and partial
   // files under the data directory.
-  compare_ = new CompareController(engine_client, settings_, dir.filePath(QStringLiteral("compare")),
+  compare_ = new CompareController(engine_client, settings_, storage_, dir.filePath(QStringLiteral("compare")),
                                    dir.filePath(QStringLiteral("compare/work")),
                                    QStringLiteral(":/Hearth/Ui/resources/compare/builtin-prompts.jsonl"), this);
   // Imported conversations appear in the sidebar.

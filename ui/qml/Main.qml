@@ -191,6 +191,7 @@ ApplicationWindow {
                     speculation: window.speculation
                     backends: window.backends
                     autoModel: window.autoModel
+                    compare: window.compare
                     appVersion: window.appVersion
                     onBackRequested: window.showChat()
                 }

@@ -16,6 +16,8 @@ Item {
     // Settings -> Backends (absent in views that do not offer it).
     property BackendsController backends: null
     property AutoModelController autoModel: null
+    // Compare levels' controller: the quality floor its recommendation uses.
+    property QtObject compare: null
     property string appVersion
     signal backRequested()
 
@@ -400,6 +402,22 @@ Item {
                     Layout.fillWidth: true
                     active: page.autoModel !== null
                     sourceComponent: AutoModelSettings { auto: page.autoModel }
+                }
+            }
+
+            Section {
+                title: qsTr("Quality floor")
+                visible: page.compare !== null
+                Label {
+                    Layout.fillWidth: true
+                    wrapMode: Text.WordWrap
+                    color: Theme.textMuted
+                    text: qsTr("Compare levels (on a model's card in the picker) recommends the smallest quant level that fits this computer and stays this close to the best level.")
+                }
+                QualityFloorRow {
+                    objectName: "settingsQualityFloor"
+                    Layout.fillWidth: true
+                    compare: page.compare
                 }
             }
 

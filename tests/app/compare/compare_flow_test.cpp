@@ -32,6 +32,7 @@
 #include "compare/recommend.h"
 #include "engine_service/engine_service.h"
 #include "gui/app_context.h"
+#include "store/sqlite_conversation_store.h"
 
 namespace hearth::app {
 namespace {
@@ -131,8 +132,17 @@ TEST(CompareFlow, TwoFixtureLevelsGiveTheTableTheChartAndTheRecommendation) {
   EXPECT_EQ(want, QStringLiteral("Q8_0"));
   EXPECT_EQ(c->recommended(), want);
   EXPECT_TRUE(c->recommendation().startsWith(QStringLiteral("Q8_0"))) << c->recommendation().toStdString();
-  // A floor Q8_0 does not meet leaves the reference itself.
-  c->setFloorValue(99.9);
+  // A floor Q8_0 does not meet leaves the reference itself. It is set here
+  // on the Settings page, which edits the same setting.
+  QObject* window = qml.rootObjects().first();
+  QObject* settings_floor = window->findChild<QObject*>(QStringLiteral("settingsQualityFloor"));
+  ASSERT_NE(settings_floor, nullptr);
+  QObject* floor_field = settings_floor->findChild<QObject*>(QStringLiteral("qualityFloorValue"));
+  ASSERT_NE(floor_field, nullptr);
+  EXPECT_EQ(floor_field->property("text").toString(), QStringLiteral("90"));
+  floor_field->setProperty("text", QStringLiteral("99.9"));
+  ASSERT_TRUE(QMetaObject::invokeMethod(floor_field, "editingFinished"));
+  EXPECT_DOUBLE_EQ(c->floorValue(), 99.9);
   EXPECT_EQ(c->recommended(), QStringLiteral("F32"));
 
   // The page in the window: its ChartView draws a series per level and grabs
@@ -157,6 +167,84 @@ TEST(CompareFlow, TwoFixtureLevelsGiveTheTableTheChartAndTheRecommendation) {
   const QString saved = dir.filePath(QStringLiteral("saved-chart.png"));
   EXPECT_TRUE(grab->saveToFile(saved));
   EXPECT_FALSE(QImage(saved).isNull());
+}
+
+// The questions the user asked, as the compared prompts: the branch last
+// looked at only, the chosen conversations only, long pastes left out, and
+// each prompt labelled with its conversation's title.
+TEST(CompareFlow, QuestionsFromChosenConversationsAreTheComparedPrompts) {
+  QTemporaryDir dir;
+  int64_t trip = 0, german = 0;
+  {
+    auto opened = ui::SqliteConversationStore::open(fs::path(dir.filePath(QStringLiteral("hearth.sqlite3")).toStdString()));
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    auto& store = **opened;
+    const auto user = ui::StoredRole::User, assistant = ui::StoredRole::Assistant;
+    const auto done = ui::MessageState::Complete;
+    auto c1 = store.create_conversation("Trip planning");
+    ASSERT_TRUE(c1.ok());
+    trip = c1->id.value;
+    auto u1 = store.append_message(c1->id, std::nullopt, user, "Where should I go in May?", done);
+    ASSERT_TRUE(u1.ok());
+    auto a1 = store.append_message(c1->id, u1->id, assistant, "Lisbon is mild then.", done);
+    ASSERT_TRUE(a1.ok());
+    // An edit made a second branch; the user went back to the first.
+    auto first = store.append_message(c1->id, a1->id, user, "And in June?", done);
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE(store.append_message(c1->id, a1->id, user, "And what about Porto?", done).ok());
+    ASSERT_TRUE(store.set_active_leaf(c1->id, first->id).ok());
+    auto c2 = store.create_conversation("Deutsch");
+    ASSERT_TRUE(c2.ok());
+    german = c2->id.value;
+    auto g1 = store.append_message(c2->id, std::nullopt, user, "Wie spät ist es in Tokio?", done);
+    ASSERT_TRUE(g1.ok());
+    auto g2 = store.append_message(c2->id, g1->id, assistant, "Neun Stunden später.", done);
+    ASSERT_TRUE(g2.ok());
+    auto g3 = store.append_message(c2->id, g2->id, user, std::string(2500, 'x'), done);  // a paste
+    ASSERT_TRUE(g3.ok());
+    auto g4 = store.append_message(c2->id, g3->id, assistant, "Das ist lang.", done);
+    ASSERT_TRUE(g4.ok());
+    ASSERT_TRUE(store.append_message(c2->id, g4->id, user, "Danke!", done).ok());
+    auto c3 = store.create_conversation("Not chosen");
+    ASSERT_TRUE(c3.ok());
+    ASSERT_TRUE(store.append_message(c3->id, std::nullopt, user, "Never compared", done).ok());
+  }
+  AppOptions options;
+  options.data_dir = dir.path();
+  AppContext context(options);
+  QQmlApplicationEngine qml;
+  ASSERT_TRUE(context.show(qml));
+  CompareController* c = context.compare();
+  QSignalSpy listed(c, &CompareController::conversationsChanged);
+  c->refreshConversations();
+  ASSERT_TRUE(listed.wait(60000));
+  QStringList titles;
+  for (const auto& v : c->conversations()) titles << v.toMap()[QStringLiteral("title")].toString();
+  EXPECT_EQ(titles.size(), 3);
+  EXPECT_TRUE(titles.contains(QStringLiteral("Trip planning")));
+
+  const QVariantList levels = {level(QStringLiteral("Q8_0"), data(QStringLiteral("models/tiny-llama-q8_0.gguf"))),
+                               level(QStringLiteral("F32"), data(QStringLiteral("models/tiny-llama-f32.gguf")))};
+  EXPECT_FALSE(c->startOnConversations(QStringLiteral("tiny-llama"), QStringLiteral("tiny llama"), levels, {}));
+  EXPECT_FALSE(c->error().isEmpty());
+  ASSERT_TRUE(c->startOnConversations(QStringLiteral("tiny-llama"), QStringLiteral("tiny llama"), levels,
+                                      {QVariant::fromValue<qlonglong>(trip), QVariant::fromValue<qlonglong>(german)}))
+      << c->error().toStdString();
+  EXPECT_TRUE(c->running());
+  ASSERT_TRUE(wait_done(c));
+  ASSERT_TRUE(c->error().isEmpty()) << c->error().toStdString();
+  const QStringList want = {QStringLiteral("Where should I go in May?"), QStringLiteral("And in June?"),
+                            QStringLiteral("Wie spät ist es in Tokio?"), QStringLiteral("Danke!")};
+  EXPECT_EQ(c->prompts(), want);
+  EXPECT_EQ(c->promptCategories(), (QStringList{QStringLiteral("Trip planning"), QStringLiteral("Trip planning"),
+                                                QStringLiteral("Deutsch"), QStringLiteral("Deutsch")}));
+  const QVariantList rows = c->results();
+  ASSERT_EQ(rows.size(), 2);
+  for (const auto& r : rows) {
+    const QStringList answers = r.toMap()[QStringLiteral("answers")].toStringList();
+    ASSERT_EQ(answers.size(), want.size());
+    for (const auto& a : answers) EXPECT_FALSE(a.isEmpty());
+  }
 }
 
 TEST(CompareFlow, ALevelMadeInTheFlowAppearsAndIsUsed) {

@@ -20,6 +20,7 @@ Popup {
     property var choices: []
     property var chosen: ({})
     property string promptFile: ""
+    property var chosenConversations: ({})
     modal: true
     padding: Theme.spacing
     background: Rectangle { color: Theme.window; border.color: Theme.border; radius: Theme.radius }
@@ -34,6 +35,8 @@ Popup {
         }
         choices = compare ? compare.levelChoices(installed, quants) : []
         chosen = ({})
+        chosenConversations = ({})
+        if (compare) compare.refreshConversations()
     }
 
     function chosenLevels() {
@@ -138,33 +141,46 @@ Popup {
                 Layout.fillWidth: true
                 RadioButton { id: builtIn; checked: true; text: qsTr("Built-in prompts (chat, code, summary, non-English)") }
                 RadioButton { id: ownFile; text: qsTr("My own prompts") }
+                RadioButton {
+                    id: fromConversations
+                    objectName: "compareFromConversations"
+                    text: qsTr("Questions from my conversations")
+                }
                 Button {
                     visible: ownFile.checked
                     text: dialog.promptFile.length > 0 ? dialog.promptFile : qsTr("Choose file…")
                     onClicked: promptDialog.open()
                 }
             }
-            RowLayout {
+            // The conversations to take questions from: each question asked on
+            // the branch last looked at is answered by every level.
+            ListView {
+                objectName: "compareConversations"
                 Layout.fillWidth: true
-                enabled: !!dialog.compare
-                Label { text: qsTr("Quality floor:"); color: Theme.text }
-                ComboBox {
-                    model: [qsTr("answers agree (top-1 %)"), qsTr("drift (mean KL divergence)")]
-                    currentIndex: dialog.compare && dialog.compare.floorKind === "kld" ? 1 : 0
-                    onActivated: index => dialog.compare.floorKind = index === 1 ? "kld" : "top1"
+                Layout.preferredHeight: Math.min(contentHeight, 140)
+                visible: fromConversations.checked
+                clip: true
+                model: dialog.compare ? dialog.compare.conversations : []
+                delegate: CheckBox {
+                    required property var modelData
+                    text: modelData.title.length > 0 ? modelData.title : qsTr("Untitled conversation")
+                    checked: !!dialog.chosenConversations[modelData.id]
+                    onToggled: {
+                        const c = Object.assign({}, dialog.chosenConversations)
+                        if (checked) c[modelData.id] = true
+                        else delete c[modelData.id]
+                        dialog.chosenConversations = c
+                    }
                 }
-                TextField {
-                    implicitWidth: 90
-                    text: dialog.compare ? String(dialog.compare.floorValue) : ""
-                    validator: DoubleValidator { bottom: 0 }
-                    onEditingFinished: dialog.compare.floorValue = Number(text)
-                }
-                Label {
-                    Layout.fillWidth: true
-                    wrapMode: Text.WordWrap
-                    color: Theme.textMuted
-                    text: dialog.compare ? dialog.compare.floorText : ""
-                }
+            }
+            Label {
+                visible: fromConversations.checked && (!dialog.compare || dialog.compare.conversations.length === 0)
+                color: Theme.textMuted
+                text: qsTr("No conversations yet.")
+            }
+            QualityFloorRow {
+                Layout.fillWidth: true
+                compare: dialog.compare
             }
             RowLayout {
                 Layout.fillWidth: true
@@ -172,8 +188,14 @@ Popup {
                     objectName: "compareStart"
                     text: qsTr("Compare")
                     enabled: !!dialog.compare && !dialog.compare.running
-                    onClicked: dialog.compare.start(dialog.modelId, dialog.modelName, dialog.chosenLevels(),
-                                                    ownFile.checked ? dialog.promptFile : "builtin")
+                    onClicked: {
+                        if (fromConversations.checked)
+                            dialog.compare.startOnConversations(dialog.modelId, dialog.modelName, dialog.chosenLevels(),
+                                                                Object.keys(dialog.chosenConversations).map(Number))
+                        else
+                            dialog.compare.start(dialog.modelId, dialog.modelName, dialog.chosenLevels(),
+                                                 ownFile.checked ? dialog.promptFile : "builtin")
+                    }
                 }
                 Button {
                     text: qsTr("Cancel")
@@ -258,7 +280,16 @@ Popup {
                     required property string modelData
                     required property int index
                     Layout.fillWidth: true
-                    Label { text: answerRow.modelData; font.italic: true; wrapMode: Text.WordWrap; Layout.fillWidth: true; color: Theme.text }
+                    Label {
+                        readonly property string category: dialog.compare && dialog.compare.promptCategories[answerRow.index]
+                                                           ? dialog.compare.promptCategories[answerRow.index] : ""
+                        text: (category.length > 0 ? "[" + category + "] " : "") + answerRow.modelData
+                        textFormat: Text.PlainText
+                        font.italic: true
+                        wrapMode: Text.WordWrap
+                        Layout.fillWidth: true
+                        color: Theme.text
+                    }
                     RowLayout {
                         Layout.fillWidth: true
                         Repeater {
