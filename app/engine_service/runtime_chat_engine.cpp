@@ -162,7 +162,12 @@ class RuntimeChatEngine final : public ChatEngine {
     info.n_vocab = static_cast<int>(hp.n_vocab);
     info.n_head = static_cast<int>(hp.n_head);
     info.n_ff = static_cast<int>(hp.n_ff);
-    info.projections = model_->memory_dims().projections;
+    const kv::ModelDims dims = model_->memory_dims();
+    info.projections = dims.projections;
+    info.n_expert = static_cast<int>(dims.n_expert);
+    info.n_expert_used = static_cast<int>(dims.n_expert_used);
+    info.n_ff_exp = static_cast<int>(dims.n_ff_exp);
+    info.expert_biases = dims.expert_biases;
     info.layer_windows = model_->layer_windows();
     info.weights_bytes = model_->weight_bytes();
     info.reasoning_choices = reasoning_choices(format_->reasoning());

@@ -135,6 +135,10 @@ void ModelController::on_loaded(const ModelInfo& info) {
   shape.n_vocab = info.n_vocab;
   shape.n_head = info.n_head;
   shape.n_ff = info.n_ff;
+  shape.n_expert = info.n_expert;
+  shape.n_expert_used = info.n_expert_used;
+  shape.n_ff_exp = info.n_ff_exp;
+  shape.expert_biases = info.expert_biases;
   shape.projections = info.projections;
   shape.layer_windows = info.layer_windows;
   shape.weights_bytes = info.weights_bytes;

@@ -63,6 +63,12 @@ struct ModelInfo {
   int n_vocab = 0;
   int n_head = 0;
   int n_ff = 0;
+  // A mixture of experts (n_expert 0: dense): experts, experts per token,
+  // each expert's width, and whether each expert has biases of its own.
+  int n_expert = 0;
+  int n_expert_used = 0;
+  int n_ff_exp = 0;
+  bool expert_biases = false;
   hearth::kv::ProjectionLayout projections = hearth::kv::ProjectionLayout::Separate;
   std::vector<int32_t> layer_windows;  // sliding window per layer (0: global), empty when none
   quint64 weights_bytes = 0;

@@ -25,6 +25,10 @@ MemoryBreakdown EngineMemorySizer::estimate(const ModelShape& shape, int n_ctx,
                     shape.head_dim, shape.n_ff, shape.n_vocab};
   dims.projections = shape.projections;
   dims.layer_windows = shape.layer_windows;
+  dims.n_expert = shape.n_expert;
+  dims.n_expert_used = shape.n_expert_used;
+  dims.n_ff_exp = shape.n_ff_exp;
+  dims.expert_biases = shape.expert_biases;
   b.scratch_bytes = kv::scratch_bytes(dims, n_ctx).value_or(0);
   return b;
 }

@@ -21,6 +21,12 @@ struct ModelShape {
   int n_vocab = 0;
   int n_head = 0;  // 0: unknown (then the scratch bar is left out)
   int n_ff = 0;    // 0: unknown (the engine assumes 4 * n_embd)
+  // A mixture of experts (0: dense): the scratch holds n_expert_used experts'
+  // activations of n_ff_exp each per token, and the router's outputs.
+  int n_expert = 0;
+  int n_expert_used = 0;
+  int n_ff_exp = 0;
+  bool expert_biases = false;
   kv::ProjectionLayout projections = kv::ProjectionLayout::Separate;
   std::vector<int32_t> layer_windows = {};  // sliding window per layer (0: global), empty when none
   uint64_t weights_bytes = 0;
