@@ -87,6 +87,24 @@ TEST(PickerViewModel, ListsTheCatalogAndFilters) {
                          map[QStringLiteral("scratchBytes")].toDouble());
     EXPECT_EQ(map[QStringLiteral("installed")].toBool(), false);
   }
+
+  // The local API on, 4 slots of 2048 tokens: each slot holds as much KV as
+  // the chat's 2048-token cache (2 * 24 layers * 128 * 2048 * 2 bytes =
+  // 24 MiB), and the fits count it in RAM. 64 slots (1.5 GiB) leave no level
+  // of the 0.5B model inside the 1 GiB budget.
+  vm.setApiContextLength(2048);
+  vm.setApiSlots(4);
+  const int small_api = row_of(vm, QStringLiteral("qwen2.5-0.5b-instruct"));
+  ASSERT_GE(small_api, 0);
+  for (const QVariant& v : vm.data(vm.index(small_api), PickerViewModel::VariantsRole).toList()) {
+    const QVariantMap map = v.toMap();
+    EXPECT_DOUBLE_EQ(map[QStringLiteral("apiKvBytes")].toDouble(), 4 * map[QStringLiteral("kvBytes")].toDouble());
+    EXPECT_DOUBLE_EQ(map[QStringLiteral("kvBytes")].toDouble(), 2.0 * 24 * 128 * 2048 * 2);
+  }
+  vm.setApiSlots(64);
+  EXPECT_EQ(row_of(vm, QStringLiteral("qwen2.5-0.5b-instruct")), -1);  // fits-only hides it now
+  vm.setApiSlots(0);
+  EXPECT_GE(row_of(vm, QStringLiteral("qwen2.5-0.5b-instruct")), 0);
 }
 
 // A mixture of experts shows its active parameters, and each variant how much

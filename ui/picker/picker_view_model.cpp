@@ -10,6 +10,8 @@
 #include <hearth/models/machine_info.h>
 #include <hearth/models/model_registry.h>
 
+#include <algorithm>
+
 namespace hearth::ui {
 namespace {
 
@@ -133,6 +135,7 @@ QVariantList PickerViewModel::variant_list(const Entry& e) const {
     map[QStringLiteral("weightsBytes")] = static_cast<double>(fit.estimate.weights_bytes);
     map[QStringLiteral("kvBytes")] = static_cast<double>(fit.estimate.kv_bytes);
     map[QStringLiteral("scratchBytes")] = static_cast<double>(fit.estimate.scratch_bytes);
+    map[QStringLiteral("apiKvBytes")] = static_cast<double>(fit.estimate.api_kv_bytes);
     map[QStringLiteral("totalBytes")] = static_cast<double>(fit.estimate.total_bytes);
     // What each generated token reads (decode speed follows it): the whole
     // file for a dense model, the active experts' share for a mixture.
@@ -474,6 +477,22 @@ void PickerViewModel::setKvType(const QString& type) {
   const auto parsed = models::kv_type_from_string(type.toStdString());
   if (!parsed || *parsed == kv_.kv_type) return;
   kv_.kv_type = *parsed;
+  emit machineChanged();
+  rebuild_visible();
+}
+
+void PickerViewModel::setApiSlots(int count) {
+  const auto value = static_cast<uint32_t>(std::max(0, count));
+  if (value == kv_.api_slots) return;
+  kv_.api_slots = value;
+  emit machineChanged();
+  rebuild_visible();
+}
+
+void PickerViewModel::setApiContextLength(int n_ctx) {
+  const auto value = static_cast<uint32_t>(std::max(0, n_ctx));
+  if (value == kv_.api_n_ctx) return;
+  kv_.api_n_ctx = value;
   emit machineChanged();
   rebuild_visible();
 }

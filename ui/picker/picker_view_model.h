@@ -39,6 +39,10 @@ class PickerViewModel : public QAbstractListModel {
   Q_PROPERTY(double maxSizeBytes READ maxSizeBytes WRITE setMaxSizeBytes NOTIFY filtersChanged)
   Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY machineChanged)
   Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY machineChanged)
+  // The local API's request slots and each one's context (0 slots: the API
+  // is off); their KV joins every fit, in RAM.
+  Q_PROPERTY(int apiSlots READ apiSlots WRITE setApiSlots NOTIFY machineChanged)
+  Q_PROPERTY(int apiContextLength READ apiContextLength WRITE setApiContextLength NOTIFY machineChanged)
   // Free VRAM in bytes as the GPU backend reports it; 0 without a usable GPU.
   Q_PROPERTY(double vramFreeBytes READ vramFreeBytes WRITE setVramFreeBytes NOTIFY machineChanged)
   Q_PROPERTY(double ramAvailableBytes READ ramAvailableBytes NOTIFY machineChanged)
@@ -89,6 +93,10 @@ class PickerViewModel : public QAbstractListModel {
   void setContextLength(int n_ctx);
   QString kvType() const { return QString::fromLatin1(models::to_string(kv_.kv_type)); }
   void setKvType(const QString& type);
+  int apiSlots() const { return static_cast<int>(kv_.api_slots); }
+  void setApiSlots(int count);
+  int apiContextLength() const { return static_cast<int>(kv_.api_n_ctx); }
+  void setApiContextLength(int n_ctx);
   double vramFreeBytes() const { return static_cast<double>(machine_.vram_free_bytes); }
   void setVramFreeBytes(double bytes);
   double ramAvailableBytes() const { return static_cast<double>(machine_.ram_available_bytes); }

@@ -205,6 +205,10 @@ ApplicationWindow {
                     Component.onCompleted: {
                         picker.contextLength = Qt.binding(() => window.settings.contextLength)
                         picker.kvType = Qt.binding(() => window.settings.kvCacheType)
+                        // The local API's slots hold KV of their own while it is on.
+                        picker.apiSlots = Qt.binding(() => window.localApi && window.localApi.enabled
+                                                           ? window.localApi.parallel : 0)
+                        picker.apiContextLength = Qt.binding(() => window.localApi ? window.localApi.contextLength : 0)
                         picker.vramFreeBytes = Qt.binding(() => window.gpuFreeBytes)
                         picker.downloads = Qt.binding(() => window.downloads)
                     }

@@ -82,7 +82,10 @@ MemoryEstimate estimate_memory(const ModelShape& shape, uint64_t weights_bytes, 
   e.weights_bytes = weights_bytes;
   e.kv_bytes = kv_cache_bytes(shape, kv.n_ctx, kv.kv_type);
   e.scratch_bytes = scratch_bytes(shape, kv.n_ctx);
-  e.total_bytes = e.weights_bytes + e.kv_bytes + e.scratch_bytes;
+  if (kv.api_slots > 0 && kv.api_n_ctx > 0) {
+    e.api_kv_bytes = kv_cache_bytes(shape, kv.api_n_ctx, kv.kv_type) * kv.api_slots;
+  }
+  e.total_bytes = e.weights_bytes + e.kv_bytes + e.scratch_bytes + e.api_kv_bytes;
   e.n_ctx = kv.n_ctx;
   e.kv_type = kv.kv_type;
   return e;
@@ -115,21 +118,22 @@ FitResult compute_fit(const ModelShape& shape, const MemoryEstimate& estimate, c
   engine_estimate.weights_bytes = estimate.weights_bytes;
   engine_estimate.kv_bytes = estimate.kv_bytes;
   engine_estimate.scratch_bytes = estimate.scratch_bytes;
-  engine_estimate.total_bytes = estimate.total_bytes;
+  engine_estimate.total_bytes = estimate.total_bytes - estimate.api_kv_bytes;
+  const uint64_t api = estimate.api_kv_bytes;
   const kv::LayerSplit split = kv::split_layers(engine_estimate, shape.n_layer, fit.vram_budget);
-  if (split.kind == kv::SplitKind::AllOnGpu) {
+  if (split.kind == kv::SplitKind::AllOnGpu && kRuntimeBytes + api <= fit.ram_budget) {
     fit.kind = FitKind::Gpu;
     fit.gpu_layers = shape.n_layer;
     fit.gpu_bytes = split.gpu_bytes;
-    // The host keeps only the runtime's own buffers.
-    fit.cpu_bytes = kRuntimeBytes;
+    // The host keeps only the runtime's own buffers and the API's slots.
+    fit.cpu_bytes = kRuntimeBytes + api;
     return fit;
   }
-  if (split.kind == kv::SplitKind::Partial && split.cpu_bytes <= fit.ram_budget) {
+  if (split.kind == kv::SplitKind::Partial && split.cpu_bytes + api <= fit.ram_budget) {
     fit.kind = FitKind::Partial;
     fit.gpu_layers = static_cast<uint32_t>(split.gpu_layers);
     fit.gpu_bytes = split.gpu_bytes;
-    fit.cpu_bytes = split.cpu_bytes;
+    fit.cpu_bytes = split.cpu_bytes + api;
     return fit;
   }
 

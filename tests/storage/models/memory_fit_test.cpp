@@ -162,6 +162,41 @@ TEST(MemoryFit, PartialOffloadNumbers) {
   EXPECT_NE(describe_fit(fit).find("5 of 9 layers"), std::string::npos) << describe_fit(fit);
 }
 
+TEST(EstimateMemory, LocalApiSlotsAddTheirOwnKv) {
+  const ModelShape shape{16, 32, 8, 64, 2048};
+  KvSettings kv{4096, KvType::F16};
+  kv.api_slots = 4;
+  kv.api_n_ctx = 2048;
+  const auto e = estimate_memory(shape, 800 * MiB, kv);
+  // Each slot: 2 (K,V) * 16 layers * 8 heads * 64 * 2048 tokens * 2 bytes = 64 MiB.
+  EXPECT_EQ(e.api_kv_bytes, 4 * 64 * MiB);
+  EXPECT_EQ(e.kv_bytes, 128 * MiB);  // the chat's own cache is unchanged
+  EXPECT_EQ(e.total_bytes, e.weights_bytes + e.kv_bytes + e.scratch_bytes + e.api_kv_bytes);
+  kv.api_slots = 0;  // the API is off
+  EXPECT_EQ(estimate_memory(shape, 800 * MiB, kv).api_kv_bytes, 0u);
+}
+
+TEST(MemoryFit, LocalApiKvStaysInRam) {
+  // All on a 10 GiB GPU: Q4_0's 5400 MiB. The API's 1000 MiB of slots are
+  // in RAM beside the runtime's 64 MiB, so 1 GiB of RAM is too little.
+  MemoryEstimate e = estimate_for(4000);
+  e.api_kv_bytes = 1000 * MiB;
+  e.total_bytes += e.api_kv_bytes;
+  const auto gpu = compute_fit(kShape, e, MachineBudget{2000 * MiB, 10000 * MiB, 0, 0});
+  ASSERT_EQ(gpu.kind, FitKind::Gpu);
+  EXPECT_EQ(gpu.gpu_bytes, 5400 * MiB);  // the GPU's share is the model's alone
+  EXPECT_EQ(gpu.cpu_bytes, 1064 * MiB);
+  EXPECT_EQ(compute_fit(kShape, e, MachineBudget{1024 * MiB, 10000 * MiB, 0, 0}).kind, FitKind::NoFit);
+  // The partial offload above (2900 MiB in RAM) now needs 3900 MiB of it.
+  const auto partial = compute_fit(kShape, e, MachineBudget{3900 * MiB, 3000 * MiB, 0, 0});
+  ASSERT_EQ(partial.kind, FitKind::Partial);
+  EXPECT_EQ(partial.cpu_bytes, 3900 * MiB);
+  EXPECT_NE(compute_fit(kShape, e, MachineBudget{3899 * MiB, 3000 * MiB, 0, 0}).kind, FitKind::Partial);
+  // On the CPU alone everything counts: 6400 MiB.
+  EXPECT_EQ(compute_fit(kShape, e, MachineBudget{6400 * MiB, 0, 0, 0}).kind, FitKind::Cpu);
+  EXPECT_EQ(compute_fit(kShape, e, MachineBudget{6399 * MiB, 0, 0, 0}).kind, FitKind::NoFit);
+}
+
 TEST(MemoryFit, ReservesComeOffTheBudget) {
   MachineBudget machine{2 * 1024 * MiB, 1024 * MiB, 1024 * MiB, 256 * MiB};
   EXPECT_EQ(machine.ram_budget(), 1024 * MiB);

@@ -23,6 +23,10 @@ std::optional<KvType> kv_type_from_string(std::string_view text);
 struct KvSettings {
   uint32_t n_ctx = 4096;
   KvType kv_type = KvType::F16;
+  // The local API's request slots (Settings -> Local API; 0 when it is off):
+  // each holds KV for api_n_ctx tokens of its own, beside the chat's cache.
+  uint32_t api_slots = 0;
+  uint32_t api_n_ctx = 0;
 };
 
 // Bytes of the KV cache: K and V, for every layer, n_head_kv * head_dim
@@ -45,7 +49,10 @@ struct MemoryEstimate {
   uint64_t weights_bytes = 0;  // the .gguf file size: weights are used in place
   uint64_t kv_bytes = 0;
   uint64_t scratch_bytes = 0;
-  uint64_t total_bytes = 0;
+  // The local API's slots: the API computes on the CPU, so this KV is in RAM
+  // whatever the placement of the model.
+  uint64_t api_kv_bytes = 0;
+  uint64_t total_bytes = 0;  // all of the above
   uint32_t n_ctx = 0;
   KvType kv_type = KvType::F16;
 };
@@ -90,7 +97,8 @@ struct FitResult {
 // of the n_layer blocks holds an equal share of the weights, the embedding and
 // output matrices together count as one more share that stays on the CPU in a
 // partial offload (so at most n_layer - 1 layers), and each block's KV lives
-// with its layer. Scratch is needed on every device that computes.
+// with its layer. Scratch is needed on every device that computes. The local
+// API's KV (estimate.api_kv_bytes) is in RAM in every placement.
 FitResult compute_fit(const ModelShape& shape, const MemoryEstimate& estimate,
                       const MachineBudget& machine);
 

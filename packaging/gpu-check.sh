@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Hearth's GPU check: on a machine with a real GPU, builds hearth-cli, writes
+# the speed models (random weights, real shapes, `hearth-cli gen-model`), runs
+# `hearth-cli bench --backend vulkan` on each and, when its path is given, the
+# reference engine's Vulkan `llama-bench` on the same files, and prints one
+# JSON line per model with both engines' prefill (pp) and decode (tg) tokens/s
+# and the fraction of the GPU's memory bandwidth that decode reaches.
+#
+# usage: packaging/gpu-check.sh [--ref-bench PATH] [--gpu-bandwidth GBPS]
+#                               [--hearth-cli PATH] [--work DIR] [--ci]
+#
+#   --ref-bench PATH      the reference engine's llama-bench, built with Vulkan
+#   --gpu-bandwidth GBPS  the GPU's memory bandwidth in GB/s (its data sheet);
+#                         without it the fraction is null, except on a software
+#                         device (lavapipe), whose memory is the CPU's: there
+#                         bench's measured read bandwidth is used
+#   --hearth-cli PATH     use this hearth-cli instead of building one
+#   --work DIR            models and the build go here (default build/gpu-check)
+#   --ci                  small sizes (a tiny model, few tokens): the suite runs
+#                         this on lavapipe so the script cannot rot
+#
+# Budget: under 8 minutes on a machine with a GPU and 8+ cores (a Release
+# build of hearth-cli alone, four models of up to 1.2 GB, pp 512 / tg 128,
+# 3 repetitions each). Models are kept in the work folder for reruns.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+ref_bench=""
+gpu_bandwidth=""
+cli=""
+work="$root/build/gpu-check"
+ci=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ref-bench) ref_bench="$2"; shift 2 ;;
+    --gpu-bandwidth) gpu_bandwidth="$2"; shift 2 ;;
+    --hearth-cli) cli="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --ci) ci=1; shift ;;
+    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$ref_bench" ] && [ ! -x "$ref_bench" ]; then
+  echo "gpu-check: --ref-bench '$ref_bench' is not an executable file" >&2
+  exit 2
+fi
+if [ -n "$gpu_bandwidth" ] && ! [[ "$gpu_bandwidth" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+  echo "gpu-check: --gpu-bandwidth wants GB/s as a number, got '$gpu_bandwidth'" >&2
+  exit 2
+fi
+command -v python3 >/dev/null || { echo "gpu-check: python3 is needed to write the JSON lines" >&2; exit 2; }
+mkdir -p "$work/models"
+jobs=$(nproc)
+
+if [ -z "$cli" ]; then
+  echo "gpu-check: building hearth-cli (Release) in $work/build" >&2
+  cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHEARTH_BUILD_TESTS=OFF -DHEARTH_BUILD_BENCHMARKS=OFF >&2
+  cmake --build "$work/build" -j "$jobs" --target hearth-cli >&2
+  cli="$work/build/app/hearth-cli"
+fi
+[ -x "$cli" ] || { echo "gpu-check: no hearth-cli at '$cli'" >&2; exit 2; }
+
+vocab_llama="$root/tests/data/vocab/vocab-llama3.gguf"
+vocab_qwen="$root/tests/data/vocab/vocab-qwen3.gguf"
+# name shape vocab type
+if [ "$ci" = 1 ]; then
+  pp=32; tg=8; reps=1
+  models=("tiny-q4_0 tiny $vocab_llama Q4_0" "tiny-q4_k_m tiny $vocab_llama Q4_K_M")
+else
+  pp=512; tg=128; reps=3
+  models=("llama3.2-1b-q4_0 llama3.2-1b $vocab_llama Q4_0"
+          "llama3.2-1b-q8_0 llama3.2-1b $vocab_llama Q8_0"
+          "llama3.2-1b-q4_k_m llama3.2-1b $vocab_llama Q4_K_M"
+          "qwen2.5-0.5b-q4_k_m qwen2.5-0.5b $vocab_qwen Q4_K_M")
+fi
+
+for entry in "${models[@]}"; do
+  read -r name shape vocab type <<<"$entry"
+  file="$work/models/$name.gguf"
+  if [ ! -s "$file" ]; then
+    echo "gpu-check: writing $name" >&2
+    "$cli" gen-model --shape "$shape" --vocab "$vocab" --type "$type" --out "$file" -t "$jobs" >&2
+  fi
+  hearth_json="$work/$name.hearth.json"
+  "$cli" bench -m "$file" -p "$pp" -n "$tg" -r "$reps" --backend vulkan --gpu-layers all --json >"$hearth_json"
+  ref_json="$work/$name.ref.json"
+  rm -f "$ref_json"
+  if [ -n "$ref_bench" ]; then
+    # -ngl 99: every layer on the GPU, as Hearth's --gpu-layers all.
+    "$ref_bench" -m "$file" -p "$pp" -n "$tg" -r "$reps" -ngl 99 -o json >"$ref_json"
+  fi
+  python3 - "$name" "$hearth_json" "$ref_json" "$gpu_bandwidth" <<'PY'
+import json, os, sys
+
+name, hearth_path, ref_path, bandwidth_arg = sys.argv[1:5]
+with open(hearth_path) as f:
+    h = json.load(f)
+for key in ("pp_tps", "tg_tps", "weight_bytes_per_token", "backend"):
+    if key not in h:
+        sys.exit(f"gpu-check: {hearth_path}: hearth-cli bench printed no '{key}'")
+backend = str(h["backend"])
+software = "llvmpipe" in backend.lower() or "lavapipe" in backend.lower()
+bandwidth, source = None, None
+if bandwidth_arg:
+    bandwidth, source = float(bandwidth_arg), "given"
+elif software and h.get("read_bandwidth_gbps"):
+    # A software device's memory is the CPU's: bench measured it.
+    bandwidth, source = float(h["read_bandwidth_gbps"]), "cpu read bandwidth (software device)"
+
+def fraction(tg):
+    if not bandwidth or tg is None:
+        return None
+    return h["weight_bytes_per_token"] * tg / (bandwidth * 1e9)
+
+ref = None
+if ref_path and os.path.exists(ref_path):
+    with open(ref_path) as f:
+        rows = json.load(f)
+    pp_rows = [r for r in rows if r.get("n_prompt", 0) > 0 and r.get("n_gen", 0) == 0]
+    tg_rows = [r for r in rows if r.get("n_gen", 0) > 0 and r.get("n_prompt", 0) == 0]
+    if not pp_rows or not tg_rows:
+        sys.exit(f"gpu-check: {ref_path}: llama-bench printed no pp and tg rows")
+    ref = {"pp_tps": pp_rows[0]["avg_ts"], "tg_tps": tg_rows[0]["avg_ts"],
+           "tg_bandwidth_fraction": fraction(tg_rows[0]["avg_ts"])}
+
+line = {
+    "model": name,
+    "device": backend,
+    "pp_tokens": h.get("pp_tokens"),
+    "tg_tokens": h.get("tg_tokens"),
+    "weight_bytes_per_token": h["weight_bytes_per_token"],
+    "gpu_bandwidth_gbps": bandwidth,
+    "gpu_bandwidth_source": source,
+    "hearth": {"pp_tps": h["pp_tps"], "tg_tps": h["tg_tps"], "tg_bandwidth_fraction": fraction(h["tg_tps"])},
+    "reference": ref,
+    "pp_ratio": h["pp_tps"] / ref["pp_tps"] if ref else None,
+    "tg_ratio": h["tg_tps"] / ref["tg_tps"] if ref else None,
+}
+print(json.dumps(line), flush=True)
+PY
+done
