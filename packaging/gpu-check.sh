@@ -99,8 +99,8 @@ with open(hearth_path) as f:
 for key in ("pp_tps", "tg_tps", "weight_bytes_per_token", "backend"):
     if key not in h:
         sys.exit(f"gpu-check: {hearth_path}: hearth-cli bench printed no '{key}'")
-backend = str(h["backend"])
-software = "llvmpipe" in backend.lower() or "lavapipe" in backend.lower()
+device = str(h.get("device", h["backend"]))
+software = "llvmpipe" in device.lower() or "lavapipe" in device.lower()
 bandwidth, source = None, None
 if bandwidth_arg:
     bandwidth, source = float(bandwidth_arg), "given"
@@ -126,7 +126,8 @@ if ref_path and os.path.exists(ref_path):
 
 line = {
     "model": name,
-    "device": backend,
+    "device": device,
+    "pipeline": h.get("pipeline"),
     "pp_tokens": h.get("pp_tokens"),
     "tg_tokens": h.get("tg_tokens"),
     "weight_bytes_per_token": h["weight_bytes_per_token"],

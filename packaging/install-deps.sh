@@ -33,6 +33,8 @@ packages=(
   libzip-dev
   # headless display for screenshots, image tools for test artefacts
   xvfb xauth imagemagick
+  # packaging/gpu-check.sh writes its JSON lines (and its CI-mode test) with python3
+  python3
 )
 
 missing=()
