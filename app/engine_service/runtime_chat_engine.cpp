@@ -155,22 +155,12 @@ class RuntimeChatEngine final : public ChatEngine {
     if (format_->origin() != runtime::TemplateOrigin::Model) info.chat_format = QString::fromStdString(format_->note());
     info.context_max = static_cast<int>(session_->n_ctx());
     info.context_train = static_cast<int>(hp.n_ctx_train);
-    info.n_layer = static_cast<int>(hp.n_layer);
-    info.n_head_kv = static_cast<int>(hp.n_head_kv);
-    info.head_dim = static_cast<int>(hp.head_dim);
-    info.n_embd = static_cast<int>(hp.n_embd);
-    info.n_vocab = static_cast<int>(hp.n_vocab);
-    info.n_head = static_cast<int>(hp.n_head);
-    info.n_ff = static_cast<int>(hp.n_ff);
-    const kv::ModelDims dims = model_->memory_dims();
-    info.projections = dims.projections;
-    info.n_expert = static_cast<int>(dims.n_expert);
-    info.n_expert_used = static_cast<int>(dims.n_expert_used);
-    info.n_ff_exp = static_cast<int>(dims.n_ff_exp);
-    info.expert_biases = dims.expert_biases;
-    info.layer_windows = model_->layer_windows();
-    info.weights_bytes = model_->weight_bytes();
+    info.shape = sizing_shape(*model_);
     info.reasoning_choices = reasoning_choices(format_->reasoning());
+    if (draft_model_) {
+      info.draft_path = request.draft_model_path;
+      info.draft_shape = sizing_shape(*draft_model_);
+    }
     // The local API follows the model the user picked.
     if (api_request_.enabled) start_local_api();
     return info;
@@ -318,6 +308,28 @@ class RuntimeChatEngine final : public ChatEngine {
   // The drafter the settings ask for, and what the status line says about
   // it. A draft model that cannot draft (another vocabulary, an unreadable
   // file) leaves speculation off with the reason, never silently.
+  // What the settings page's sizer needs of a loaded model.
+  static ui::ModelShape sizing_shape(const model::Model& m) {
+    const auto& hp = m.hparams();
+    const kv::ModelDims dims = m.memory_dims();
+    ui::ModelShape s;
+    s.n_layer = static_cast<int>(hp.n_layer);
+    s.n_head_kv = static_cast<int>(hp.n_head_kv);
+    s.head_dim = static_cast<int>(hp.head_dim);
+    s.n_embd = static_cast<int>(hp.n_embd);
+    s.n_vocab = static_cast<int>(hp.n_vocab);
+    s.n_head = static_cast<int>(hp.n_head);
+    s.n_ff = static_cast<int>(hp.n_ff);
+    s.n_expert = static_cast<int>(dims.n_expert);
+    s.n_expert_used = static_cast<int>(dims.n_expert_used);
+    s.n_ff_exp = static_cast<int>(dims.n_ff_exp);
+    s.expert_biases = dims.expert_biases;
+    s.projections = dims.projections;
+    s.layer_windows = m.layer_windows();
+    s.weights_bytes = m.weight_bytes();
+    return s;
+  }
+
   QString make_speculator(const ui::LoadRequest& request, int64_t n_ctx) {
     runtime::SpeculationConfig config;
     config.draft_max = std::max(1, request.draft_max);

@@ -43,12 +43,12 @@ class PictureEngine final : public ChatEngine {
     info.backend = QStringLiteral("Vulkan: AMD Radeon 780M");
     info.context_max = 8192;
     info.context_train = 131072;
-    info.n_layer = 16;
-    info.n_head_kv = 8;
-    info.head_dim = 64;
-    info.n_embd = 2048;
-    info.n_vocab = 128256;
-    info.weights_bytes = 807'694'464;
+    info.shape.n_layer = 16;
+    info.shape.n_head_kv = 8;
+    info.shape.head_dim = 64;
+    info.shape.n_embd = 2048;
+    info.shape.n_vocab = 128256;
+    info.shape.weights_bytes = 807'694'464;
     info.reasoning_choices = reasoning_choices;
     return info;
   }

@@ -127,22 +127,8 @@ void ModelController::on_loaded(const ModelInfo& info) {
   info_ = info;
   progress_ = 1;
   settings_->set_last_model_path(info.path);
-  ModelShape shape;
-  shape.n_layer = info.n_layer;
-  shape.n_head_kv = info.n_head_kv;
-  shape.head_dim = info.head_dim;
-  shape.n_embd = info.n_embd;
-  shape.n_vocab = info.n_vocab;
-  shape.n_head = info.n_head;
-  shape.n_ff = info.n_ff;
-  shape.n_expert = info.n_expert;
-  shape.n_expert_used = info.n_expert_used;
-  shape.n_ff_exp = info.n_ff_exp;
-  shape.expert_biases = info.expert_biases;
-  shape.projections = info.projections;
-  shape.layer_windows = info.layer_windows;
-  shape.weights_bytes = info.weights_bytes;
-  settings_->set_loaded_model(shape, info.context_train, requested_with_);
+  settings_->set_loaded_model(info.shape, info.context_train, requested_with_);
+  settings_->set_loaded_draft(info.draft_shape, info.draft_path);
   set_state(State::Ready);
   emit progressChanged();
 }
@@ -155,6 +141,7 @@ void ModelController::on_failed(const QString& path, const QString& message, qin
   error_ = tr("Could not load %1: %2").arg(remote ? remote->model : QFileInfo(path).fileName(), message);
   info_ = ModelInfo{};
   settings_->set_loaded_model(std::nullopt, 0, std::nullopt);
+  settings_->set_loaded_draft(std::nullopt, QString());
   set_state(State::Failed);
 }
 

@@ -83,13 +83,20 @@ void SettingsController::recompute_memory() {
                       ? sizer_->estimate(*shape_, api.context_length, settings_.load.kv_cache_type).kv_bytes *
                             static_cast<uint64_t>(api.parallel)
                       : 0;
-  // A draft model's weights come on top (its small KV cache is left out:
-  // its shape is only known once it is loaded).
+  // A draft model's weights come on top, and once it has been loaded (its
+  // shape known) its KV cache: F16 at the chat's context, as the engine's
+  // draft session keeps it. Before that, its file's size alone.
   const auto& spec = settings_.load.speculation;
   draft_bytes_ = 0;
   if (shape_ && spec.mode == settings::SpeculationMode::DraftModel && !spec.draft_model_path.empty()) {
-    const QFileInfo draft(QString::fromStdString(spec.draft_model_path));
-    if (draft.isFile()) draft_bytes_ = static_cast<uint64_t>(draft.size());
+    const QString path = QString::fromStdString(spec.draft_model_path);
+    const QFileInfo draft(path);
+    if (draft_shape_ && sizer_ && path == draft_path_) {
+      draft_bytes_ = draft_shape_->weights_bytes +
+                     sizer_->estimate(*draft_shape_, settings_.load.context_length, settings::KvCacheType::F16).kv_bytes;
+    } else if (draft.isFile()) {
+      draft_bytes_ = static_cast<uint64_t>(draft.size());
+    }
   }
   emit memoryChanged();
 }
@@ -138,6 +145,12 @@ void SettingsController::set_loaded_model(std::optional<ModelShape> shape, int t
   loaded_with_ = std::move(loaded_with);
   recompute_memory();
   if (reload_before != needsReload()) emit needsReloadChanged();
+}
+
+void SettingsController::set_loaded_draft(std::optional<ModelShape> shape, const QString& path) {
+  draft_shape_ = std::move(shape);
+  draft_path_ = draft_shape_ ? path : QString();
+  recompute_memory();
 }
 
 void SettingsController::set_available_bytes_for_testing(uint64_t bytes) {

@@ -77,6 +77,9 @@ class SettingsController : public QObject {
   // The model's shape and the settings it was loaded with (nullopt: no model).
   void set_loaded_model(std::optional<ModelShape> shape, int trained_context,
                         std::optional<settings::LoadSettings> loaded_with);
+  // The draft model loaded beside it (its file and shape), or nullopt: while
+  // the settings still name that file, the estimate counts its KV cache too.
+  void set_loaded_draft(std::optional<ModelShape> shape, const QString& path);
   // Overrides MemAvailable (tests pin it so the red state is deterministic).
   void set_available_bytes_for_testing(uint64_t bytes);
 
@@ -161,6 +164,8 @@ class SettingsController : public QObject {
   PersistFn persist_;
   const MemorySizer* sizer_;
   std::optional<ModelShape> shape_;
+  std::optional<ModelShape> draft_shape_;
+  QString draft_path_;
   int trained_context_ = 0;
   std::optional<settings::LoadSettings> loaded_with_;
   MemoryBreakdown breakdown_;

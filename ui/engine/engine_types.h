@@ -12,7 +12,10 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include "engine/memory_sizer.h"
 
 namespace hearth::ui {
 
@@ -56,22 +59,8 @@ struct ModelInfo {
   qint64 load_id = 0;    // the LoadRequest's
   int context_max = 0;   // tokens the loaded cache holds
   int context_train = 0; // the model's trained context length
-  int n_layer = 0;
-  int n_head_kv = 0;
-  int head_dim = 0;
-  int n_embd = 0;
-  int n_vocab = 0;
-  int n_head = 0;
-  int n_ff = 0;
-  // A mixture of experts (n_expert 0: dense): experts, experts per token,
-  // each expert's width, and whether each expert has biases of its own.
-  int n_expert = 0;
-  int n_expert_used = 0;
-  int n_ff_exp = 0;
-  bool expert_biases = false;
-  hearth::kv::ProjectionLayout projections = hearth::kv::ProjectionLayout::Separate;
-  std::vector<int32_t> layer_windows;  // sliding window per layer (0: global), empty when none
-  quint64 weights_bytes = 0;
+  // What sizing needs of it: layers, heads, widths, experts, windows, weight bytes.
+  ModelShape shape;
   // The reasoning switch the model's template offers, as the choices besides
   // "default": {"off", "on"} (Qwen3, SmolLM3), {"low", "medium", "high"}
   // (gpt-oss), or empty when it has none.
@@ -79,6 +68,11 @@ struct ModelInfo {
   // How replies are drafted: "n-gram drafts", "draft model <name>", "off",
   // or "off: <why>" when the chosen draft model could not be used.
   QString speculation;
+  // The draft model loaded beside it (speculation with a draft model): its
+  // file and shape, so the memory estimate counts its KV cache (F16, the
+  // chat's context) besides its weights. nullopt without one.
+  QString draft_path;
+  std::optional<ModelShape> draft_shape;
 };
 
 enum class ChatRole { System, User, Assistant };

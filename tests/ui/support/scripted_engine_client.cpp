@@ -9,12 +9,12 @@ ScriptedEngineClient::ScriptedEngineClient(QObject* parent) : EngineClient(paren
   info.backend = QStringLiteral("CPU: test double");
   info.context_max = 512;
   info.context_train = 2048;
-  info.n_layer = 5;
-  info.n_head_kv = 4;
-  info.head_dim = 16;
-  info.n_embd = 64;
-  info.n_vocab = 512;
-  info.weights_bytes = 1'000'000;
+  info.shape.n_layer = 5;
+  info.shape.n_head_kv = 4;
+  info.shape.head_dim = 16;
+  info.shape.n_embd = 64;
+  info.shape.n_vocab = 512;
+  info.shape.weights_bytes = 1'000'000;
   timer_.setInterval(1);
   connect(&timer_, &QTimer::timeout, this, &ScriptedEngineClient::step);
 }
