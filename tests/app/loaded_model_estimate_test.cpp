@@ -24,19 +24,39 @@ namespace {
 
 constexpr int kContext = 512;
 
-TEST(MixtureOfExpertsEstimate, ScratchIsWhatTheEngineReservesForTheExperts) {
-  const char* path = HEARTH_TEST_DATA_DIR "/models/tiny-qwen3moe-f32.gguf";
-  auto engine = std::make_unique<EngineServiceClient>(make_default_chat_engine());
+settings::Settings cpu_settings() {
   settings::Settings s;
   s.load.context_length = kContext;
   s.load.threads = 1;
   s.load.gpu_layers = 0;
+  return s;
+}
+
+// The app's pieces around the real engine: its settings (with the engine's
+// sizer) and the model controller that loads.
+struct LoadedApp {
+  explicit LoadedApp(const settings::Settings& s)
+      : engine(std::make_unique<EngineServiceClient>(make_default_chat_engine())),
+        settings(s, nullptr, &sizer),
+        model(engine.get(), &settings, nullptr, QString()) {}
+  ::testing::AssertionResult load(const char* path) {
+    model.load(QString::fromLatin1(path));
+    if (!QTest::qWaitFor([&] { return model.ready() || !model.errorMessage().isEmpty(); }, 60000)) {
+      return ::testing::AssertionFailure() << "the load never ended";
+    }
+    if (!model.ready()) return ::testing::AssertionFailure() << model.errorMessage().toStdString();
+    return ::testing::AssertionSuccess();
+  }
+  std::unique_ptr<EngineServiceClient> engine;
   ui::EngineMemorySizer sizer;
-  ui::SettingsController settings(s, nullptr, &sizer);
-  ui::ModelController model(engine.get(), &settings, nullptr, QString());
-  model.load(QString::fromLatin1(path));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready() || !model.errorMessage().isEmpty(); }, 60000));
-  ASSERT_TRUE(model.ready()) << model.errorMessage().toStdString();
+  ui::SettingsController settings;
+  ui::ModelController model;
+};
+
+TEST(MixtureOfExpertsEstimate, ScratchIsWhatTheEngineReservesForTheExperts) {
+  const char* path = HEARTH_TEST_DATA_DIR "/models/tiny-qwen3moe-f32.gguf";
+  LoadedApp app(cpu_settings());
+  ASSERT_TRUE(app.load(path));
 
   // The engine's reservation for this file: its dims, read by the model loader.
   auto loaded = model::Model::load(path, model::LoadOptions{});
@@ -45,7 +65,7 @@ TEST(MixtureOfExpertsEstimate, ScratchIsWhatTheEngineReservesForTheExperts) {
   ASSERT_GT(dims.n_expert, 0);  // the fixture is a mixture
   auto reserved = kv::scratch_bytes(dims, kContext);
   ASSERT_TRUE(reserved.ok()) << reserved.error().message;
-  EXPECT_EQ(static_cast<uint64_t>(settings.scratchBytes()), *reserved);
+  EXPECT_EQ(static_cast<uint64_t>(app.settings.scratchBytes()), *reserved);
 
   // Without the experts the same shape reads as a dense model of width n_ff,
   // a different figure: the check above can tell them apart.
@@ -55,26 +75,18 @@ TEST(MixtureOfExpertsEstimate, ScratchIsWhatTheEngineReservesForTheExperts) {
   auto dense_bytes = kv::scratch_bytes(dense, kContext);
   ASSERT_TRUE(dense_bytes.ok());
   EXPECT_NE(*dense_bytes, *reserved);
-  engine.reset();
 }
 
 TEST(DraftModelEstimate, CountsTheDraftsWeightsAndItsCacheOnceLoaded) {
   const char* target = HEARTH_TEST_DATA_DIR "/models/tiny-llama-f32.gguf";
   const char* draft = HEARTH_TEST_DATA_DIR "/models/tiny-llama-q8_0.gguf";
-  auto engine = std::make_unique<EngineServiceClient>(make_default_chat_engine());
-  settings::Settings s;
-  s.load.context_length = kContext;
-  s.load.threads = 1;
-  s.load.gpu_layers = 0;
+  settings::Settings s = cpu_settings();
   s.load.speculation.mode = settings::SpeculationMode::DraftModel;
   s.load.speculation.draft_model_path = draft;
-  ui::EngineMemorySizer sizer;
-  ui::SettingsController settings(s, nullptr, &sizer);
-  ui::ModelController model(engine.get(), &settings, nullptr, QString());
-  model.load(QString::fromLatin1(target));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready() || !model.errorMessage().isEmpty(); }, 60000));
-  ASSERT_TRUE(model.ready()) << model.errorMessage().toStdString();
-  ASSERT_TRUE(model.info().speculation.startsWith(QStringLiteral("draft model"))) << model.info().speculation.toStdString();
+  LoadedApp app(s);
+  ASSERT_TRUE(app.load(target));
+  auto& settings = app.settings;
+  ASSERT_TRUE(app.model.info().speculation.startsWith(QStringLiteral("draft model"))) << app.model.info().speculation.toStdString();
 
   // The draft session's cache: F16 at the chat's context, every layer.
   auto d = model::Model::load(draft, model::LoadOptions{});
@@ -93,7 +105,6 @@ TEST(DraftModelEstimate, CountsTheDraftsWeightsAndItsCacheOnceLoaded) {
   spec.draft_model_path = other;
   settings.setSpeculation(spec);
   EXPECT_EQ(static_cast<uint64_t>(settings.draftBytes()), std::filesystem::file_size(other));
-  engine.reset();
 }
 
 }  // namespace
