@@ -12,6 +12,9 @@
 // x[]` and its alias `vec4 x4[]` (and, for Q4_K, `uvec4 w128[]`) first.
 #ifndef HEARTH_SHADERS_CHUNK_DOT_GLSL
 #define HEARTH_SHADERS_CHUNK_DOT_GLSL
+// The decode loops fill small arrays: unrolled, they stay in registers
+// (a loop left rolled makes them indexed memory on some compilers).
+#extension GL_EXT_control_flow_attributes : require
 
 #if defined(TYPE_Q4_K)
 // 144-byte blocks are 16-byte aligned, so the block is read as uvec4s: one
@@ -51,36 +54,34 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
 }
 
 #elif defined(TYPE_Q6_K)
+// Decoded inside the column loop, four values at a time as it streams:
+// holding all 32 decoded values across columns costs more registers than
+// the (cached) re-reads cost, and the decode is exact integer work, so each
+// column still computes the same expression.
 void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS]) {
   const uint n = chunk >> 2, k = chunk & 3u;
   const uint lbase = b + 32u * n + 16u * (k & 1u);
   const uint hbase = b + 64u + 16u * n;
   const uint lshift = k >= 2u ? 4u : 0u, hshift = 2u * k;
-  // Four values per vec4: 16-bit words l and l + 1 of ql and qh.
-  vec4 q[8];
-  for (uint l2 = 0u; l2 < 8u; ++l2) {
-    const uint lw0 = uint(w16[lbase + 2u * l2]) >> lshift, lw1 = uint(w16[lbase + 2u * l2 + 1u]) >> lshift;
-    const uint hw0 = uint(w16[hbase + 2u * l2]) >> hshift, hw1 = uint(w16[hbase + 2u * l2 + 1u]) >> hshift;
-    q[l2] = vec4((lw0 & 0xFu) | ((hw0 & 3u) << 4), ((lw0 >> 8) & 0xFu) | (((hw0 >> 8) & 3u) << 4),
-                 (lw1 & 0xFu) | ((hw1 & 3u) << 4), ((lw1 >> 8) & 0xFu) | (((hw1 >> 8) & 3u) << 4));
-  }
-  const float s0 = float(sext8(wbyte(b, 192u + 8u * n + 2u * k)));
-  const float s1 = float(sext8(wbyte(b, 192u + 8u * n + 1u + 2u * k)));
-  const float d = whalf(b, 208u);
   const vec4 one = vec4(1.0);
   for (uint col = 0u; col < MV_COLS; ++col) {
     const uint xi = (xb + col * xs) >> 2;
     float total = 0.0;
     for (uint h = 0u; h < 2u; ++h) {
       float sq = 0.0, sx = 0.0;
+      // Four values per step: 16-bit words l and l + 1 of ql and qh.
       for (uint l2 = 4u * h; l2 < 4u * h + 4u; ++l2) {
+        const uint lw0 = uint(w16[lbase + 2u * l2]) >> lshift, lw1 = uint(w16[lbase + 2u * l2 + 1u]) >> lshift;
+        const uint hw0 = uint(w16[hbase + 2u * l2]) >> hshift, hw1 = uint(w16[hbase + 2u * l2 + 1u]) >> hshift;
+        const vec4 q = vec4((lw0 & 0xFu) | ((hw0 & 3u) << 4), ((lw0 >> 8) & 0xFu) | (((hw0 >> 8) & 3u) << 4),
+                            (lw1 & 0xFu) | ((hw1 & 3u) << 4), ((lw1 >> 8) & 0xFu) | (((hw1 >> 8) & 3u) << 4));
         const vec4 xv = x4[xi + l2];
-        sq += dot(q[l2], xv);
+        sq += dot(q, xv);
         sx += dot(xv, one);
       }
-      total += (h == 0u ? s0 : s1) * (sq - 32.0 * sx);
+      total += float(sext8(wbyte(b, 192u + 8u * n + h + 2u * k))) * (sq - 32.0 * sx);
     }
-    sums[col] += d * total;
+    sums[col] += whalf(b, 208u) * total;
   }
 }
 
@@ -88,7 +89,7 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
 // x is read as vec4s (x4 aliases binding 1): a quarter of the loads.
 void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS]) {
   vec4 q[8];
-  for (uint i = 0u; i < 8u; ++i) {
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
     const uint w0 = uint(w16[b + 1u + 2u * i]), w1 = uint(w16[b + 2u + 2u * i]);
     q[i] = vec4(sext8(w0 & 0xFFu), sext8(w0 >> 8), sext8(w1 & 0xFFu), sext8(w1 >> 8));
   }
@@ -107,7 +108,7 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
 void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS]) {
   const uint qh = uint(w16[b + 1u]) | (uint(w16[b + 2u]) << 16);
   vec4 lo[4], hi[4];
-  for (uint i = 0u; i < 4u; ++i) {
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     const uint w0 = uint(w16[b + 3u + 2u * i]), w1 = uint(w16[b + 4u + 2u * i]);
     const uvec4 bytes = uvec4(w0 & 0xFFu, w0 >> 8, w1 & 0xFFu, w1 >> 8);
     const uvec4 j = uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u);
@@ -131,7 +132,7 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
 #elif defined(TYPE_Q4_0)
 void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS]) {
   vec4 lo[4], hi[4];
-  for (uint i = 0u; i < 4u; ++i) {
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     const uint w0 = uint(w16[b + 1u + 2u * i]), w1 = uint(w16[b + 2u + 2u * i]);
     const uvec4 bytes = uvec4(w0 & 0xFFu, w0 >> 8, w1 & 0xFFu, w1 >> 8);
     lo[i] = vec4(bytes & 0xFu);
