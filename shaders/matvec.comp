@@ -1,6 +1,11 @@
 #version 450
-// y = W x for one activation vector (decode). Invocations stride over
-// 32-value chunks of a row so each weight byte is read once per token.
+// y = W x for MV_COLS activation vectors (spec constant 2, 1..MAX_COLS): a
+// decode step (one column) or a few tokens at once (a speculative verify
+// pass, a short prompt). Invocations stride over 32-value chunks of a row;
+// each chunk's weights are read and decoded once for all columns, and every
+// column then runs exactly the arithmetic and reduction order of a
+// one-column pass, so column j of y is bit for bit the one-token result.
+// x: [MV_COLS][ncols], y: [MV_COLS][nrows].
 //
 // USE_SUBGROUPS: each subgroup owns rows (ROWS_PER_WG per workgroup, spec
 // constant 1) and reduces with subgroupAdd: no shared memory, no barriers.
@@ -16,6 +21,8 @@
 #include "hearth/shaders/weight_buffer.glsl"
 
 layout(constant_id = 1) const uint ROWS_PER_WG = 1;
+layout(constant_id = 2) const uint MV_COLS = 1;  // 1..MAX_COLS, checked by the host
+const uint MAX_COLS = 8u;
 #ifdef MATVEC_ID
 // Products by expert id: workgroup row y is one (token, expert) slot.
 layout(push_constant) uniform Push { MatvecIdParams p; };
@@ -35,20 +42,22 @@ layout(std430, binding = 0) readonly buffer Weights128 { uvec4 w128[]; };
 #endif
 #include "hearth/shaders/chunk_dot.glsl"
 
-// This invocation's share of row `row`: lane `lane` of `lanes`. The
-// weights start `wbase` storage units in, x at float `xoff`.
-float row_partial(uint row, uint lane, uint lanes, uint wbase, uint xoff) {
+// This invocation's share of row `row` for every column, added to sums:
+// lane `lane` of `lanes`. The weights start `wbase` storage units in, column
+// 0 of x at float `xoff` (column j at xoff + j * ncols).
+void row_partial(uint row, uint lane, uint lanes, uint wbase, uint xoff, inout float sums[MAX_COLS]) {
   const uint base = wbase + row * p.row_stride;
-  float sum = 0.0;
 #ifdef TYPE_PLAIN
-  for (uint c = lane; c < p.ncols; c += lanes) sum += load_elem(base + c) * x[xoff + c];
+  for (uint c = lane; c < p.ncols; c += lanes) {
+    const float w = load_elem(base + c);
+    for (uint col = 0u; col < MV_COLS; ++col) sums[col] += w * x[xoff + col * p.ncols + c];
+  }
 #else
   const uint nchunks = p.ncols / 32u;
   for (uint c = lane; c < nchunks; c += lanes) {
-    sum += chunk_dot(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, xoff + c * 32u);
+    chunk_dot(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, xoff + c * 32u, p.ncols, sums);
   }
 #endif
-  return sum;
 }
 
 void main() {
@@ -66,19 +75,28 @@ void main() {
   const uint wbase = 0u, xoff = 0u, yoff = 0u;
   const uint group = flat_group();
 #endif
+  float sums[MAX_COLS];
 #ifdef USE_SUBGROUPS
   const uint first = group * ROWS_PER_WG;
   for (uint r = gl_SubgroupID; r < ROWS_PER_WG; r += gl_NumSubgroups) {
     const uint row = first + r;
     if (row >= p.nrows) break;  // uniform across the subgroup
-    const float sum = subgroupAdd(row_partial(row, gl_SubgroupInvocationID, gl_SubgroupSize, wbase, xoff));
-    if (subgroupElect()) y[yoff + row] = sum;
+    for (uint col = 0u; col < MAX_COLS; ++col) sums[col] = 0.0;
+    row_partial(row, gl_SubgroupInvocationID, gl_SubgroupSize, wbase, xoff, sums);
+    for (uint col = 0u; col < MV_COLS; ++col) {
+      const float sum = subgroupAdd(sums[col]);
+      if (subgroupElect()) y[yoff + col * p.nrows + row] = sum;
+    }
   }
 #else
   const uint row = group;
   if (row >= p.nrows) return;  // uniform across the workgroup
   const uint tid = gl_LocalInvocationID.x;
-  const float sum = workgroup_sum(row_partial(row, tid, WG_SIZE, wbase, xoff));
-  if (tid == 0u) y[yoff + row] = sum;
+  for (uint col = 0u; col < MAX_COLS; ++col) sums[col] = 0.0;
+  row_partial(row, tid, WG_SIZE, wbase, xoff, sums);
+  for (uint col = 0u; col < MV_COLS; ++col) {
+    const float sum = workgroup_sum(sums[col]);
+    if (tid == 0u) y[yoff + col * p.nrows + row] = sum;
+  }
 #endif
 }

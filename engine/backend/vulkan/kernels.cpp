@@ -259,25 +259,32 @@ Status Kernels::get_rows(CommandSequence& seq, DType type, const BufferView& tab
 }
 
 Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,
-                       const BufferView& y, uint32_t ncols, uint32_t nrows) {
+                       const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens) {
   const auto shaders = weight_shaders(type);
   if (!shaders) {
     return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec: no shader for {}", traits(type).name));
   }
+  if (n_tokens == 0 || n_tokens > kMatvecMaxTokens) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan matvec: {} tokens (1..{})", n_tokens, kMatvecMaxTokens));
+  }
   HEARTH_TRY(const uint32_t stride, row_stride_units(type, ncols, "matvec"));
   HEARTH_CHECK(need_bytes("matvec", "weights", w, uint64_t{stride} * nrows * (type == DType::F32 ? 4 : 2)));
-  HEARTH_CHECK(need_bytes("matvec", "x", x, 4ull * ncols));
-  HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows));
+  HEARTH_CHECK(need_bytes("matvec", "x", x, 4ull * ncols * n_tokens));
+  HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows * n_tokens));
   const sp::MatvecParams p{ncols, nrows, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  // The token count is specialization constant 2 (MV_COLS): the shader's
+  // per-token loops unroll, and each count is its own pipeline.
   if (tuning_.matvec_reduction == Reduction::Subgroup) {
     const uint32_t rows = std::max<uint32_t>(tuning_.matvec_rows, 1);
     HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec_sg, {3, push_size<sp::MatvecParams>()},
-                                                  Specialization{tuning_.matvec, rows}));
+                                                  Specialization{tuning_.matvec, rows, n_tokens}));
     return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((nrows + rows - 1) / rows), "matvec");
   }
-  return run(seq, shaders->matvec, tuning_.matvec, bind, &p, push_size<sp::MatvecParams>(), grid(nrows),
-             "matvec");
+  HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec, {3, push_size<sp::MatvecParams>()},
+                                                Specialization{tuning_.matvec, 1, n_tokens}));
+  return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid(nrows), "matvec");
 }
 
 Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,

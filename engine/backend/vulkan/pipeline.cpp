@@ -154,9 +154,10 @@ Result<const Pipeline*> PipelineSet::get(ShaderId shader, const PipelineLayoutDe
   VkResult r = vkCreateShaderModule(ctx_.device(), &mi, nullptr, &module);
   if (r != VK_SUCCESS) return vk_error(r, "vkCreateShaderModule");
 
-  const uint32_t values[2] = {specialization.workgroup_size, specialization.param};
-  const VkSpecializationMapEntry entries[2] = {{0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}};
-  VkSpecializationInfo spec{2, entries, sizeof(values), values};
+  const uint32_t values[3] = {specialization.workgroup_size, specialization.param, specialization.param2};
+  const VkSpecializationMapEntry entries[3] = {
+      {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}, {2, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
+  VkSpecializationInfo spec{3, entries, sizeof(values), values};
   auto ci = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   ci.stage = vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

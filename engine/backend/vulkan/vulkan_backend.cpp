@@ -468,8 +468,13 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
       const uint32_t piece = rows_per_binding(row, m);
       if (piece >= m) {
-        HEARTH_CHECK(tokens == 1 ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m)
-                                 : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+        // A few tokens (a speculative verify pass, a short prompt) take the
+        // matvec shader with one column per token: each row of the result is
+        // bit for bit a one-token decode's, so greedy speculation matches
+        // plain greedy decoding exactly; the matmul tiles round differently.
+        HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
+                         ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
+                         : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
       } else {
         // Weights larger than one storage binding (a tied 150k-token output
         // matrix): matrix-vector products over row pieces, token by token,

@@ -94,7 +94,9 @@ void BM_Matvec(benchmark::State& state, DType type) {
 
 // Prefill: one tiled matrix-matrix product W [rows][cols] x X [tokens][cols]
 // per submit; reported as multiply-adds per second (items) and weight bytes.
-void BM_Matmul(benchmark::State& state, DType type) {
+// With `columns`, the product goes to matvec with one column per token
+// instead (what the backend runs for 2..8 tokens, a speculative verify pass).
+void run_matmul(benchmark::State& state, DType type, bool columns) {
   const auto rows = static_cast<uint32_t>(state.range(0));
   const auto cols = static_cast<uint32_t>(state.range(1));
   const auto tokens = static_cast<uint32_t>(state.range(2));
@@ -125,8 +127,10 @@ void BM_Matmul(benchmark::State& state, DType type) {
 
   auto seq = std::move(CommandSequence::create(*s.ctx, 1, ProfilingMode::Off).value());
   (void)seq->begin();
-  const auto st = s.kernels->matmul(*seq, type, BufferView::whole(bw), BufferView::whole(bx), BufferView::whole(by),
-                                    rows, tokens, cols);
+  const auto st = columns ? s.kernels->matvec(*seq, type, BufferView::whole(bw), BufferView::whole(bx),
+                                              BufferView::whole(by), cols, rows, tokens)
+                          : s.kernels->matmul(*seq, type, BufferView::whole(bw), BufferView::whole(bx),
+                                              BufferView::whole(by), rows, tokens, cols);
   if (!st.ok()) {
     state.SkipWithError(st.error().message.c_str());
     return;
@@ -140,8 +144,19 @@ void BM_Matmul(benchmark::State& state, DType type) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * uint64_t{rows} * cols * tokens));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * wbytes));
-  state.SetLabel(std::string(traits(type).name) + " on " + s.ctx->description().name);
+  state.SetLabel(std::string(traits(type).name) + (columns ? " matvec columns" : " matmul tiles") + " on " +
+                 s.ctx->description().name);
 }
+
+void BM_Matmul(benchmark::State& state, DType type) { run_matmul(state, type, false); }
+void BM_FewTokens(benchmark::State& state, DType type) { run_matmul(state, type, state.range(3) != 0); }
+
+// A few tokens (speculative verify passes, 2..8): the tiles (0) against the
+// multi-column matvec (1), at Qwen2.5-0.5B's FFN down shape.
+BENCHMARK_CAPTURE(BM_FewTokens, Q4_K, DType::Q4_K)->ArgsProduct({{896}, {4864}, {1, 2, 4, 8}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_FewTokens, Q8_0, DType::Q8_0)->ArgsProduct({{896}, {4864}, {1, 2, 4, 8}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Qwen2.5-0.5B Q4_K_M over a 128-token prompt: FFN up/gate (4864x896, Q5_0
 // because 896 is not a multiple of 256) and FFN down (896x4864, Q4_K/Q6_K).

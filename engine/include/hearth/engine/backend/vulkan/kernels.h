@@ -118,9 +118,13 @@ class Kernels {
   Status get_rows(CommandSequence& seq, DType type, const BufferView& table, const BufferView& ids,
                   const BufferView& out, uint32_t ncols, uint32_t n_ids, uint32_t row_begin = 0,
                   uint32_t row_count = UINT32_MAX);
-  // w: [nrows][ncols] of `type`; x: [ncols] f32; y: [nrows] f32
+  // w: [nrows][ncols] of `type`; x: [n_tokens][ncols] f32; y: [n_tokens][nrows]
+  // f32, n_tokens in 1..kMatvecMaxTokens. Each weight chunk is read once for
+  // all tokens, and each token's row of y is bit for bit what a one-token
+  // matvec computes (speculative verify passes rely on it).
+  static constexpr uint32_t kMatvecMaxTokens = 8;
   Status matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
-                uint32_t ncols, uint32_t nrows);
+                uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1);
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);

@@ -54,10 +54,12 @@ struct PipelineLayoutDesc {
 };
 
 // Specialization constants: 0 = workgroup size (every shader), 1 = a
-// per-shader tuning value (rows per workgroup for matvec; ignored by others).
+// per-shader tuning value (rows per workgroup for matvec; ignored by others),
+// 2 = a second one (activation columns for matvec; ignored by others).
 struct Specialization {
   uint32_t workgroup_size = 64;
   uint32_t param = 1;
+  uint32_t param2 = 1;
   auto operator<=>(const Specialization&) const = default;
 };
 
@@ -80,7 +82,7 @@ class PipelineSet {
 
   Result<const Pipeline*> get(ShaderId shader, const PipelineLayoutDesc& desc, Specialization spec);
   Result<const Pipeline*> get(ShaderId shader, const PipelineLayoutDesc& desc, uint32_t workgroup_size) {
-    return get(shader, desc, Specialization{workgroup_size, 1});
+    return get(shader, desc, Specialization{workgroup_size, 1, 1});
   }
   size_t created() const { return pipelines_.size(); }
 
