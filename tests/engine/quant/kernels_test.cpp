@@ -200,7 +200,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
   }
   // Every x86 level must provide them for the formats decode relies on.
   if (GetParam() == KernelLevel::Avx512) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
@@ -271,7 +271,7 @@ TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
     }
   }
   if (GetParam() == KernelLevel::Avx512) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows_multi, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
