@@ -207,7 +207,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
     EXPECT_GT(checked, 0);
   }
   if (GetParam() == KernelLevel::Avx2 || GetParam() == KernelLevel::AvxVnni) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
     if (GetParam() == KernelLevel::AvxVnni) {
