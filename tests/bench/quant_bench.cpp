@@ -231,7 +231,7 @@ void BM_QuantizeFromF16(benchmark::State& state, DType type) {
 void register_all() {
   const DType types[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q4_1,
                          DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS, DType::Q3_K,
-                         DType::Q2_K, DType::F16, DType::BF16, DType::F32};
+                         DType::Q2_K, DType::MXFP4, DType::F16, DType::BF16, DType::F32};
   const auto levels = supported_levels(detect_cpu_features());
   for (DType t : types) {
     for (KernelLevel l : levels) {
@@ -247,7 +247,7 @@ void register_all() {
       }
     }
   }
-  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4}) {
     for (const bool multi : {true, false}) {
       benchmark::RegisterBenchmark(
           ((multi ? "DecodeBatch/" : "DecodeBatchPerToken/") + std::string(traits(t).name)).c_str(), BM_DecodeBatch, t,

@@ -1,6 +1,7 @@
 // Every SIMD level the CPU supports against the scalar kernels, for every
 // weight format, on random data with several row lengths and odd tile shapes.
 #include <gtest/gtest.h>
+#include <hearth/engine/quant/blocks.h>
 #include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
@@ -200,13 +201,13 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
   }
   // Every x86 level must provide them for the formats decode relies on.
   if (GetParam() == KernelLevel::Avx512) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
   }
   if (GetParam() == KernelLevel::Avx2 || GetParam() == KernelLevel::AvxVnni) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
     if (GetParam() == KernelLevel::AvxVnni) {
@@ -271,7 +272,7 @@ TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
     }
   }
   if (GetParam() == KernelLevel::Avx512) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4}) {
       EXPECT_NE(table_.get(type).decode.rows_multi, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
@@ -398,6 +399,51 @@ TEST_P(LevelTest, QuantizersWriteTheReferenceBytes) {
       if (got[i] != want[i]) first = i;
     }
     EXPECT_EQ(first, got.size()) << traits(type).name << " differs at byte " << first;
+  }
+}
+
+// MXFP4 blocks with exponents far apart (a wrong block-to-exponent pairing
+// in the kernels shows at once) and the subnormal scales of exponents 0 and
+// 1, random codes, at the gpt-oss width (22 groups and a 2-block tail) and
+// short rows: decode.rows (and rows_multi, bit for bit) against the scalar
+// vec_dot on the same bytes.
+TEST_P(LevelTest, DecodeRowsMxfp4WideExponents) {
+  const TypeKernels& k = table_.get(DType::MXFP4);
+  const TypeKernels& ref = scalar_.get(DType::MXFP4);
+  if (!k.decode.rows) GTEST_SKIP() << "no MXFP4 decode kernel at " << to_string(GetParam());
+  std::mt19937 rng(77);
+  for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{128}, int64_t{2880}}) {
+    const int64_t rows = 11, nb = n / 32;
+    const size_t rb = *row_bytes(DType::MXFP4, n);
+    std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+    std::vector<float> wv(static_cast<size_t>(rows * n));
+    for (int64_t r = 0; r < rows; ++r) {
+      auto* b = reinterpret_cast<BlockMXFP4*>(w.data() + static_cast<size_t>(r) * rb);
+      for (int64_t i = 0; i < nb; ++i) {
+        b[i].e = rng() % 8 == 0 ? static_cast<uint8_t>(rng() % 2) : static_cast<uint8_t>(100 + rng() % 41);
+        for (auto& q : b[i].qs) q = static_cast<uint8_t>(rng());
+      }
+      ASSERT_TRUE(dequantize_row(DType::MXFP4, b, wv.data() + r * n, n).ok());
+    }
+    const Matrix a = random_rows(k.act_type, 1, n, static_cast<uint32_t>(n));
+    std::vector<uint8_t> prepared = a.bytes;
+    if (k.decode.prepare) {
+      prepared.assign(k.decode.prepared_bytes(n), 0);
+      k.decode.prepare(a.bytes.data(), prepared.data(), n);
+    }
+    std::vector<float> out(static_cast<size_t>(rows));
+    k.decode.rows(n, w.data(), rb, rows, prepared.data(), out.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float want = ref.vec_dot(n, w.data() + static_cast<size_t>(r) * rb, a.bytes.data());
+      const double tol = 2e-5 * magnitude(wv.data() + r * n, a.values.data(), n) + 1e-30;
+      ASSERT_NEAR(out[static_cast<size_t>(r)], want, tol) << "n=" << n << " row " << r;
+    }
+    if (k.decode.rows_multi) {
+      std::vector<float> multi(static_cast<size_t>(rows));
+      k.decode.rows_multi(n, w.data(), rb, rows, prepared.data(), prepared.size(), 1, multi.data(),
+                          static_cast<size_t>(rows));
+      EXPECT_EQ(std::memcmp(multi.data(), out.data(), out.size() * sizeof(float)), 0) << "n=" << n;
+    }
   }
 }
 
