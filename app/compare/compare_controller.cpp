@@ -119,8 +119,7 @@ QVariantList CompareController::levelChoices(const QVariantList& installed, cons
 
 std::optional<compare::JobOptions> CompareController::plan(const QVariantList& levels) {
   const auto fail = [this](const QString& message) -> std::optional<compare::JobOptions> {
-    error_ = message;
-    emit stateChanged();
+    refuse(message);
     return std::nullopt;
   };
   if (running()) return fail(tr("A comparison is already running."));
@@ -176,11 +175,7 @@ std::optional<compare::JobOptions> CompareController::plan(const QVariantList& l
 bool CompareController::launch(compare::JobOptions options, const QString& model_id, const QString& model_name) {
   launched_categories_ = options.inputs.categories;
   auto job = compare::CompareJob::create(std::move(options));
-  if (!job.ok()) {
-    error_ = QString::fromStdString(job.error().message);
-    emit stateChanged();
-    return false;
-  }
+  if (!job.ok()) return refuse(QString::fromStdString(job.error().message));
   model_id_ = model_id;
   model_name_ = model_name;
   error_.clear();
@@ -200,31 +195,18 @@ bool CompareController::start(const QString& model_id, const QString& model_name
   if (!o) return false;
   const QString prompt_file = prompts == QLatin1String("builtin") ? builtin_prompts_ : prompts;
   QFile f(prompt_file);
-  if (!f.open(QIODevice::ReadOnly)) {
-    error_ = tr("%1: cannot read the prompts").arg(prompt_file);
-    emit stateChanged();
-    return false;
-  }
+  if (!f.open(QIODevice::ReadOnly)) return refuse(tr("%1: cannot read the prompts").arg(prompt_file));
   const QByteArray content = f.read(64 << 20);
   auto set = compare::parse_prompt_file(prompt_file.toStdString(), std::string_view(content.constData(), content.size()));
-  if (!set.ok()) {
-    error_ = QString::fromStdString(set.error().message);
-    emit stateChanged();
-    return false;
-  }
+  if (!set.ok()) return refuse(QString::fromStdString(set.error().message));
   o->inputs = std::move(*set);
   return launch(std::move(*o), model_id, model_name);
 }
 
 bool CompareController::startOnConversations(const QString& model_id, const QString& model_name,
                                              const QVariantList& levels, const QVariantList& conversation_ids) {
-  const auto fail = [this](const QString& message) {
-    error_ = message;
-    emit stateChanged();
-    return false;
-  };
-  if (!storage_) return fail(tr("Your conversations cannot be read here."));
-  if (conversation_ids.isEmpty()) return fail(tr("Choose at least one conversation."));
+  if (!storage_) return refuse(tr("Your conversations cannot be read here."));
+  if (conversation_ids.isEmpty()) return refuse(tr("Choose at least one conversation."));
   auto o = plan(levels);
   if (!o) return false;
   std::vector<ui::ConversationKey> keys;
@@ -247,17 +229,17 @@ bool CompareController::startOnConversations(const QString& model_id, const QStr
         return out;
       },
       this,
-      [this, fail, generation, options = std::move(*o), model_id,
+      [this, generation, options = std::move(*o), model_id,
        model_name](Result<std::vector<compare::ConversationSource>> read) mutable {
         if (generation != reading_generation_) return;  // cancelled meanwhile
         reading_conversations_ = false;
         if (!read.ok()) {
-          fail(tr("Reading your conversations failed: %1").arg(text(read.error().message)));
+          refuse(tr("Reading your conversations failed: %1").arg(text(read.error().message)));
           return;
         }
         auto got = compare::prompts_from_conversations(*read, kMaxConversationPrompts, kMaxConversationChars);
         if (got.prompts.prompts.empty()) {
-          fail(got.skipped_long > 0
+          refuse(got.skipped_long > 0
                    ? tr("Every question in the chosen conversations is longer than %1 characters.").arg(kMaxConversationChars)
                    : tr("The chosen conversations have no questions in them."));
           return;
@@ -274,8 +256,7 @@ void CompareController::refreshConversations() {
                 this, [this](Result<std::vector<ui::ConversationRecord>> list) {
                   conversations_.clear();
                   if (!list.ok()) {
-                    error_ = tr("Listing your conversations failed: %1").arg(text(list.error().message));
-                    emit stateChanged();
+                    refuse(tr("Listing your conversations failed: %1").arg(text(list.error().message)));
                   } else {
                     for (const auto& c : *list) {
                       conversations_.append(QVariantMap{{QStringLiteral("id"), static_cast<qlonglong>(c.id.value)},
@@ -284,6 +265,12 @@ void CompareController::refreshConversations() {
                   }
                   emit conversationsChanged();
                 });
+}
+
+bool CompareController::refuse(const QString& message) {
+  error_ = message;
+  emit stateChanged();
+  return false;
 }
 
 void CompareController::cancel() {

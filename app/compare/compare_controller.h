@@ -120,6 +120,8 @@ class CompareController : public QObject {
   // its inputs; nullopt with `error` set when the choice cannot run.
   std::optional<compare::JobOptions> plan(const QVariantList& levels);
   bool launch(compare::JobOptions options, const QString& model_id, const QString& model_name);
+  // Shows `message` as the page's error; false, for `return refuse(...)`.
+  bool refuse(const QString& message);
   void on_finished(qint64 id);
   void on_ended(qint64 id, const QString& message);
   void publish(const compare::JobResult& result);

@@ -1,5 +1,7 @@
 #include "compare/conversation_prompts.h"
 
+#include <hearth/core/text_length.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -32,11 +34,6 @@ bool blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); });
 }
 
-// Characters, not bytes: a non-English question is not cut sooner.
-size_t utf8_length(const std::string& s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
 }  // namespace
 
 ConversationPrompts prompts_from_conversations(const std::vector<ConversationSource>& conversations,
@@ -46,7 +43,7 @@ ConversationPrompts prompts_from_conversations(const std::vector<ConversationSou
     for (const auto* m : active_branch(c.messages)) {
       if (out.prompts.prompts.size() >= max_prompts) return out;
       if (m->role != ui::StoredRole::User || blank(m->content)) continue;
-      if (utf8_length(m->content) > max_chars) {
+      if (character_count(m->content) > max_chars) {  // a non-English question is not cut sooner
         ++out.skipped_long;
         continue;
       }

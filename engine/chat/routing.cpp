@@ -1,6 +1,7 @@
 #include "hearth/engine/chat/routing.h"
 
 #include <fmt/format.h>
+#include <hearth/core/text_length.h>
 
 namespace hearth::chat {
 
@@ -9,9 +10,7 @@ const char* to_string(RouteTarget target) { return target == RouteTarget::Large 
 std::optional<RouteDecision> route_by_rules(const RouteInput& input, const RouterRules& rules) {
   if (input.escalate) return RouteDecision{RouteTarget::Large, "asked for the large model", {}, {}};
   const std::string& last = input.last_user_message;
-  // Characters, not bytes: a message in another script is not "longer".
-  size_t chars = 0;
-  for (unsigned char c : last) chars += (c & 0xC0) != 0x80;
+  const size_t chars = character_count(last);
   if (chars > static_cast<size_t>(rules.long_prompt_chars)) {
     return RouteDecision{RouteTarget::Large, fmt::format("long message ({} characters)", chars), {}, {}};
   }

@@ -16,6 +16,25 @@
 // (a loop left rolled makes them indexed memory on some compilers).
 #extension GL_EXT_control_flow_attributes : require
 
+#if defined(TYPE_Q5_0) || defined(TYPE_Q4_0)
+// The columns of a block whose codes carry an offset (Q5_0: 16, Q4_0: 8):
+// d * (sum q x - offset * sum x) per column, values 0..15 in lo, 16..31 in
+// hi. One expression for every column count keeps columns bit-identical.
+void offset_columns(vec4 lo[4], vec4 hi[4], float d, float offset, uint xb, uint xs, inout float sums[MAX_COLS]) {
+  const vec4 one = vec4(1.0);
+  for (uint col = 0u; col < MV_COLS; ++col) {
+    const uint xi = (xb + col * xs) >> 2;
+    float sq = 0.0, sx = 0.0;
+    for (uint i = 0u; i < 4u; ++i) {
+      const vec4 xl = x4[xi + i], xh = x4[xi + 4u + i];
+      sq += dot(lo[i], xl) + dot(hi[i], xh);
+      sx += dot(xl + xh, one);
+    }
+    sums[col] += d * (sq - offset * sx);
+  }
+}
+#endif
+
 #if defined(TYPE_Q4_K)
 // 144-byte blocks are 16-byte aligned, so the block is read as uvec4s: one
 // load for d, dmin and all scales, two for the chunk's 32 quant bytes, and
@@ -115,18 +134,7 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
     lo[i] = vec4((bytes & 0xFu) | (((uvec4(qh) >> j) & 1u) << 4));
     hi[i] = vec4((bytes >> 4) | ((uvec4(qh) >> (j + 12u)) & 0x10u));
   }
-  const float d = whalf(b, 0u);
-  const vec4 one = vec4(1.0);
-  for (uint col = 0u; col < MV_COLS; ++col) {
-    const uint xi = (xb + col * xs) >> 2;
-    float sq = 0.0, sx = 0.0;
-    for (uint i = 0u; i < 4u; ++i) {
-      const vec4 xl = x4[xi + i], xh = x4[xi + 4u + i];
-      sq += dot(lo[i], xl) + dot(hi[i], xh);
-      sx += dot(xl + xh, one);
-    }
-    sums[col] += d * (sq - 16.0 * sx);
-  }
+  offset_columns(lo, hi, whalf(b, 0u), 16.0, xb, xs, sums);
 }
 
 #elif defined(TYPE_Q4_0)
@@ -138,18 +146,7 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
     lo[i] = vec4(bytes & 0xFu);
     hi[i] = vec4(bytes >> 4);
   }
-  const float d = whalf(b, 0u);
-  const vec4 one = vec4(1.0);
-  for (uint col = 0u; col < MV_COLS; ++col) {
-    const uint xi = (xb + col * xs) >> 2;
-    float sq = 0.0, sx = 0.0;
-    for (uint i = 0u; i < 4u; ++i) {
-      const vec4 xl = x4[xi + i], xh = x4[xi + 4u + i];
-      sq += dot(lo[i], xl) + dot(hi[i], xh);
-      sx += dot(xl + xh, one);
-    }
-    sums[col] += d * (sq - 8.0 * sx);
-  }
+  offset_columns(lo, hi, whalf(b, 0u), 8.0, xb, xs, sums);
 }
 
 #elif !defined(TYPE_PLAIN)
