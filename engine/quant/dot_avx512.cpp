@@ -29,6 +29,7 @@ namespace avx512 {
 #include "dot_avx512_rows.inc"
 #include "dot_avx512_rows_k.inc"
 #include "dot_avx512_rows_multi.inc"
+#include "dot_avx512_q8_0_decode.inc"
 
 // 16 weight rows per 512-bit register for the repacked tiles.
 struct PackVec {
@@ -64,6 +65,7 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_rows(t);
   avx512::fill_avx512_rows_k(t);
   avx512::fill_avx512_rows_multi(t);
+  avx512::fill_avx512_q8_0_decode(t);
   // Q5_K keeps this level's 512-bit row dot, faster than the 256-bit decode
   // rows the AVX-VNNI level left in the table (bench_quant DecodeCache).
   t.by_type[static_cast<size_t>(DType::Q5_K)].decode = {};

@@ -227,15 +227,15 @@ TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
     if (!k.decode.rows_multi) continue;
     ASSERT_NE(k.decode.rows, nullptr) << traits(type).name;
     const int64_t be = traits(type).block_elements;
-    for (int64_t n : {be, 3 * be, 5 * be, 19 * be}) {
-      const int64_t rows = 13;
+    // 13 and 7 rows: every remainder of the kernels' 2-, 4- and 8-row passes.
+    for (int64_t n : {be, 3 * be, 5 * be, 19 * be}) for (const int64_t rows : {int64_t{13}, int64_t{7}}) {
       const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 11));
       const size_t stride = w.row_bytes + 10;
       std::vector<uint8_t> padded(stride * static_cast<size_t>(rows), 0xCD);
       for (int64_t r = 0; r < rows; ++r) {
         std::copy_n(w.bytes.data() + r * w.row_bytes, w.row_bytes, padded.data() + r * stride);
       }
-      for (int64_t n_act : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{8}}) {
+      for (int64_t n_act : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{7}, int64_t{8}}) {
         const Matrix a = random_rows(k.act_type, n_act, n, static_cast<uint32_t>(n + 7 * n_act));
         const size_t act_bytes = a.bytes.size() / static_cast<size_t>(n_act);
         const size_t prep = k.decode.prepare ? k.decode.prepared_bytes(n) : act_bytes;
