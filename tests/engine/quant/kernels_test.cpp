@@ -107,8 +107,8 @@ TEST_P(LevelTest, TableReportsTheRequestedLevel) {
   }
   // The NEON levels' own row dots must be installed, not the scalar fallback.
   if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q4_K, DType::Q6_K,
-                       DType::IQ4_XS}) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K,
+                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
       EXPECT_EQ(table_.get(type).level, GetParam()) << traits(type).name;
     }
   }
