@@ -2,15 +2,36 @@
 # nothing is downloaded at configure or build time.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+
+if(HEARTH_ENGINE_ONLY AND CMAKE_CROSSCOMPILING)
+  # A cross build has no target-architecture copies of Debian's libraries:
+  # fmt and xxHash are used header-only from the build machine's headers
+  # (architecture-independent text), GoogleTest is built from its sources.
+  include(HearthCrossDependencies)
+  return()
+endif()
+
 find_package(fmt REQUIRED)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# Only the x86 kernel selection reads CPU features through cpuinfo (aarch64
+# asks the kernel's auxiliary vector).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
+endif()
+
+if(HEARTH_ENGINE_ONLY)
+  if(HEARTH_BUILD_TESTS)
+    find_package(GTest REQUIRED)
+  endif()
+  return()
+endif()
+
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Vulkan REQUIRED)
 find_program(HEARTH_GLSLC glslc REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
-pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
-pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
 
 if(HEARTH_BUILD_APP)
   find_package(spdlog REQUIRED)

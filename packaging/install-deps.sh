@@ -35,6 +35,9 @@ packages=(
   xvfb xauth imagemagick
   # packaging/gpu-check.sh writes its JSON lines (and its CI-mode test) with python3
   python3
+  # ARM builds of the engine's CPU kernels (cmake --preset cross-aarch64,
+  # docs/cross.md): the aarch64 cross compiler, and qemu-user to run the tests
+  g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()

@@ -20,7 +20,8 @@ std::vector<FlagSpec> engine_flags() {
       {"kv-type", FlagKind::Value, "KV cache type: f16 or q8_0 (default f16)", "", "TYPE"},
       {"gpu-layers", FlagKind::Value, "layers on the GPU with --backend vulkan: N, auto (from free VRAM) or all (default)", "", "N"},
       {"cpu-kernels", FlagKind::Value,
-       "highest CPU kernel level: scalar, avx2, avx-vnni or avx512 (default: the best this CPU has)", "", "LEVEL"},
+       "highest CPU kernel level: scalar, neon, neon-dotprod (ARM), avx2, avx-vnni or avx512 (x86) (default: the "
+       "best this CPU has)", "", "LEVEL"},
       {"weights", FlagKind::Value,
        "where the weights live: copy (huge pages), mapped (the file, in place) or auto (copy where the kernel has "
        "transparent huge pages; default)", "", "MODE"},
@@ -74,8 +75,8 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   request.cpu_threads = s.threads;
   if (const auto level = args.get("cpu-kernels")) {
     bool known = false;
-    for (auto l : {quant::KernelLevel::Scalar, quant::KernelLevel::Avx2, quant::KernelLevel::AvxVnni,
-                   quant::KernelLevel::Avx512}) {
+    for (auto l : {quant::KernelLevel::Scalar, quant::KernelLevel::Neon, quant::KernelLevel::NeonDotprod,
+                   quant::KernelLevel::Avx2, quant::KernelLevel::AvxVnni, quant::KernelLevel::Avx512}) {
       if (quant::to_string(l) == *level) {
         request.cpu_max_level = l;
         known = true;
@@ -83,7 +84,7 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     }
     if (!known) {
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("--cpu-kernels '{}' is not one of scalar, avx2, avx-vnni, avx512", *level));
+                        fmt::format("--cpu-kernels '{}' is not one of scalar, neon, neon-dotprod, avx2, avx-vnni, avx512", *level));
     }
   }
   // Only bench declares --profile; other verbs never have it set.

@@ -1,10 +1,13 @@
 // CPU feature detection and assembly of the kernel table.
 #include "hearth/engine/quant/kernels.h"
 
-#include <cpuinfo.h>
-
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(HEARTH_QUANT_X86)
 #include <cpuid.h>
+#include <cpuinfo.h>
+#endif
+#if defined(HEARTH_QUANT_AARCH64)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 #include "hearth/engine/quant/reference.h"
@@ -13,7 +16,7 @@
 namespace hearth::quant {
 namespace {
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(HEARTH_QUANT_X86)
 // This cpuinfo release predates AVX-VNNI; read CPUID leaf 7, sub-leaf 1,
 // EAX bit 4 directly. The OS-enabled YMM state is implied by AVX2 below.
 bool cpu_has_avx_vnni() {
@@ -29,6 +32,8 @@ bool cpu_has_avx_vnni() {
 std::string_view to_string(KernelLevel level) {
   switch (level) {
     case KernelLevel::Scalar: return "scalar";
+    case KernelLevel::Neon: return "neon";
+    case KernelLevel::NeonDotprod: return "neon-dotprod";
     case KernelLevel::Avx2: return "avx2";
     case KernelLevel::AvxVnni: return "avx-vnni";
     case KernelLevel::Avx512: return "avx512";
@@ -38,7 +43,7 @@ std::string_view to_string(KernelLevel level) {
 
 CpuFeatures detect_cpu_features() {
   CpuFeatures f;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(HEARTH_QUANT_X86)
   if (!cpuinfo_initialize()) return f;
   f.avx2 = cpuinfo_has_x86_avx2();
   f.fma = cpuinfo_has_x86_fma3();
@@ -51,6 +56,19 @@ CpuFeatures detect_cpu_features() {
   f.avx512_vnni = cpuinfo_has_x86_avx512vnni();
   f.avx512_bf16 = cpuinfo_has_x86_avx512bf16();
 #endif
+#if defined(HEARTH_QUANT_AARCH64)
+  // Linux reports the optional extensions in the auxiliary vector; reading it
+  // needs no privilege and never traps (unlike reading ID registers on old kernels).
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap2 = getauxval(AT_HWCAP2);
+  f.neon = (hwcap & HWCAP_ASIMD) != 0;
+  f.dotprod = f.neon && (hwcap & HWCAP_ASIMDDP) != 0;
+#if defined(HWCAP2_I8MM)
+  f.i8mm = f.neon && (hwcap2 & HWCAP2_I8MM) != 0;
+#else
+  (void)hwcap2;
+#endif
+#endif
   return f;
 }
 
@@ -60,6 +78,8 @@ bool level_supported(const CpuFeatures& f, KernelLevel level) {
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   switch (level) {
     case KernelLevel::Scalar: return true;
+    case KernelLevel::Neon: return f.neon;
+    case KernelLevel::NeonDotprod: return f.neon && f.dotprod;
     case KernelLevel::Avx2: return avx2;
     case KernelLevel::AvxVnni: return avx2 && f.avx_vnni;
     case KernelLevel::Avx512:
@@ -72,7 +92,8 @@ bool level_supported(const CpuFeatures& f, KernelLevel level) {
 
 std::vector<KernelLevel> supported_levels(const CpuFeatures& features) {
   std::vector<KernelLevel> out;
-  for (auto level : {KernelLevel::Scalar, KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512}) {
+  for (auto level : {KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::Avx2,
+                     KernelLevel::AvxVnni, KernelLevel::Avx512}) {
     if (level_supported(features, level)) out.push_back(level);
   }
   return out;
@@ -84,10 +105,20 @@ KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level) {
   KernelTable table;
   detail::fill_scalar(table);
   table.level = KernelLevel::Scalar;
-#if defined(HEARTH_QUANT_X86)
   const auto use = [&](KernelLevel level) {
     return level <= max_level && level_supported(features, level);
   };
+#if defined(HEARTH_QUANT_AARCH64)
+  if (use(KernelLevel::Neon)) {
+    detail::fill_neon(table);
+    table.level = KernelLevel::Neon;
+  }
+  if (use(KernelLevel::NeonDotprod)) {
+    detail::fill_neon_dotprod(table);
+    table.level = KernelLevel::NeonDotprod;
+  }
+#endif
+#if defined(HEARTH_QUANT_X86)
   if (use(KernelLevel::Avx2)) {
     detail::fill_avx2(table);
     detail::fill_quantizers_avx2(table);
@@ -104,9 +135,9 @@ KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level) {
     detail::fill_avx512(table);
     table.level = KernelLevel::Avx512;
   }
-#else
-  (void)features;
-  (void)max_level;
+#endif
+#if !defined(HEARTH_QUANT_X86) && !defined(HEARTH_QUANT_AARCH64)
+  (void)use;
 #endif
   return table;
 }

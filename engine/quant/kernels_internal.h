@@ -11,6 +11,8 @@ void fill_scalar(KernelTable& table);
 void fill_avx2(KernelTable& table);     // dot_avx2.cpp
 void fill_avxvnni(KernelTable& table);  // dot_avxvnni.cpp
 void fill_avx512(KernelTable& table);   // dot_avx512.cpp
+void fill_neon(KernelTable& table);          // dot_neon.cpp (aarch64 only)
+void fill_neon_dotprod(KernelTable& table);  // dot_neon_dotprod.cpp (aarch64 only)
 void fill_quantizers_avx2(KernelTable& table);      // quant_search_avx2.cpp
 void fill_act_quantizers_avx2(KernelTable& table);  // act_quant_avx2.cpp
 

@@ -105,6 +105,13 @@ TEST_P(LevelTest, TableReportsTheRequestedLevel) {
     EXPECT_LE(table_.get(type).level, GetParam());
     EXPECT_EQ(table_.get(type).act_type, scalar_.get(type).act_type);
   }
+  // The NEON levels' own row dots must be installed, not the scalar fallback.
+  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K,
+                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
+      EXPECT_EQ(table_.get(type).level, GetParam()) << traits(type).name;
+    }
+  }
 }
 
 TEST_P(LevelTest, VecDotMatchesScalar) {
@@ -447,8 +454,15 @@ TEST_P(LevelTest, DecodeRowsMxfp4WideExponents) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLevels, LevelTest,
-                         ::testing::Values(KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512),
+// The SIMD levels of the architecture the program is built for (aarch64: the
+// cross build, label `cross`).
+#if defined(__aarch64__)
+#define HEARTH_SIMD_LEVELS KernelLevel::Neon, KernelLevel::NeonDotprod
+#else
+#define HEARTH_SIMD_LEVELS KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512
+#endif
+
+INSTANTIATE_TEST_SUITE_P(AllLevels, LevelTest, ::testing::Values(HEARTH_SIMD_LEVELS),
                          [](const auto& p) {
                            std::string s(to_string(p.param));
                            for (auto& ch : s) ch = ch == '-' ? '_' : ch;
@@ -463,6 +477,24 @@ TEST(CpuFeatures, LevelsAreOrderedAndIncludeScalar) {
   EXPECT_EQ(best_level(detect_cpu_features()), levels.back());
   // No features: only the scalar kernels, whatever the cap.
   EXPECT_EQ(select_kernels(CpuFeatures{}, KernelLevel::Avx512).level, KernelLevel::Scalar);
+#if defined(__aarch64__)
+  // Advanced SIMD is part of every aarch64 CPU.
+  EXPECT_TRUE(detect_cpu_features().neon);
+  EXPECT_GE(best_level(detect_cpu_features()), KernelLevel::Neon);
+#endif
+}
+
+// Level names as --cpu-kernels spells them, each level below the x86 ones
+// for the ARM levels so that the default cap (Avx512) keeps them.
+TEST(CpuFeatures, LevelNamesAndOrder) {
+  EXPECT_EQ(to_string(KernelLevel::Neon), "neon");
+  EXPECT_EQ(to_string(KernelLevel::NeonDotprod), "neon-dotprod");
+  EXPECT_LT(KernelLevel::NeonDotprod, KernelLevel::Avx2);
+  CpuFeatures arm;
+  arm.neon = true;
+  arm.dotprod = true;
+  const auto levels = supported_levels(arm);
+  EXPECT_EQ(levels, (std::vector<KernelLevel>{KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod}));
 }
 
 }  // namespace

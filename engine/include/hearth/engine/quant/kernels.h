@@ -41,10 +41,15 @@
 
 namespace hearth::quant {
 
-// Instruction-set levels, lowest first. Each level includes the ones below it.
+// Instruction-set levels, lowest first. Each level includes the ones below it
+// of its own architecture: the ARM levels come before the x86 ones, so a cap
+// at an x86 level (the default, Avx512) never removes an ARM level, and a CPU
+// only ever supports the levels of one architecture.
 enum class KernelLevel : uint8_t {
-  Scalar,   // portable C++, the test oracle
-  Avx2,     // AVX2 + FMA + F16C
+  Scalar,       // portable C++, the test oracle
+  Neon,         // aarch64 Advanced SIMD (every aarch64 CPU)
+  NeonDotprod,  // Neon plus the int8 dot product (SDOT, FEAT_DotProd)
+  Avx2,         // AVX2 + FMA + F16C
   AvxVnni,  // Avx2 plus 256-bit VNNI (vpdpbusd, VEX encoding)
   Avx512,   // AVX-512 F/BW/VL/DQ + VNNI: 512-bit kernels where they help
 };
@@ -62,9 +67,14 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
+  // aarch64 (from the kernel's auxiliary vector, getauxval).
+  bool neon = false;     // Advanced SIMD (HWCAP_ASIMD)
+  bool dotprod = false;  // SDOT/UDOT (HWCAP_ASIMDDP)
+  bool i8mm = false;     // int8 matrix multiply (HWCAP2_I8MM); detected, no kernel uses it yet
 };
 
-// Asks the CPU (through cpuinfo). All false when detection fails.
+// Asks the CPU (x86: through cpuinfo; aarch64: getauxval). All false when
+// detection fails.
 CpuFeatures detect_cpu_features();
 // The highest level the features allow.
 KernelLevel best_level(const CpuFeatures& features);
