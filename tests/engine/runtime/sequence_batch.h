@@ -15,14 +15,21 @@
 
 namespace hearth::runtime::testing {
 
-// Logits of every position of `tokens` for `n_seqs` sequences that start at
-// different passes, through forward_sequences.
+// Logits of every position of each sequence of `texts` (sequence s is
+// texts[s]; they start at different passes), through forward_sequences.
+// Sequences of different tokens catch a token that reads another
+// sequence's keys; sequences of the same tokens would not.
 inline std::vector<std::vector<float>> batched_logits(const model::Model& m, backend::Backend& be,
-                                                      const std::vector<int32_t>& tokens, int n_seqs) {
-  const auto n = static_cast<int32_t>(tokens.size());
+                                                      const std::vector<std::vector<int32_t>>& texts) {
+  const auto n_seqs = static_cast<int>(texts.size());
+  int32_t longest = 0, blocks = 1;
+  for (const auto& t : texts) {
+    longest = std::max(longest, static_cast<int32_t>(t.size()));
+    blocks += (static_cast<int32_t>(t.size()) + 31) / 32;
+  }
   const model::HParams& hp = m.hparams();
-  auto pool = kv::KvPool::create(be, kv::KvPoolConfig{hp.n_layer, hp.n_head_kv, hp.head_dim, DType::F16,
-                                                      n_seqs * ((n + 31) / 32) + 1, n});
+  auto pool = kv::KvPool::create(be, kv::KvPoolConfig{hp.n_layer, hp.n_head_kv, hp.head_dim, DType::F16, blocks,
+                                                      longest});
   EXPECT_TRUE(pool.ok()) << pool.error().message;
   if (!pool.ok()) return {};
   // Waste one block first so no table is the identity.
@@ -36,6 +43,8 @@ inline std::vector<std::vector<float>> batched_logits(const model::Model& m, bac
     std::vector<int32_t> ids, pos, seq, rows;
     for (int s = 0; s < n_seqs; ++s) {
       if (pass < 2 * s) continue;  // staggered start
+      const std::vector<int32_t>& tokens = texts[static_cast<size_t>(s)];
+      const auto n = static_cast<int32_t>(tokens.size());
       int32_t& d = done[static_cast<size_t>(s)];
       const int32_t k = std::min(chunks[(pass + s) % 6], n - d);
       for (int32_t i = 0; i < k; ++i) {
@@ -66,6 +75,12 @@ inline std::vector<std::vector<float>> batched_logits(const model::Model& m, bac
     }
   }
   return out;
+}
+
+// `n_seqs` sequences of the same tokens.
+inline std::vector<std::vector<float>> batched_logits(const model::Model& m, backend::Backend& be,
+                                                      const std::vector<int32_t>& tokens, int n_seqs) {
+  return batched_logits(m, be, std::vector<std::vector<int32_t>>(static_cast<size_t>(n_seqs), tokens));
 }
 
 // Logits of every position in one single-sequence pass.

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <map>
+#include <string>
 
 #include "../../runtime/runtime_fixture.h"
 #include "../../runtime/sequence_batch.h"
@@ -138,11 +139,22 @@ TEST_F(VulkanScheduler, StaggeredSequencesProduceTheirSoloTokens) {
   }
 }
 
-// Multi-sequence passes over the fixture tokens on Vulkan: three sequences
-// at different offsets, fed in uneven chunks in the same passes, with
-// scattered blocks. Every position's logits meet the fixture tolerance and
-// the single-sequence pass's.
+// Multi-sequence passes over the fixture tokens on Vulkan: a decoy sequence
+// of other tokens (ahead of the rest, table 0) and three sequences of the
+// fixture tokens at different offsets, fed in uneven chunks in the same
+// passes, with scattered blocks. Every fixture position's logits meet the
+// fixture tolerance and the single-sequence pass's; the decoy's meet its own
+// single-sequence pass's. A token that read another sequence's keys would
+// see the decoy's.
 class VulkanSequencePass : public ::testing::TestWithParam<FixtureCase> {};
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, size_t n_vocab, const FixtureCase& c,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const auto a = compare_logits(got, want, n_vocab);
+  EXPECT_GE(a.min_cosine, c.min_cosine) << what;
+  EXPECT_GE(a.top1, c.min_top1) << what;
+}
 
 TEST_P(VulkanSequencePass, LogitsMatchTheFixtureAndTheSinglePass) {
   const FixtureCase& c = GetParam();
@@ -153,17 +165,15 @@ TEST_P(VulkanSequencePass, LogitsMatchTheFixtureAndTheSinglePass) {
   const auto tokens = read_ids(data_path(std::string("models/") + c.tokens));
   const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
   const auto n_vocab = static_cast<size_t>((*m)->hparams().n_vocab);
+  const auto decoy = synthetic_tokens(tokens.size(), 99, static_cast<int32_t>(n_vocab));
   const auto solo = solo_logits(**m, **be, tokens);
-  const auto got = batched_logits(**m, **be, tokens, 3);
-  ASSERT_EQ(got.size(), 3u);
-  for (size_t s = 0; s < got.size(); ++s) {
-    ASSERT_EQ(got[s].size(), ref.size()) << "sequence " << s;
-    const auto a = compare_logits(got[s], ref, n_vocab);
-    EXPECT_GE(a.min_cosine, c.min_cosine) << "sequence " << s;
-    EXPECT_GE(a.top1, c.min_top1) << "sequence " << s;
-    const auto b = compare_logits(got[s], solo, n_vocab);
-    EXPECT_GE(b.min_cosine, c.min_cosine) << "sequence " << s;
-    EXPECT_GE(b.top1, c.min_top1) << "sequence " << s;
+  const auto decoy_solo = solo_logits(**m, **be, decoy);
+  const auto got = batched_logits(**m, **be, {decoy, tokens, tokens, tokens});
+  ASSERT_EQ(got.size(), 4u);
+  expect_close(got[0], decoy_solo, n_vocab, c, "the decoy against its single pass");
+  for (size_t s = 1; s < got.size(); ++s) {
+    expect_close(got[s], ref, n_vocab, c, "sequence " + std::to_string(s) + " against the fixture");
+    expect_close(got[s], solo, n_vocab, c, "sequence " + std::to_string(s) + " against the single pass");
   }
 }
 
@@ -172,21 +182,26 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanSequencePass, ::testing::ValuesIn(kFixt
 
 // Gemma 2 with a sliding window of 24 on its even layers: the pool holds
 // every position and the attention shader masks the window; 80 positions
-// cross it. The batch agrees with the single-sequence pass (whose rings
-// the Vulkan sliding-window tests hold to the CPU).
+// cross it. Each sequence (a decoy of other tokens first) agrees with its
+// single-sequence pass (whose rings the Vulkan sliding-window tests hold to
+// the CPU).
 TEST(VulkanSequencePassWindowed, SlidingWindowLogitsMatchTheSinglePass) {
   const std::string path = runtime::testing::write_windowed_model(runtime::testing::WindowedModelSpec{}, "vksched");
   auto m = model::Model::load(path);
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto be = VulkanBackend::create(testing::test_config());
   ASSERT_TRUE(be.ok()) << be.error().message;
-  const auto tokens = synthetic_tokens(80, 7, static_cast<int32_t>((*m)->hparams().n_vocab));
+  const auto n_vocab = static_cast<int32_t>((*m)->hparams().n_vocab);
+  const auto tokens = synthetic_tokens(80, 7, n_vocab);
+  const auto decoy = synthetic_tokens(80, 8, n_vocab);
   const auto solo = solo_logits(**m, **be, tokens);
-  const auto got = batched_logits(**m, **be, tokens, 3);
+  const auto decoy_solo = solo_logits(**m, **be, decoy);
+  const auto got = batched_logits(**m, **be, {decoy, tokens, tokens});
   ASSERT_EQ(got.size(), 3u);
   for (size_t s = 0; s < got.size(); ++s) {
-    ASSERT_EQ(got[s].size(), solo.size());
-    EXPECT_LT(max_rel_diff(got[s], solo), 1e-3) << "sequence " << s;
+    const auto& want = s == 0 ? decoy_solo : solo;
+    ASSERT_EQ(got[s].size(), want.size());
+    EXPECT_LT(max_rel_diff(got[s], want), 1e-3) << "sequence " << s;
   }
 }
 
