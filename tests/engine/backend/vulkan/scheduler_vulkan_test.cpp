@@ -66,8 +66,8 @@ class VulkanScheduler : public ::testing::Test {
   }
   // The solo run: a fresh single-sequence Session, greedy, on `be`.
   std::vector<int32_t> solo(backend::Backend& be, const std::vector<int32_t>& prompt, int32_t max_tokens,
-                            int64_t n_ctx) {
-    auto s = runtime::Session::create(*model_, be, runtime::SessionConfig{n_ctx, DType::F16, 64});
+                            int64_t n_ctx, DType kv_type = DType::F16) {
+    auto s = runtime::Session::create(*model_, be, runtime::SessionConfig{n_ctx, kv_type, 64});
     EXPECT_TRUE(s.ok()) << s.error().message;
     if (!s.ok()) return {};
     runtime::GenerateOptions o;
@@ -202,6 +202,51 @@ TEST(VulkanSequencePassWindowed, SlidingWindowLogitsMatchTheSinglePass) {
     const auto& want = s == 0 ? decoy_solo : solo;
     ASSERT_EQ(got[s].size(), want.size());
     EXPECT_LT(max_rel_diff(got[s], want), 1e-3) << "sequence " << s;
+  }
+}
+
+// A Q8_0 pool (the attention_q8_0 and kv_store_q8_0 shaders): four
+// staggered sequences each give the tokens of a Q8_0 cache alone (on a
+// fixture model whose heads hold whole 32-value blocks).
+TEST_F(VulkanScheduler, Q8_0PoolSequencesProduceTheirSoloTokens) {
+  load("models/tiny-llama-f16.gguf");
+  constexpr int kSeqs = 4, kTokens = 40;
+  constexpr int64_t kCtx = 128;
+  SchedulerConfig config;
+  config.n_ctx = kCtx;
+  config.parallel = kSeqs;
+  config.max_batch_tokens = 16;
+  config.kv_type = DType::Q8_0;
+  config.share_prefixes = false;
+  auto sched = scheduler(config);
+  ASSERT_TRUE(sched);
+  std::vector<std::vector<int32_t>> prompts;
+  std::map<SequenceId, std::vector<int32_t>> got;
+  std::vector<SequenceId> ids;
+  int64_t multi_steps = 0;
+  for (int step = 0; step < 300 && (ids.size() < kSeqs || sched->active() > 0); ++step) {
+    if (step % 3 == 0 && ids.size() < kSeqs) {
+      prompts.push_back(synthetic_tokens(static_cast<size_t>(9 + 7 * ids.size()), 300u + static_cast<uint32_t>(ids.size()),
+                                         n_vocab()));
+      SequenceRequest r;
+      r.prompt = prompts.back();
+      r.sampler = greedy();
+      r.max_tokens = kTokens;
+      auto id = sched->submit(std::move(r), [&](const SequenceEvent& e) {
+        if (e.kind == SequenceEventKind::Token) got[e.id].push_back(e.token);
+      });
+      ASSERT_TRUE(id.ok());
+      ids.push_back(*id);
+    }
+    auto rep = sched->step();
+    ASSERT_TRUE(rep.ok()) << rep.error().message;
+    if (rep->sampled.size() > 1) ++multi_steps;
+  }
+  EXPECT_GT(multi_steps, 20);
+  for (int i = 0; i < kSeqs; ++i) {
+    const SequenceId id = ids[static_cast<size_t>(i)];
+    ASSERT_EQ(got[id].size(), static_cast<size_t>(kTokens)) << "sequence " << i;
+    EXPECT_EQ(got[id], solo(*backend_, prompts[static_cast<size_t>(i)], kTokens, kCtx, DType::Q8_0)) << "sequence " << i;
   }
 }
 
