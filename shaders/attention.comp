@@ -6,7 +6,10 @@
 // One workgroup per (query head, query token); invocation t scores position
 // tile+t, then accumulates output dim pairs (2t, 2t+1), (2(t+WG_SIZE), ...)
 // (head_dim <= 8 * WG_SIZE). F16 rows are read 8 halves (K) and 2 halves (V)
-// per load where head_dim allows: loads are what CPU devices pay for.
+// per load where head_dim allows: loads are what CPU devices pay for. In a
+// batch of several sequences each query token reads its own sequence's block
+// table (token_seq, table_stride: params.h), so it sees only that sequence's
+// keys, causally by its position.
 #define NEEDS_REDUCE
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
@@ -19,6 +22,7 @@ layout(std430, binding = 3) readonly buffer Table { int block_table[]; };
 layout(std430, binding = 4) readonly buffer Pos { int positions[]; };
 layout(std430, binding = 5) writeonly buffer O { float outv[]; };
 layout(std430, binding = 6) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
+layout(std430, binding = 7) readonly buffer Seq { int token_seq[]; };  // [n_tokens] when table_stride > 0
 #ifndef KV_Q8_0
 // Wider views of the F16 cache: with head_dim % 8 == 0 every row starts on
 // 16 bytes, so K is read 8 halves per load and V 2 halves per load.
@@ -89,6 +93,7 @@ void main() {
   for (uint d = tid; d < p.head_dim; d += WG_SIZE) q_sh(d) = q[qb + d];
 
   const uint last = uint(positions[token]);
+  const uint table = p.table_stride > 0u ? uint(token_seq[token]) * p.table_stride : 0u;
   const uint first = (p.window > 0u && last + 1u > p.window) ? last + 1u - p.window : 0u;
   barrier();
 
@@ -102,7 +107,7 @@ void main() {
     const uint pos = t0 + tid;
     float s = -3.402823466e38;
     if (pos <= last) {
-      const uint phys = uint(block_table[pos / p.block_tokens]);
+      const uint phys = uint(block_table[table + pos / p.block_tokens]);
       const uint row = ((phys * p.n_kv_heads + kv_head) * p.block_tokens + pos % p.block_tokens) * row_units();
       row_sh[tid] = row;
       s = k_dot(row) * p.scale;

@@ -2,7 +2,9 @@
 // Writes new K and V rows into the paged cache. F16: one invocation per
 // value. KV_Q8_0: one invocation per 32-value block, quantized as the CPU's
 // Q8_0 (d = max|x| / 127 stored as f16, q = round-half-away(x / d)); a row
-// is head_dim / 32 blocks of 17 16-bit words.
+// is head_dim / 32 blocks of 17 16-bit words. Token t writes through its
+// sequence's block table (token_seq, table_stride: params.h), so one
+// dispatch serves a batch of several sequences.
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
 
@@ -13,11 +15,13 @@ layout(std430, binding = 2) buffer K { uint16_t kc[]; };
 layout(std430, binding = 3) buffer V { uint16_t vc[]; };
 layout(std430, binding = 4) readonly buffer Table { int block_table[]; };
 layout(std430, binding = 5) readonly buffer Pos { int positions[]; };
+layout(std430, binding = 6) readonly buffer Seq { int token_seq[]; };  // [n_tokens] when table_stride > 0
 
 // The cache row (in rows, not storage units) of token t's KV head h.
 uint cache_row(uint t, uint h) {
   const uint pos = uint(positions[t]);
-  const uint phys = uint(block_table[pos / p.block_tokens]);
+  const uint table = p.table_stride > 0u ? uint(token_seq[t]) * p.table_stride : 0u;
+  const uint phys = uint(block_table[table + pos / p.block_tokens]);
   return (phys * p.n_kv_heads + h) * p.block_tokens + pos % p.block_tokens;
 }
 

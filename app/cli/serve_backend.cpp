@@ -27,7 +27,7 @@ Result<std::unique_ptr<server::CompletionBackend>> make_backend(EngineSetup& set
       return std::unique_ptr<server::CompletionBackend>(std::move(batched));
     }
     std::fprintf(stderr, "serve: the %s backend cannot decode several requests in one pass; requests are served "
-                         "one at a time (--parallel %lld applies on the CPU backend)\n",
+                         "one at a time (--parallel %lld applies when the whole model runs on the CPU or on Vulkan)\n",
                  setup.backend->name(), static_cast<long long>(shape.parallel));
   }
   server::EngineBackendConfig bc;

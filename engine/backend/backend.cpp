@@ -13,7 +13,7 @@ Status check_supported(const Backend& backend, const Graph& graph) {
       if (n.params.kv.token_seq != nullptr && !backend.supports_sequence_batches()) {
         return make_error(ErrorCode::Unsupported,
                           fmt::format("the {} backend cannot run {} over several sequences in one pass "
-                                      "(per-sequence block tables); run the scheduler on the CPU backend",
+                                      "(per-sequence block tables); run the whole model on the CPU or on Vulkan",
                                       backend.name(), to_string(n.op)));
       }
     }

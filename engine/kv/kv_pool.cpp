@@ -30,11 +30,9 @@ Result<std::unique_ptr<KvPool>> KvPool::create(backend::Backend& backend, const 
   pool->row_bytes_ = static_cast<size_t>(row);
   pool->half_bytes_ = static_cast<size_t>(config.n_blocks * config.n_head_kv * kBlockTokens) * pool->row_bytes_;
   pool->table_blocks_ = static_cast<int32_t>(allocated_positions(config.max_seq_positions) / kBlockTokens);
+  // Device memory the host cannot see (a discrete GPU) serves passes too;
+  // only copy_block needs host access (host_visible()).
   HEARTH_TRY(pool->buffer_, backend.allocate(static_cast<size_t>(bytes), backend::BufferUsage::KvCache));
-  if (pool->buffer_->host_data() == nullptr) {
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("KV pool: the {} backend's KV memory is not host-visible", backend.name()));
-  }
   pool->refs_.assign(static_cast<size_t>(config.n_blocks), 0);
   for (int64_t b = config.n_blocks - 1; b >= 0; --b) pool->free_.push_back(static_cast<int32_t>(b));
   return pool;
@@ -61,6 +59,7 @@ void KvPool::release(int32_t block) {
 
 void KvPool::copy_block(int32_t src, int32_t dst, int64_t positions) {
   auto* base = static_cast<uint8_t*>(buffer_->host_data());
+  if (base == nullptr) return;  // callers check host_visible()
   const size_t block_bytes = static_cast<size_t>(config_.n_head_kv * kBlockTokens) * row_bytes_;
   const size_t head_bytes = static_cast<size_t>(kBlockTokens) * row_bytes_;
   for (int64_t l = 0; l < config_.n_layer; ++l) {
@@ -85,8 +84,8 @@ backend::KvView KvPool::layer_view(int64_t layer, const int32_t* token_seq, cons
   v.head_dim = static_cast<int32_t>(config_.head_dim);
   v.block_tokens = static_cast<int32_t>(kBlockTokens);
   v.row_bytes = row_bytes_;
-  v.k = base + offset;
-  v.v = base + offset + half_bytes_;
+  v.k = base ? base + offset : nullptr;  // host addresses: the CPU backend's (always host-visible)
+  v.v = base ? base + offset + half_bytes_ : nullptr;
   v.buffer = buffer_.get();
   v.k_offset = offset;
   v.v_offset = offset + half_bytes_;

@@ -73,7 +73,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(const model::Model& model, 
   if (!backend.supports_sequence_batches()) {
     return make_error(ErrorCode::Unsupported,
                       fmt::format("the {} backend cannot run several sequences in one forward pass (its attention "
-                                  "takes one block table); run the scheduler on the CPU backend",
+                                  "takes one block table); run the whole model on the CPU or on Vulkan",
                                   backend.name()));
   }
   std::unique_ptr<Scheduler> s(new Scheduler(model, backend, config));
@@ -234,7 +234,10 @@ Status share_prefix(Sequence& s, const std::vector<std::unique_ptr<Sequence>>& r
   }
   if (best == nullptr) return {};
   const auto whole = static_cast<int64_t>(best_n) / kv::kBlockTokens;
-  const auto rest = static_cast<int64_t>(best_n) % kv::kBlockTokens;
+  // A pool the host cannot see (a discrete GPU) cannot copy the partly
+  // shared block: only whole blocks are shared, and the rest is prefilled.
+  const auto rest = pool.host_visible() ? static_cast<int64_t>(best_n) % kv::kBlockTokens : 0;
+  if (whole == 0 && rest == 0) return {};
   for (int64_t b = 0; b < whole; ++b) {
     const int32_t block = best->blocks[static_cast<size_t>(b)];
     pool.retain(block);
@@ -245,7 +248,7 @@ Status share_prefix(Sequence& s, const std::vector<std::unique_ptr<Sequence>>& r
     pool.copy_block(best->blocks[static_cast<size_t>(whole)], copy, rest);
     s.blocks.push_back(copy);
   }
-  s.n_past = static_cast<int64_t>(best_n);
+  s.n_past = whole * kv::kBlockTokens + rest;
   if (s.generated == 0) s.cached = s.n_past;  // a preempted sequence keeps its first figure
   return {};
 }

@@ -421,6 +421,17 @@ Status check_kv_layout(std::string_view op, const KvLayout& l) {
   return {};
 }
 
+// Per-token tables: the token_seq buffer covers every token and the block
+// table holds every sequence's table (shaders trust both).
+Status check_token_tables(std::string_view op, const TokenTables& t, const BufferView& block_table, uint32_t n_tokens) {
+  if (t.table_blocks == 0) return {};
+  if (t.n_tables == 0) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan {}: per-token tables but no table", op));
+  }
+  HEARTH_CHECK(need_bytes(op, "token sequences", t.token_seq, 4ull * n_tokens));
+  return need_bytes(op, "block tables", block_table, 4ull * t.table_blocks * t.n_tables);
+}
+
 // Bytes of one cache block (all KV heads' rows of block_tokens positions).
 uint64_t kv_block_bytes(const KvLayout& l) {
   const uint64_t row = l.type == DType::Q8_0 ? uint64_t{l.head_dim} / 32 * 34 : 2ull * l.head_dim;
@@ -431,7 +442,7 @@ uint64_t kv_block_bytes(const KvLayout& l) {
 
 Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new,
                          const KvBuffers& kv, const KvLayout& layout, const BufferView& positions,
-                         uint32_t n_tokens) {
+                         uint32_t n_tokens, const TokenTables& tables) {
   HEARTH_CHECK(check_kv_layout("kv_store", layout));
   const uint64_t n = uint64_t{n_tokens} * layout.n_kv_heads * layout.head_dim;
   HEARTH_CHECK(need_bytes("kv_store", "k", k_new, 4 * n));
@@ -442,9 +453,13 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
   HEARTH_CHECK(need_bytes("kv_store", "k cache", kv.k, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "v cache", kv.v, block_bytes));
   HEARTH_CHECK(need_bytes("kv_store", "block table", kv.block_table, 4));
-  const sp::KvStoreParams p{layout.head_dim, layout.n_kv_heads, n_tokens, layout.block_tokens};
-  const Binding bind[] = {{k_new, Access::Read},     {v_new, Access::Read},          {kv.k, Access::ReadWrite},
-                          {kv.v, Access::ReadWrite}, {kv.block_table, Access::Read}, {positions, Access::Read}};
+  HEARTH_CHECK(check_token_tables("kv_store", tables, kv.block_table, n_tokens));
+  const sp::KvStoreParams p{layout.head_dim, layout.n_kv_heads, n_tokens, layout.block_tokens, tables.table_blocks};
+  // With one table the positions stand in for token_seq (never read).
+  const BufferView token_seq = tables.table_blocks > 0 ? tables.token_seq : positions;
+  const Binding bind[] = {{k_new, Access::Read},          {v_new, Access::Read},     {kv.k, Access::ReadWrite},
+                          {kv.v, Access::ReadWrite},      {kv.block_table, Access::Read}, {positions, Access::Read},
+                          {token_seq, Access::Read}};
   const bool q8 = layout.type == DType::Q8_0;
   const uint64_t items = q8 ? n / 32 : n;  // Q8_0: one invocation per block
   return run(seq, q8 ? ShaderId::kv_store_q8_0 : ShaderId::kv_store_f16, tuning_.elementwise, bind, &p,
@@ -453,7 +468,7 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
 
 Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                           const BufferView& positions, const BufferView& out, const AttentionShape& s,
-                          const AttentionOptions& o, const BufferView& sinks) {
+                          const AttentionOptions& o, const BufferView& sinks, const TokenTables& tables) {
   HEARTH_CHECK(check_kv_layout("attention", layout));
   if (s.n_heads == 0 || s.n_heads % layout.n_kv_heads != 0 || s.n_tokens == 0 || layout.head_dim > 256 ||
       layout.head_dim > 8 * tuning_.attention) {
@@ -469,18 +484,22 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   HEARTH_CHECK(need_bytes("attention", "k cache", kv.k, block_bytes));
   HEARTH_CHECK(need_bytes("attention", "v cache", kv.v, block_bytes));
   HEARTH_CHECK(need_bytes("attention", "block table", kv.block_table, 4));
+  HEARTH_CHECK(check_token_tables("attention", tables, kv.block_table, s.n_tokens));
   const bool has_sinks = sinks.buffer != nullptr;
   if (has_sinks) HEARTH_CHECK(need_bytes("attention", "sinks", sinks, 4ull * s.n_heads));
   const sp::AttentionParams p{layout.head_dim, s.n_heads,  layout.n_kv_heads, s.n_tokens,
-                              layout.block_tokens, o.window, o.scale,         o.softcap, has_sinks ? 1u : 0u};
-  // Without sinks the positions are bound again as a placeholder (never read).
+                              layout.block_tokens, o.window, o.scale,         o.softcap, has_sinks ? 1u : 0u,
+                              tables.table_blocks};
+  // Without sinks, or with one table, the positions are bound again as a
+  // placeholder (never read).
   const Binding bind[] = {{q, Access::Read},
                           {kv.k, Access::Read},
                           {kv.v, Access::Read},
                           {kv.block_table, Access::Read},
                           {positions, Access::Read},
                           {out, Access::Write},
-                          {has_sinks ? sinks : positions, Access::Read}};
+                          {has_sinks ? sinks : positions, Access::Read},
+                          {tables.table_blocks > 0 ? tables.token_seq : positions, Access::Read}};
   if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
   }

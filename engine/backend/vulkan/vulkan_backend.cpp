@@ -128,6 +128,10 @@ class VulkanBackendImpl final : public VulkanBackend {
 
   Status compute(Graph& graph) override;
 
+  // The KV-store and attention shaders take a table per token (TokenTables),
+  // so the scheduler's passes over several sequences run here.
+  bool supports_sequence_batches() const override { return true; }
+
   // Only the activation arena is device memory: the conversion buffers and
   // prefill tiles of the reservation belong to the CPU kernels (the Vulkan
   // kernels read F32 activations directly), so they are not allocated here.
@@ -182,6 +186,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status record(const Graph& graph);
   Status record_node(const Node& n);
   Result<KvBuffers> kv_buffers(const backend::KvView& kv);
+  // Copies the node's block table (every sequence's, for a batch of several)
+  // and per-token sequence indices into the input arena; adds them to `sig`.
+  Status place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig);
+  TokenTables token_tables(const backend::KvView& kv) const;
   BufferView view(const Tensor* t) const { return views_.at(t); }
   // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
   // piece's offset aligned as the device requires; `rows` when all fit.
@@ -215,7 +223,8 @@ class VulkanBackendImpl final : public VulkanBackend {
   Arena inputs_;                                     // host-visible: ids, positions, block tables
   Buffer output_;                                    // host-visible: graph.output
   std::unordered_map<const Tensor*, BufferView> views_;
-  std::unordered_map<const int32_t*, BufferView> tables_;
+  std::unordered_map<const int32_t*, BufferView> tables_;  // block tables and token_seq, by host address
+  std::unordered_map<const int32_t*, uint32_t> seq_counts_;  // KvView::token_seq -> tables its batch holds
   std::unordered_map<const float*, BufferView> factors_;  // rope frequency factors
   std::vector<std::pair<const void*, BufferView>> input_copies_;  // host data -> mapped input range
   std::vector<uint64_t> signature_;                               // of the recorded graph
@@ -284,7 +293,63 @@ Result<KvBuffers> VulkanBackendImpl::kv_buffers(const backend::KvView& kv) {
   if (vb == nullptr) return make_error(ErrorCode::InvalidArgument, "Vulkan: the KV cache was not allocated by this backend");
   const uint64_t region = uint64_t(kv.n_blocks) * kv.n_head_kv * kv.block_tokens * kv.row_bytes;
   const BufferView whole = BufferView::whole(vb->buffer());
-  return KvBuffers{whole.sub(kv.k_offset, region), whole.sub(kv.v_offset, region), tables_.at(kv.block_table)};
+  return KvBuffers{whole.sub(kv.k_offset, region), whole.sub(kv.v_offset, region),
+                   tables_.at(kv.token_seq ? kv.seq_tables : kv.block_table)};
+}
+
+TokenTables VulkanBackendImpl::token_tables(const backend::KvView& kv) const {
+  if (!kv.token_seq) return {};
+  return TokenTables{tables_.at(kv.token_seq), static_cast<uint32_t>(kv.table_blocks), seq_counts_.at(kv.token_seq)};
+}
+
+// Tables in a batch of several sequences: one past the largest sequence
+// index of its tokens (the tables after it are never read).
+Result<uint32_t> batch_tables(const backend::KvView& kv, int64_t n_tokens) {
+  int32_t top = -1;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    if (kv.token_seq[t] < 0) {
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("Vulkan: token {} of a sequence batch names sequence {}", t, kv.token_seq[t]));
+    }
+    top = std::max(top, kv.token_seq[t]);
+  }
+  return static_cast<uint32_t>(top + 1);
+}
+
+Status VulkanBackendImpl::place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig) {
+  const auto& kv = n.params.kv;
+  // A single table covers the blocks (a ring's is longer than them); a pool
+  // shared by several sequences holds more blocks than one table.
+  if (kv.table_blocks <= 0 || kv.n_blocks <= 0 || (!kv.token_seq && kv.n_blocks > kv.table_blocks)) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan: {} has a KV view of {} physical blocks behind a table of {}",
+                                  to_string(n.op), kv.n_blocks, kv.table_blocks));
+  }
+  // The whole table: shaders index it by logical block, and a ring's table
+  // is longer than its physical blocks.
+  if (!kv.token_seq) {
+    if (!tables_.count(kv.block_table)) {
+      HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.table_blocks, align));
+      input_copies_.emplace_back(kv.block_table, tables_[kv.block_table]);
+    }
+    sig.push_back(tables_[kv.block_table].offset);
+    return {};
+  }
+  // Several sequences: every layer of the pass shares the token indices and
+  // the tables, copied once.
+  const int64_t n_tokens = n.src[0]->ne[1];
+  if (!seq_counts_.count(kv.token_seq)) {
+    HEARTH_TRY(const uint32_t n_tables, batch_tables(kv, n_tokens));
+    seq_counts_[kv.token_seq] = n_tables;
+    HEARTH_TRY(tables_[kv.token_seq], inputs_.take(4ull * n_tokens, align));
+    input_copies_.emplace_back(kv.token_seq, tables_[kv.token_seq]);
+    HEARTH_TRY(tables_[kv.seq_tables], inputs_.take(4ull * kv.table_blocks * n_tables, align));
+    input_copies_.emplace_back(kv.seq_tables, tables_[kv.seq_tables]);
+  }
+  sig.push_back(seq_counts_[kv.token_seq]);
+  sig.push_back(tables_[kv.token_seq].offset);
+  sig.push_back(tables_[kv.seq_tables].offset);
+  return {};
 }
 
 // Assigns device memory to every tensor and builds the graph's signature:
@@ -308,7 +373,18 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     for (const Tensor* s : n.src) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
     }
-    if (n.op == Op::KvStore || n.op == Op::Attention) grow(in_bytes, 4ull * n.params.kv.table_blocks);
+    if (n.op == Op::KvStore || n.op == Op::Attention) {
+      const auto& kv = n.params.kv;
+      if (kv.token_seq) {
+        // The token indices and every sequence's table (counted per node:
+        // an upper bound, as the single tables are).
+        HEARTH_TRY(const uint32_t n_tables, batch_tables(kv, n.src[0]->ne[1]));
+        grow(in_bytes, 4ull * n.src[0]->ne[1]);
+        grow(in_bytes, 4ull * kv.table_blocks * n_tables);
+      } else {
+        grow(in_bytes, 4ull * kv.table_blocks);
+      }
+    }
     if (n.op == Op::Rope && n.params.rope.freq_factors) grow(in_bytes, 4ull * (n.params.rope.n_dims / 2));
     if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
@@ -340,6 +416,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   inputs_.used = 0;
   views_.clear();
   tables_.clear();
+  seq_counts_.clear();
   factors_.clear();
   input_copies_.clear();
   auto add_sig = [&](uint64_t v) { sig.push_back(v); };
@@ -370,17 +447,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     }
     if (n.op == Op::KvStore || n.op == Op::Attention) {
       const auto& kv = n.params.kv;
-      if (kv.table_blocks <= 0 || kv.n_blocks <= 0 || kv.n_blocks > kv.table_blocks) {
-        return make_error(ErrorCode::InvalidArgument,
-                          fmt::format("Vulkan: {} has a KV view of {} physical blocks behind a table of {}",
-                                      to_string(n.op), kv.n_blocks, kv.table_blocks));
-      }
-      // The whole table: shaders index it by logical block, and a ring's
-      // table is longer than its physical blocks.
-      if (!tables_.count(kv.block_table)) {
-        HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.table_blocks, align));
-        input_copies_.emplace_back(kv.block_table, tables_[kv.block_table]);
-      }
+      HEARTH_CHECK(place_tables(n, align, sig));
       const auto* kv_buffer = dynamic_cast<const VulkanBuffer*>(kv.buffer);
       if (kv_buffer == nullptr) {
         return make_error(ErrorCode::InvalidArgument,
@@ -392,7 +459,6 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       add_sig(static_cast<uint64_t>(kv.n_blocks));
       add_sig(static_cast<uint64_t>(kv.table_blocks));
       add_sig(static_cast<uint64_t>(kv.type));
-      add_sig(tables_[kv.block_table].offset);
     }
     if (n.op == Op::Rope && n.params.rope.freq_factors) {
       // Llama 3.1 frequency factors: host data copied with the other inputs.
@@ -516,7 +582,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const auto& kv = n.params.kv;
       HEARTH_TRY(const KvBuffers bufs, kv_buffers(kv));
       const KvLayout layout{u32(kv.head_dim), u32(kv.n_head_kv), u32(kv.block_tokens), kv.type};
-      return k.kv_store(s, view(a), view(b), bufs, layout, view(n.src[2]), u32(a->ne[1]));
+      return k.kv_store(s, view(a), view(b), bufs, layout, view(n.src[2]), u32(a->ne[1]), token_tables(kv));
     }
     case Op::Attention: {
       const auto& kv = n.params.kv;
@@ -532,7 +598,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         sinks = view(t);
       }
       return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
-                         {p.scale, p.softcap, u32(std::max(0, p.window))}, sinks);
+                         {p.scale, p.softcap, u32(std::max(0, p.window))}, sinks, token_tables(kv));
     }
     case Op::SwiGlu: return k.glu(s, GluKind::SwiGlu, view(a), view(b), view(n.dst), u32(a->elements()));
     case Op::GeluGlu: return k.glu(s, GluKind::GeGlu, view(a), view(b), view(n.dst), u32(a->elements()));

@@ -268,5 +268,49 @@ TEST(KvPool, ABackendWithoutSequenceBatchesRefusesTheView) {
   EXPECT_NE(st.error().message.find("several sequences"), std::string::npos) << st.error().message;
 }
 
+// Device memory the host cannot see (a discrete GPU's) still makes a pool:
+// the views carry no host addresses, and the pool says it cannot copy
+// blocks on the host (the scheduler then shares whole blocks only).
+TEST(KvPool, MemoryTheHostCannotSeeMakesAPoolWithoutHostCopies) {
+  class DeviceOnly final : public Backend {
+   public:
+    // A buffer of the inner backend whose memory the host is not given.
+    class Hidden final : public Buffer {
+     public:
+      explicit Hidden(std::unique_ptr<Buffer> inner) : inner_(std::move(inner)) {}
+      size_t size() const override { return inner_->size(); }
+      BufferUsage usage() const override { return inner_->usage(); }
+      void* host_data() override { return nullptr; }
+
+     private:
+      std::unique_ptr<Buffer> inner_;
+    };
+    explicit DeviceOnly(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+    const char* name() const override { return "device-only"; }
+    DeviceInfo device() const override { return inner_->device(); }
+    bool supports(Op op, DType type) const override { return inner_->supports(op, type); }
+    Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
+      HEARTH_TRY(auto b, inner_->allocate(bytes, usage));
+      return std::unique_ptr<Buffer>(new Hidden(std::move(b)));
+    }
+    Status compute(Graph& graph) override { return inner_->compute(graph); }
+    bool supports_sequence_batches() const override { return true; }
+
+   private:
+    std::unique_ptr<Backend> inner_;
+  };
+  DeviceOnly be(make_cpu_backend(testing::cpu_options(1)));
+  auto pool = kv::KvPool::create(be, kv::KvPoolConfig{2, 1, 32, DType::F16, 3, 64});
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  EXPECT_FALSE((*pool)->host_visible());
+  std::vector<int32_t> seq{0}, table{0, 1};
+  const KvView v = (*pool)->layer_view(1, seq.data(), table.data());
+  EXPECT_EQ(v.k, nullptr);
+  EXPECT_EQ(v.v, nullptr);
+  EXPECT_NE(v.buffer, nullptr);
+  EXPECT_EQ(v.v_offset - v.k_offset, 3u * 32 * 64);  // one layer's K: 3 blocks of 32 F16 rows of 32 values
+  EXPECT_EQ(v.n_blocks, 3);
+}
+
 }  // namespace
 }  // namespace hearth::backend

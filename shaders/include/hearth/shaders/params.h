@@ -138,6 +138,11 @@ struct MatmulParams {
 // reads KV head h / (n_heads / n_kv_heads); softcap > 0 applies
 // cap * tanh(score / cap) after scaling. has_sinks != 0: head h's softmax
 // also holds the logit sinks[h] (unscaled), which weighs no value.
+// Several sequences in one pass (continuous batching): block_table holds one
+// table of table_stride entries per sequence, and query token t reads the
+// table at block_table[token_seq[t] * table_stride]; its positions are those
+// of its own sequence. table_stride 0: one table for every token (token_seq
+// is then never needed and may be any bound buffer).
 struct AttentionParams {
   uint head_dim;
   uint n_heads;
@@ -148,15 +153,18 @@ struct AttentionParams {
   float scale;
   float softcap;
   uint has_sinks;
+  uint table_stride;
 };
 
 // Writes K and V rows (f32, [n_tokens][n_kv_heads][head_dim]) as f16 into
-// the paged cache at positions[t], same row addressing as AttentionParams.
+// the paged cache at positions[t], same row addressing (and per-token
+// tables through token_seq and table_stride) as AttentionParams.
 struct KvStoreParams {
   uint head_dim;
   uint n_kv_heads;
   uint n_tokens;
   uint block_tokens;
+  uint table_stride;
 };
 
 #ifdef __cplusplus
@@ -170,8 +178,8 @@ static_assert(sizeof(MatvecParams) == 12);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);
-static_assert(sizeof(AttentionParams) == 36);
-static_assert(sizeof(KvStoreParams) == 16);
+static_assert(sizeof(AttentionParams) == 40);
+static_assert(sizeof(KvStoreParams) == 20);
 }  // namespace hearth::shaders
 #endif
 

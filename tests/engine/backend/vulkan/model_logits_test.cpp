@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/model/model.h>
-#include <hearth/engine/runtime/scheduler.h>
 
 #include <numeric>
 
@@ -90,21 +89,6 @@ TEST(VulkanModelLogitsKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
     check(c, Feed::TokenByToken, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85});
     check(c, Feed::OneBatch, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85});
   }
-}
-
-// The continuous-batching scheduler runs on the CPU backend only: the
-// Vulkan attention and KV kernels take one block table per op, so the
-// scheduler refuses a Vulkan backend up front with a clear Unsupported.
-TEST(VulkanScheduler, RefusesSequenceBatchesClearly) {
-  auto be = VulkanBackend::create(testing::test_config());
-  ASSERT_TRUE(be.ok()) << be.error().message;
-  EXPECT_FALSE((*be)->supports_sequence_batches());
-  auto model = model::Model::load(data_path("models/tiny-llama-f16.gguf"));
-  ASSERT_TRUE(model.ok()) << model.error().message;
-  auto sched = runtime::Scheduler::create(**model, **be, runtime::SchedulerConfig{});
-  ASSERT_FALSE(sched.ok());
-  EXPECT_EQ(sched.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(sched.error().message.find("vulkan"), std::string::npos) << sched.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases),

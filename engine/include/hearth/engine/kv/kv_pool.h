@@ -37,7 +37,8 @@ Result<uint64_t> kv_pool_bytes(const KvPoolConfig& config);
 
 class KvPool {
  public:
-  // One host-visible buffer on `backend` (the scheduler's passes run there).
+  // One buffer on `backend` (the scheduler's passes run there), host-visible
+  // or not.
   static Result<std::unique_ptr<KvPool>> create(backend::Backend& backend, const KvPoolConfig& config);
 
   const KvPoolConfig& config() const { return config_; }
@@ -54,8 +55,12 @@ class KvPool {
   // One holder fewer; the block is free again when none is left.
   void release(int32_t block);
   int32_t holders(int32_t block) const { return refs_[static_cast<size_t>(block)]; }
+  // Whether the host can read and write the blocks (CPU memory, unified or
+  // host-visible GPU memory): copy_block needs it.
+  bool host_visible() const { return buffer_->host_data() != nullptr; }
   // Copies the first `positions` rows of block `src` into block `dst` in
-  // every layer, K and V (copy-on-write of a partly shared block).
+  // every layer, K and V (copy-on-write of a partly shared block). Only on a
+  // host-visible pool (elsewhere it copies nothing).
   void copy_block(int32_t src, int32_t dst, int64_t positions);
 
   // The view of layer `layer` for one forward pass over several sequences:

@@ -5,9 +5,9 @@
 // bidirectional within a text for encoders), and pooled as the file's
 // `{arch}.pooling_type` says: mean, first token (CLS) or last token.
 //
-// On a backend with sequence batches (the CPU) several texts share one
-// forward pass, so every weight matrix is read once for all their tokens;
-// elsewhere (Vulkan) each text is one pass. The results are the same.
+// On a backend with sequence batches (the CPU, Vulkan) several texts share
+// one forward pass, so every weight matrix is read once for all their
+// tokens; elsewhere (a Vulkan+CPU split) each text is one pass. The results are the same.
 // One call at a time per embedder (its backend runs one graph at a time).
 #pragma once
 

@@ -110,7 +110,8 @@ class Scheduler {
  public:
   // The KV pool holds parallel * n_ctx positions; scratch is reserved for
   // max_batch_tokens rows. Unsupported on a backend whose attention cannot
-  // take per-sequence block tables (Vulkan today).
+  // take per-sequence block tables (a Vulkan+CPU split; the CPU and Vulkan
+  // backends take them).
   static Result<std::unique_ptr<Scheduler>> create(const model::Model& model, backend::Backend& backend,
                                                    const SchedulerConfig& config);
   ~Scheduler();  // stops the run loop; sequences still active finish as Cancelled

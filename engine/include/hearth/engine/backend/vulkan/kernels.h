@@ -75,6 +75,16 @@ struct KvBuffers {
   BufferView k, v, block_table;
 };
 
+// Several sequences in one dispatch (continuous batching): block_table holds
+// one table of table_blocks entries per sequence, and token t reads and
+// writes through the table of sequence token_seq[t] (i32 [n_tokens]). The
+// default (table_blocks 0, no buffer) is one table for every token.
+struct TokenTables {
+  BufferView token_seq;
+  uint32_t table_blocks = 0;
+  uint32_t n_tables = 1;  // tables in block_table; token_seq values are below it
+};
+
 class Kernels {
  public:
   Kernels(const VulkanContext& ctx, PipelineSet& pipelines, KernelTuning tuning)
@@ -158,15 +168,19 @@ class Kernels {
                     const BufferView& out, const MoeShape& shape);
   // k_new, v_new: [n_tokens][n_kv_heads][head_dim] f32, written as the
   // layout's type (f16, or Q8_0 quantized like the CPU's) at positions[t]
-  // (i32). The block table must cover every position.
+  // (i32). The block table must cover every position; `tables` gives each
+  // token its sequence's table (TokenTables).
   Status kv_store(CommandSequence& seq, const BufferView& k_new, const BufferView& v_new, const KvBuffers& kv,
-                  const KvLayout& layout, const BufferView& positions, uint32_t n_tokens);
+                  const KvLayout& layout, const BufferView& positions, uint32_t n_tokens,
+                  const TokenTables& tables = {});
   // q: [n_tokens][n_heads][head_dim] f32; positions: [n_tokens] i32 (causal:
   // token t sees cached positions up to positions[t]); out like q; sinks:
-  // [n_heads] f32 per-head sink logits (gpt-oss), or no buffer for none.
+  // [n_heads] f32 per-head sink logits (gpt-oss), or no buffer for none;
+  // `tables`: each query's sequence table (TokenTables), so a query sees
+  // only its own sequence's keys.
   Status attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                    const BufferView& positions, const BufferView& out, const AttentionShape& shape,
-                   const AttentionOptions& options, const BufferView& sinks = {});
+                   const AttentionOptions& options, const BufferView& sinks = {}, const TokenTables& tables = {});
 
   const KernelTuning& tuning() const { return tuning_; }
 
