@@ -81,5 +81,56 @@ TEST(SpeculationController, ListsTheDownloadedModelsThatCanDraftForTheLoadedOne)
   EXPECT_EQ(last.draft_max, settings::SettingsLimits::kMaxDraft);
 }
 
+// Where the draft model runs: the CPU by default; the GPU is accepted only
+// once a Vulkan device is known (the probe, or a model loaded on Vulkan),
+// and the choice goes with the next load request.
+TEST(SpeculationController, OffersTheGpuForTheDraftOnlyWhenADeviceIsPresent) {
+  QTemporaryDir models;
+  EngineMemorySizer sizer;
+  testing::ScriptedEngineClient engine;
+  SettingsController settings(settings::Settings{}, nullptr, &sizer);
+  ModelController model(&engine, &settings, nullptr, QString());
+  SpeculationController spec(&settings, &model, models.path());
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu")) << "the CPU is the default";
+  EXPECT_FALSE(spec.gpuAvailable());
+  EXPECT_TRUE(spec.gpuName().isEmpty());
+
+  // No device: the GPU is refused and the setting stays.
+  spec.setMode(QStringLiteral("draft"));
+  spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
+  EXPECT_EQ(settings.settings().load.speculation.draft_backend, settings::DraftBackend::Cpu);
+
+  // A model loaded on the CPU says nothing of a GPU.
+  model.load(data("models/stories260K.gguf"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 2000));
+  EXPECT_FALSE(spec.gpuAvailable()) << model.info().backend.toStdString();
+
+  // The probe found a device: now the GPU is offered and kept.
+  QSignalSpy gpu(&spec, &SpeculationController::gpuChanged);
+  spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
+  EXPECT_EQ(gpu.count(), 1);
+  EXPECT_TRUE(spec.gpuAvailable());
+  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Test GPU"));
+  spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("vulkan"));
+  EXPECT_TRUE(settings.needsReload());
+  model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 2; }, 2000));
+  EXPECT_EQ(engine.loads.back().draft_backend, QStringLiteral("vulkan"));
+  spec.setDraftBackend(QStringLiteral("cpu"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
+
+  // Without the probe's answer, a model loaded on Vulkan shows the device
+  // (its partial-offload detail left out).
+  spec.set_gpu_device(QString());
+  EXPECT_FALSE(spec.gpuAvailable());
+  engine.info.backend = QStringLiteral("Vulkan: Other GPU: 3 of 8 layers on GPU, rest on CPU");
+  model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 3 && model.ready(); }, 2000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return spec.gpuAvailable(); }, 2000));
+  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Other GPU"));
+}
+
 }  // namespace
 }  // namespace hearth::ui
