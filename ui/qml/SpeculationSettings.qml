@@ -67,7 +67,8 @@ ColumnLayout {
             model: root.spec.gpuAvailable
                    ? [ { text: qsTr("CPU"), value: "cpu" }, { text: qsTr("GPU (Vulkan)"), value: "vulkan" } ]
                    : [ { text: qsTr("CPU"), value: "cpu" } ]
-            currentIndex: indexOfValue(root.spec.draftBackend)
+            // By value, not indexOfValue(): the binding must follow the model's rows too.
+            currentIndex: root.spec.draftBackend === "vulkan" ? (root.spec.gpuAvailable ? 1 : -1) : 0
             // A saved GPU choice with no GPU now: the engine says so in the status.
             displayText: currentIndex >= 0 ? currentText : qsTr("GPU (Vulkan), not found")
             onActivated: root.spec.draftBackend = currentValue
