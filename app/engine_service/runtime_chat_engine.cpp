@@ -306,9 +306,6 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
  private:
-  // The drafter the settings ask for, and what the status line says about
-  // it. A draft model that cannot draft (another vocabulary, an unreadable
-  // file) leaves speculation off with the reason, never silently.
   // What the settings page's sizer needs of a loaded model.
   static ui::ModelShape sizing_shape(const model::Model& m) {
     const auto& hp = m.hparams();
@@ -331,6 +328,10 @@ class RuntimeChatEngine final : public ChatEngine {
     return s;
   }
 
+  // The drafter the settings ask for, and what the status line says about
+  // it. A draft model that cannot draft (another vocabulary, an unreadable
+  // file, no Vulkan device when the draft should run there) leaves
+  // speculation off with the reason, never silently.
   QString make_speculator(const ui::LoadRequest& request, int64_t n_ctx) {
     runtime::SpeculationConfig config;
     config.draft_max = std::max(1, request.draft_max);
