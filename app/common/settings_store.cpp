@@ -51,6 +51,7 @@ constexpr auto kFloorKld = "compare/quality_floor_kld";
 constexpr auto kSpecMode = "speculation/mode";
 constexpr auto kSpecDraftModel = "speculation/draft_model";
 constexpr auto kSpecDraftMax = "speculation/draft_max";
+constexpr auto kSpecDraftBackend = "speculation/draft_backend";
 // An array: remote_endpoints/1/id, ... (QSettings' array form). Never a key.
 constexpr auto kEndpoints = "remote_endpoints";
 constexpr auto kEndpointId = "id";
@@ -95,6 +96,13 @@ OverflowPolicy parse_overflow(const std::string& text, OverflowPolicy fallback) 
 SpeculationMode parse_spec_mode(const std::string& text, SpeculationMode fallback) {
   for (auto m : {SpeculationMode::Off, SpeculationMode::Ngram, SpeculationMode::DraftModel}) {
     if (text == to_string(m)) return m;
+  }
+  return fallback;
+}
+
+DraftBackend parse_draft_backend(const std::string& text, DraftBackend fallback) {
+  for (auto b : {DraftBackend::Cpu, DraftBackend::Vulkan}) {
+    if (text == to_string(b)) return b;
   }
   return fallback;
 }
@@ -168,6 +176,8 @@ Settings load_settings(const QSettings& store) {
   s.load.speculation.mode = parse_spec_mode(read_string(store, key::kSpecMode, ""), d.load.speculation.mode);
   s.load.speculation.draft_model_path = read_string(store, key::kSpecDraftModel, d.load.speculation.draft_model_path);
   s.load.speculation.draft_max = read_number(store, key::kSpecDraftMax, d.load.speculation.draft_max);
+  s.load.speculation.draft_backend =
+      parse_draft_backend(read_string(store, key::kSpecDraftBackend, ""), d.load.speculation.draft_backend);
   s.overflow_policy =
       parse_overflow(read_string(store, key::kOverflowPolicy, ""), d.overflow_policy);
   s.theme = parse_theme(read_string(store, key::kTheme, ""), d.theme);
@@ -212,6 +222,7 @@ void save_settings(QSettings& store, const Settings& settings) {
   put(store, key::kSpecMode, QString::fromLatin1(to_string(s.load.speculation.mode)));
   put(store, key::kSpecDraftModel, QString::fromStdString(s.load.speculation.draft_model_path));
   put(store, key::kSpecDraftMax, s.load.speculation.draft_max);
+  put(store, key::kSpecDraftBackend, QString::fromLatin1(to_string(s.load.speculation.draft_backend)));
   put(store, key::kOverflowPolicy, QString::fromLatin1(to_string(s.overflow_policy)));
   put(store, key::kTheme, QString::fromLatin1(to_string(s.theme)));
   put(store, key::kFontPointSize, s.font_point_size);

@@ -3,6 +3,7 @@
 // ChatContext (the chat layer hearth-cli and the server use too) that keeps
 // the conversation's context between replies; the figures the status line
 // shows.
+#include <fmt/format.h>
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/runtime/backend_choice.h>
 #include <hearth/engine/runtime/drafter.h>
@@ -305,9 +306,6 @@ class RuntimeChatEngine final : public ChatEngine {
   }
 
  private:
-  // The drafter the settings ask for, and what the status line says about
-  // it. A draft model that cannot draft (another vocabulary, an unreadable
-  // file) leaves speculation off with the reason, never silently.
   // What the settings page's sizer needs of a loaded model.
   static ui::ModelShape sizing_shape(const model::Model& m) {
     const auto& hp = m.hparams();
@@ -330,6 +328,10 @@ class RuntimeChatEngine final : public ChatEngine {
     return s;
   }
 
+  // The drafter the settings ask for, and what the status line says about
+  // it. A draft model that cannot draft (another vocabulary, an unreadable
+  // file, no Vulkan device when the draft should run there) leaves
+  // speculation off with the reason, never silently.
   QString make_speculator(const ui::LoadRequest& request, int64_t n_ctx) {
     runtime::SpeculationConfig config;
     config.draft_max = std::max(1, request.draft_max);
@@ -340,10 +342,16 @@ class RuntimeChatEngine final : public ChatEngine {
     }
     if (request.draft_model_path.isEmpty()) return QStringLiteral("off: no draft model is chosen");
     const QString name = QFileInfo(request.draft_model_path).completeBaseName();
-    // The draft runs on the CPU beside the model (on a GPU or not): it is
-    // small, and its steps interleave with the model's.
-    draft_backend_ = backend::make_cpu_backend({std::max(1, api_threads_)});
-    auto draft = model::Model::load(request.draft_model_path.toStdString());
+    auto where = make_draft_backend(request);
+    if (!where.ok()) {
+      logger_.warn("draft model {}: {}", request.draft_model_path.toStdString(), where.error().message);
+      return QStringLiteral("off: %1: %2").arg(name, QString::fromStdString(where.error().message));
+    }
+    draft_backend_ = std::move(where->backend);
+    model::LoadOptions draft_options;
+    // On the GPU the draft's weights are uploaded once: the mapping, not a copy in RAM.
+    draft_options.weights = model::weights_for(draft_options.weights, where->cpu_computes);
+    auto draft = model::Model::load(request.draft_model_path.toStdString(), draft_options);
     Status ready = draft.ok() ? Status{} : Status(draft.error());
     std::unique_ptr<runtime::ModelDrafter> drafter;
     if (ready.ok()) {
@@ -361,7 +369,48 @@ class RuntimeChatEngine final : public ChatEngine {
     }
     draft_model_ = std::move(*draft);
     speculator_ = std::make_unique<runtime::Speculator>(std::move(drafter), config);
-    return QStringLiteral("draft model %1").arg(name);
+    return where->on_gpu ? QStringLiteral("draft model %1 on %2").arg(name, QString::fromStdString(where->description))
+                         : QStringLiteral("draft model %1").arg(name);
+  }
+
+  struct DraftPlace {
+    std::unique_ptr<backend::Backend> backend;
+    model::CpuComputes cpu_computes = model::CpuComputes::Yes;
+    bool on_gpu = false;
+    std::string description;  // "Vulkan: <device>" on the GPU
+  };
+
+  // The backend the draft model runs on. The CPU by default: the draft is
+  // small and its steps interleave with the model's. Vulkan when the
+  // settings ask for it, on the device the model would use; a Vulkan
+  // request that cannot be met is an error, never a quiet move to the CPU.
+  Result<DraftPlace> make_draft_backend(const ui::LoadRequest& request) const {
+    DraftPlace out;
+    if (request.draft_backend == QLatin1String("cpu")) {
+      out.backend = backend::make_cpu_backend({std::max(1, api_threads_)});
+      return out;
+    }
+    if (request.draft_backend != QLatin1String("vulkan")) {
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("draft backend '{}' is not one of cpu, vulkan", request.draft_backend.toStdString()));
+    }
+    runtime::BackendRequest wanted;
+    // By name: a software device serves too when the user picked Vulkan.
+    wanted.preference = runtime::BackendPreference::Vulkan;
+    wanted.gpu_device = request.gpu_device.toStdString();
+    wanted.cpu_threads = std::max(1, api_threads_);
+    auto chosen = runtime::choose_backend(wanted, logger_);
+    if (chosen.cpu_computes == model::CpuComputes::Yes) {
+      // choose_backend fell back to the CPU: its description says why ("CPU: <reason>").
+      std::string why = chosen.description;
+      if (why.rfind("CPU: ", 0) == 0) why = why.substr(5);
+      return make_error(ErrorCode::NotFound, fmt::format("no Vulkan device for the draft model ({})", why));
+    }
+    out.backend = std::move(chosen.backend);
+    out.cpu_computes = chosen.cpu_computes;
+    out.on_gpu = true;
+    out.description = chosen.description;
+    return out;
   }
 
   void make_chat(const std::string& model_path) {

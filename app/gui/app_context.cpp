@@ -183,11 +183,18 @@ void AppContext::start_gpu_probe(QObject* window) {
   gpu_probe_ = std::thread([this, target, load = settings_->settings().load, logger = options_.engine_logger] {
     const auto gpu = probe_gpu_memory(load, logger);
     const double free_bytes = gpu ? static_cast<double>(gpu->free_bytes) : 0.0;
+    // A draft model may run on the GPU while the model stays on the CPU
+    // (gpu_layers 0): the device is looked for anyway.
+    auto any_load = load;
+    any_load.gpu_layers = -1;
+    const auto device = gpu ? gpu : probe_gpu_memory(any_load, logger);
+    const QString device_name = device ? QString::fromStdString(device->description) : QString();
     // Back on the GUI thread; dropped with `this` if the app is already going.
     QMetaObject::invokeMethod(
         this,
-        [this, target, free_bytes] {
+        [this, target, free_bytes, device_name] {
           if (target) target->setProperty("gpuFreeBytes", free_bytes);
+          if (speculation_) speculation_->set_gpu_device(device_name);
           if (compare_) compare_->set_vram_free_bytes(static_cast<uint64_t>(free_bytes));
           emit gpuProbed(free_bytes);
         },

@@ -91,6 +91,8 @@ const char* to_string(SpeculationMode mode) {
   return "ngram";
 }
 
+const char* to_string(DraftBackend backend) { return backend == DraftBackend::Vulkan ? "vulkan" : "cpu"; }
+
 const char* to_string(QualityFloorKind kind) { return kind == QualityFloorKind::Kld ? "kld" : "top1"; }
 
 const char* to_string(Theme theme) {

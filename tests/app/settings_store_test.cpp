@@ -33,7 +33,8 @@ TEST(SettingsStore, EveryFieldRoundTrips) {
   s.last_model_path = "/models/a b.gguf";
   s.log_level = "debug";
   s.local_api = {true, "::1", 18080, 6, 4096};
-  s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5};
+  // The draft on Vulkan: not the default, so a lost field fails the round trip.
+  s.load.speculation = {SpeculationMode::DraftModel, "/models/draft b.gguf", 5, DraftBackend::Vulkan};
   s.documents = {"/models/embed é.gguf", 3000};
   s.response_cache = true;
   s.remote_endpoints = {{"vllm-box", "GPU box", "https://gpu-box.example/v1", false, 300},
@@ -56,7 +57,9 @@ TEST(SettingsStore, MalformedValuesFallBackOrClamp) {
   store.setValue(QStringLiteral("local_api/port"), 80);
   store.setValue(QStringLiteral("local_api/parallel"), 1000);
   store.setValue(QStringLiteral("documents/source_budget_tokens"), 5);
+  store.setValue(QStringLiteral("speculation/draft_backend"), QStringLiteral("metal"));
   const Settings s = load_settings(store);
+  EXPECT_EQ(s.load.speculation.draft_backend, DraftBackend::Cpu) << "an unknown backend falls back to the CPU";
   EXPECT_EQ(s.documents.source_budget_tokens, SettingsLimits::kMinSourceBudget);
   EXPECT_FALSE(s.local_api.enabled);  // off unless the user turned it on
   EXPECT_EQ(s.local_api.port, SettingsLimits::kMinPort);

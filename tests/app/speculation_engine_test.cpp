@@ -1,7 +1,9 @@
 // The app's engine with speculative decoding as the settings choose it:
 // n-gram drafts (the default) and a draft model give the greedy reply of
 // decoding without them and report the drafts kept; a draft model with
-// another vocabulary leaves speculation off and says why.
+// another vocabulary leaves speculation off and says why. A draft model on
+// Vulkan (Mesa's software device in CI) gives the same greedy reply; one
+// that cannot have the Vulkan device it asks for is not moved to the CPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,7 +21,8 @@ struct Reply {
   QString speculation;
 };
 
-Reply greedy_reply(const QString& mode, const QString& draft_model = {}) {
+Reply greedy_reply(const QString& mode, const QString& draft_model = {}, const QString& draft_backend = QStringLiteral("cpu"),
+                   const QString& gpu_device = {}) {
   auto engine = make_default_chat_engine();
   ui::LoadRequest load;
   load.model_path = kStories;
@@ -28,6 +31,8 @@ Reply greedy_reply(const QString& mode, const QString& draft_model = {}) {
   load.threads = 2;
   load.speculation = mode;
   load.draft_model_path = draft_model;
+  load.draft_backend = draft_backend;
+  load.gpu_device = gpu_device;
   auto info = engine->load(load, [](double) {}, [] { return false; });
   EXPECT_TRUE(info.ok()) << info.error().message;
   Reply out;
@@ -66,6 +71,28 @@ TEST(AppSpeculation, ADraftModelGivesThePlainGreedyReply) {
   EXPECT_EQ(draft.speculation, QStringLiteral("draft model stories260K"));
   EXPECT_EQ(draft.text, off.text);
   EXPECT_DOUBLE_EQ(draft.stats.draft_acceptance, 1.0);
+}
+
+TEST(AppSpeculation, ADraftModelOnVulkanGivesThePlainGreedyReply) {
+  const Reply off = greedy_reply(QStringLiteral("off"));
+  const Reply draft = greedy_reply(QStringLiteral("draft"), kStories, QStringLiteral("vulkan"));
+  // The status names the device, so a draft left on the CPU fails here.
+  EXPECT_TRUE(draft.speculation.startsWith(QStringLiteral("draft model stories260K on Vulkan: ")))
+      << draft.speculation.toStdString();
+  ASSERT_FALSE(off.text.empty());
+  EXPECT_EQ(draft.text, off.text);
+  EXPECT_DOUBLE_EQ(draft.stats.draft_acceptance, 1.0);
+}
+
+TEST(AppSpeculation, ADraftModelThatCannotHaveItsVulkanDeviceLeavesSpeculationOffAndSaysWhy) {
+  const Reply off = greedy_reply(QStringLiteral("off"));
+  // The model itself runs on the CPU (gpu_layers 0); only the draft asks for the device.
+  const Reply refused =
+      greedy_reply(QStringLiteral("draft"), kStories, QStringLiteral("vulkan"), QStringLiteral("no such device 0x7f"));
+  EXPECT_TRUE(refused.speculation.startsWith(QStringLiteral("off: stories260K: no Vulkan device for the draft model")))
+      << refused.speculation.toStdString();
+  EXPECT_EQ(refused.text, off.text);
+  EXPECT_LT(refused.stats.draft_acceptance, 0) << "nothing is drafted: the draft did not move to the CPU";
 }
 
 TEST(AppSpeculation, ADraftModelWithAnotherVocabularyLeavesSpeculationOffAndSaysWhy) {

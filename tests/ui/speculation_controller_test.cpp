@@ -2,11 +2,16 @@
 // downloaded models (real GGUF files) that share the loaded model's
 // vocabulary and are smaller than it, says what it left out, and the
 // choices persist as load settings that go with the next load request.
+// Where the draft runs: the GPU only when a device is present, in the
+// controller and in the settings page's chooser.
 #include <QFile>
 #include <QFileInfo>
+#include <QQmlComponent>
+#include <QQmlEngine>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QtQml/qqmlextensionplugin.h>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +20,8 @@
 #include "controllers/speculation_controller.h"
 #include "engine/memory_sizer.h"
 #include "support/scripted_engine_client.h"
+
+Q_IMPORT_QML_PLUGIN(Hearth_UiPlugin)
 
 namespace hearth::ui {
 namespace {
@@ -79,6 +86,94 @@ TEST(SpeculationController, ListsTheDownloadedModelsThatCanDraftForTheLoadedOne)
   EXPECT_EQ(last.speculation, QStringLiteral("draft"));
   EXPECT_EQ(last.draft_model_path, models.filePath(QStringLiteral("tiny-llama-q4_0.gguf")));
   EXPECT_EQ(last.draft_max, settings::SettingsLimits::kMaxDraft);
+}
+
+// Where the draft model runs: the CPU by default; the GPU is accepted only
+// once a Vulkan device is known (the probe, or a model loaded on Vulkan),
+// and the choice goes with the next load request.
+TEST(SpeculationController, OffersTheGpuForTheDraftOnlyWhenADeviceIsPresent) {
+  QTemporaryDir models;
+  EngineMemorySizer sizer;
+  testing::ScriptedEngineClient engine;
+  SettingsController settings(settings::Settings{}, nullptr, &sizer);
+  ModelController model(&engine, &settings, nullptr, QString());
+  SpeculationController spec(&settings, &model, models.path());
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu")) << "the CPU is the default";
+  EXPECT_FALSE(spec.gpuAvailable());
+  EXPECT_TRUE(spec.gpuName().isEmpty());
+
+  // No device: the GPU is refused and the setting stays.
+  spec.setMode(QStringLiteral("draft"));
+  spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
+  EXPECT_EQ(settings.settings().load.speculation.draft_backend, settings::DraftBackend::Cpu);
+
+  // A model loaded on the CPU says nothing of a GPU.
+  model.load(data("models/stories260K.gguf"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 2000));
+  EXPECT_FALSE(spec.gpuAvailable()) << model.info().backend.toStdString();
+
+  // The probe found a device: now the GPU is offered and kept.
+  QSignalSpy gpu(&spec, &SpeculationController::gpuChanged);
+  spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
+  EXPECT_EQ(gpu.count(), 1);
+  EXPECT_TRUE(spec.gpuAvailable());
+  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Test GPU"));
+  spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("vulkan"));
+  EXPECT_TRUE(settings.needsReload());
+  model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 2; }, 2000));
+  EXPECT_EQ(engine.loads.back().draft_backend, QStringLiteral("vulkan"));
+  spec.setDraftBackend(QStringLiteral("cpu"));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
+
+  // Without the probe's answer, a model loaded on Vulkan shows the device
+  // (its partial-offload detail left out).
+  spec.set_gpu_device(QString());
+  EXPECT_FALSE(spec.gpuAvailable());
+  engine.info.backend = QStringLiteral("Vulkan: Other GPU: 3 of 8 layers on GPU, rest on CPU");
+  model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 3 && model.ready(); }, 2000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return spec.gpuAvailable(); }, 2000));
+  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Other GPU"));
+}
+
+// The settings page's chooser lists the GPU only while the controller has a device.
+TEST(SpeculationController, TheSettingsPageOffersTheGpuForTheDraftOnlyWithADevice) {
+  QTemporaryDir models;
+  EngineMemorySizer sizer;
+  testing::ScriptedEngineClient engine;
+  SettingsController settings(settings::Settings{}, nullptr, &sizer);
+  ModelController model(&engine, &settings, nullptr, QString());
+  SpeculationController spec(&settings, &model, models.path());
+  spec.setMode(QStringLiteral("draft"));
+
+  QQmlEngine qml;
+  qml.addImportPath(QStringLiteral("qrc:/"));  // as the app does: the module lives in resources
+  QQmlComponent component(&qml);
+  component.setData(QByteArrayLiteral("import Hearth.Ui\nSpeculationSettings {}\n"), QUrl());
+  ASSERT_FALSE(component.isError()) << component.errorString().toStdString();
+  std::unique_ptr<QObject> page(component.createWithInitialProperties({{QStringLiteral("spec"), QVariant::fromValue(&spec)}}));
+  ASSERT_NE(page, nullptr) << component.errorString().toStdString();
+  auto* chooser = page->findChild<QObject*>(QStringLiteral("draftBackendChooser"));
+  ASSERT_NE(chooser, nullptr);
+  EXPECT_EQ(chooser->property("count").toInt(), 1) << "the CPU alone without a device";
+  EXPECT_EQ(chooser->property("currentText").toString(), QStringLiteral("CPU"));
+
+  spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
+  EXPECT_EQ(chooser->property("count").toInt(), 2);
+  // Choosing the GPU as the user would: pick the row, and its activation writes the setting.
+  ASSERT_TRUE(chooser->setProperty("currentIndex", 1));
+  ASSERT_TRUE(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 1)));
+  EXPECT_EQ(spec.draftBackend(), QStringLiteral("vulkan"));
+  EXPECT_EQ(chooser->property("currentText").toString(), QStringLiteral("GPU (Vulkan)"));
+
+  // The device gone with the GPU still chosen: the chooser says so rather than show the CPU.
+  spec.set_gpu_device(QString());
+  EXPECT_EQ(chooser->property("count").toInt(), 1);
+  EXPECT_EQ(chooser->property("currentIndex").toInt(), -1);
+  EXPECT_EQ(chooser->property("displayText").toString(), QStringLiteral("GPU (Vulkan), not found"));
 }
 
 }  // namespace

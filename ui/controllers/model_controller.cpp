@@ -22,6 +22,7 @@ LoadRequest make_request(const QString& path, const settings::LoadSettings& s,
   r.speculation = QString::fromLatin1(settings::to_string(s.speculation.mode));
   r.draft_model_path = QString::fromStdString(s.speculation.draft_model_path);
   r.draft_max = s.speculation.draft_max;
+  r.draft_backend = QString::fromLatin1(settings::to_string(s.speculation.draft_backend));
   if (is_auto_model_path(path)) {
     r.auto_small_path = QString::fromStdString(auto_model.small_model_path);
     r.auto_large_path = QString::fromStdString(auto_model.large_model_path);

@@ -80,6 +80,7 @@ SpeculationController::SpeculationController(SettingsController* settings, Model
   connect(settings_, &SettingsController::changed, this, &SpeculationController::settingsChanged);
   connect(model_, &ModelController::stateChanged, this, [this] {
     emit statusChanged();
+    emit gpuChanged();  // the loaded model's backend may name a GPU
     refreshDraftModels();
   });
   refreshDraftModels();
@@ -111,6 +112,43 @@ void SpeculationController::setDraftMax(int n) {
   auto next = settings_->settings().load.speculation;
   next.draft_max = n;
   update(next);
+}
+
+QString SpeculationController::draftBackend() const {
+  return QString::fromLatin1(settings::to_string(settings_->settings().load.speculation.draft_backend));
+}
+
+void SpeculationController::setDraftBackend(const QString& backend) {
+  auto next = settings_->settings().load.speculation;
+  if (backend == QLatin1String("vulkan")) {
+    if (!gpuAvailable()) {
+      // Refused: the view shows the setting as it stays.
+      emit settingsChanged();
+      return;
+    }
+    next.draft_backend = settings::DraftBackend::Vulkan;
+  } else {
+    next.draft_backend = settings::DraftBackend::Cpu;
+  }
+  update(next);
+}
+
+QString SpeculationController::gpuName() const {
+  if (!gpu_device_.isEmpty()) return gpu_device_;
+  // A model loaded on Vulkan shows a device is there even before (or
+  // without) the probe's answer.
+  if (model_->ready() && model_->info().backend.startsWith(QLatin1String("Vulkan: "))) {
+    const QString backend = model_->info().backend;
+    const qsizetype layers = backend.indexOf(QLatin1String(": "), 8);  // ": 1 of 2 layers on GPU, ..."
+    return layers < 0 ? backend : backend.left(layers);
+  }
+  return {};
+}
+
+void SpeculationController::set_gpu_device(const QString& description) {
+  if (description == gpu_device_) return;
+  gpu_device_ = description;
+  emit gpuChanged();
 }
 
 QString SpeculationController::status() const {

@@ -1,7 +1,8 @@
 // Settings -> Speculative decoding: off, n-gram drafts (the default: no
 // second model) or a draft model, chosen among the downloaded models that
 // share the loaded model's vocabulary and are smaller than it; the longest
-// draft; and what the engine made of the choice. The settings persist
+// draft; where the draft model runs (the CPU, or a Vulkan GPU when one is
+// present); and what the engine made of the choice. The settings persist
 // through SettingsController (they take effect at the next load).
 #pragma once
 
@@ -25,6 +26,13 @@ class SpeculationController : public QObject {
   Q_PROPERTY(QString draftModelPath READ draftModelPath WRITE setDraftModelPath NOTIFY settingsChanged)
   Q_PROPERTY(int draftMax READ draftMax WRITE setDraftMax NOTIFY settingsChanged)
   Q_PROPERTY(int maxDraft READ maxDraft CONSTANT)
+  // Where the draft model runs: "cpu" (the default) or "vulkan".
+  Q_PROPERTY(QString draftBackend READ draftBackend WRITE setDraftBackend NOTIFY settingsChanged)
+  // Whether a Vulkan GPU is present (the probe found one, or the loaded
+  // model runs on one): only then is "vulkan" offered and accepted.
+  Q_PROPERTY(bool gpuAvailable READ gpuAvailable NOTIFY gpuChanged)
+  // "Vulkan: <device>", or empty without one.
+  Q_PROPERTY(QString gpuName READ gpuName NOTIFY gpuChanged)
   // [{name, path, sizeBytes}] of the models that can draft for the loaded one.
   Q_PROPERTY(QVariantList draftModels READ draftModels NOTIFY draftModelsChanged)
   // Why the list is short: no model loaded, models left out and why.
@@ -45,6 +53,13 @@ class SpeculationController : public QObject {
   void setMode(const QString& mode);
   void setDraftModelPath(const QString& path);
   void setDraftMax(int n);
+  QString draftBackend() const;
+  // "vulkan" is refused (the setting stays) while no GPU is present.
+  void setDraftBackend(const QString& backend);
+  bool gpuAvailable() const { return !gpuName().isEmpty(); }
+  QString gpuName() const;
+  // The GPU probe's answer: "Vulkan: <device>", or empty when none is usable.
+  void set_gpu_device(const QString& description);
 
   QVariantList draftModels() const { return draft_models_; }
   QString draftModelsNote() const { return note_; }
@@ -59,6 +74,7 @@ class SpeculationController : public QObject {
   void settingsChanged();
   void draftModelsChanged();
   void statusChanged();
+  void gpuChanged();
 
  private:
   struct Scan;
@@ -67,6 +83,7 @@ class SpeculationController : public QObject {
   SettingsController* settings_;
   ModelController* model_;
   QString models_dir_;
+  QString gpu_device_;
   QVariantList draft_models_;
   QString note_;
   bool scanning_ = false;

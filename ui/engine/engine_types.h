@@ -34,6 +34,9 @@ struct LoadRequest {
   QString speculation = QStringLiteral("ngram");
   QString draft_model_path;
   int draft_max = 7;
+  // Where the draft model runs: "cpu", or "vulkan" (the GPU device
+  // gpu_device names, else the best one; no fallback to the CPU).
+  QString draft_backend = QStringLiteral("cpu");
   // The Auto model (model_path == kAutoModelPath, auto_model_path.h): its
   // small and large models (files or remote models) and the routing
   // thresholds, nats per token.

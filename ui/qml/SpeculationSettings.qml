@@ -52,6 +52,29 @@ ColumnLayout {
         }
     }
     SettingRow {
+        visible: root.spec.mode === "draft"
+        title: qsTr("Run the draft model on")
+        description: root.spec.gpuAvailable
+                     ? qsTr("The CPU leaves the GPU to the model; the GPU (%1) drafts faster when it has room.").arg(root.spec.gpuName)
+                     : qsTr("No Vulkan GPU was found: the draft model runs on the CPU.")
+        ComboBox {
+            objectName: "draftBackendChooser"
+            Layout.fillWidth: true
+            Accessible.name: qsTr("Run the draft model on")
+            textRole: "text"
+            valueRole: "value"
+            // The GPU is offered only when one is present.
+            model: root.spec.gpuAvailable
+                   ? [ { text: qsTr("CPU"), value: "cpu" }, { text: qsTr("GPU (Vulkan)"), value: "vulkan" } ]
+                   : [ { text: qsTr("CPU"), value: "cpu" } ]
+            // By value, not indexOfValue(): the binding must follow the model's rows too.
+            currentIndex: root.spec.draftBackend === "vulkan" ? (root.spec.gpuAvailable ? 1 : -1) : 0
+            // A saved GPU choice with no GPU now: the engine says so in the status.
+            displayText: currentIndex >= 0 ? currentText : qsTr("GPU (Vulkan), not found")
+            onActivated: root.spec.draftBackend = currentValue
+        }
+    }
+    SettingRow {
         visible: root.spec.mode !== "off"
         title: qsTr("Longest draft")
         description: qsTr("Hearth shortens drafts the model keeps rejecting; this is the most it tries.")

@@ -13,6 +13,9 @@ enum class KvCacheType { F16, Q8_0 };
 enum class OverflowPolicy { Stop, Evict, Summarize };
 enum class Theme { System, Light, Dark };
 enum class SpeculationMode { Off, Ngram, DraftModel };
+// Where a draft model runs: the CPU (the default), or Vulkan when the user
+// asks for it and a device is present.
+enum class DraftBackend { Cpu, Vulkan };
 
 // Sampling parameters of one reply; also stored per conversation as overrides.
 struct SamplingSettings {
@@ -34,6 +37,7 @@ struct SpeculationSettings {
   SpeculationMode mode = SpeculationMode::Ngram;
   std::string draft_model_path;  // DraftModel: the small model that drafts
   int draft_max = 7;             // tokens drafted per step at most (the engine's limit: 7)
+  DraftBackend draft_backend = DraftBackend::Cpu;  // DraftModel: where the draft model runs
 
   friend bool operator==(const SpeculationSettings&, const SpeculationSettings&) = default;
 };
@@ -174,6 +178,7 @@ const char* to_string(KvCacheType type);
 const char* to_string(OverflowPolicy policy);
 const char* to_string(Theme theme);
 const char* to_string(SpeculationMode mode);  // "off", "ngram", "draft"
+const char* to_string(DraftBackend backend);  // "cpu", "vulkan"
 const char* to_string(QualityFloorKind kind);  // "top1", "kld"
 
 
