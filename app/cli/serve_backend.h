@@ -2,6 +2,7 @@
 #pragma once
 
 #include <hearth/server/backend.h>
+#include <hearth/server/scheduler_backend.h>
 
 #include <memory>
 #include <string>
@@ -20,10 +21,13 @@ struct ServeShape {
 // --parallel above 1 batches requests with the engine's scheduler (one
 // forward pass serves every running request); 1 serves them in turn with one
 // session, which keeps the previous request's KV for the next one's prefix.
-// A backend that cannot batch sequences (Vulkan today) serves in turn, and
-// says so.
+// A backend that cannot batch sequences (a GPU+CPU split) serves in turn,
+// and says so. Speculation (`speculators` not empty) runs in the scheduler,
+// so it takes the batched backend even for one request at a time; where
+// that cannot run, requests are decoded without drafts, and that is said.
 Result<std::unique_ptr<server::CompletionBackend>> make_backend(EngineSetup& setup, const runtime::ChatFormat& format,
                                                                 const ServeShape& shape, const std::string& model_id,
-                                                                int64_t created);
+                                                                int64_t created,
+                                                                server::SpeculatorFactory speculators = {});
 
 }  // namespace hearth::cli

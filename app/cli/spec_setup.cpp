@@ -23,7 +23,7 @@ Result<std::unique_ptr<SpecSetup>> setup_speculation(const ParsedArgs& args, con
   const std::string default_mode = args.has("draft-model") ? "draft" : "off";
   HEARTH_TRY(out->mode, runtime::parse_spec_mode(args.get_or("spec", default_mode)));
   HEARTH_TRY(const int64_t draft_max, args.get_int("draft-max", runtime::kMaxDraftTokens, 1, runtime::kMaxDraftTokens));
-  runtime::SpeculationConfig config;
+  runtime::SpeculationConfig& config = out->config;
   config.draft_max = static_cast<int32_t>(draft_max);
   config.adaptive = !args.has("draft-fixed");
   switch (out->mode) {
@@ -59,6 +59,24 @@ Result<std::unique_ptr<SpecSetup>> setup_speculation(const ParsedArgs& args, con
   }
   out->speculator = std::make_unique<runtime::Speculator>(std::move(*drafter), config);
   return out;
+}
+
+server::SpeculatorFactory speculator_factory(const SpecSetup& setup, const model::Model& target, int64_t n_ctx) {
+  const runtime::SpeculationConfig config = setup.config;
+  switch (setup.mode) {
+    case runtime::SpecMode::Off: return {};
+    case runtime::SpecMode::Ngram:
+      return [config]() -> Result<std::shared_ptr<runtime::Speculator>> {
+        return std::make_shared<runtime::Speculator>(std::make_unique<runtime::NgramDrafter>(), config);
+      };
+    case runtime::SpecMode::Draft: break;
+  }
+  const SpecSetup* s = &setup;
+  const model::Model* t = &target;
+  return [s, t, n_ctx, config]() -> Result<std::shared_ptr<runtime::Speculator>> {
+    HEARTH_TRY(auto drafter, runtime::ModelDrafter::create(*t, *s->draft_model, *s->draft_backend, n_ctx));
+    return std::make_shared<runtime::Speculator>(std::move(drafter), config);
+  };
 }
 
 }  // namespace hearth::cli

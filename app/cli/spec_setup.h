@@ -7,6 +7,7 @@
 #include <hearth/engine/backend/backend.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/speculation.h>
+#include <hearth/server/scheduler_backend.h>
 
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@ std::vector<FlagSpec> speculation_flags();
 // speculator's drafter).
 struct SpecSetup {
   runtime::SpecMode mode = runtime::SpecMode::Off;
+  runtime::SpeculationConfig config;
   std::string draft_path;
   std::unique_ptr<backend::Backend> draft_backend;
   std::unique_ptr<model::Model> draft_model;
@@ -39,5 +41,11 @@ struct SpecSetup {
 // Errors are one line for stderr (InvalidArgument: a usage error).
 Result<std::unique_ptr<SpecSetup>> setup_speculation(const ParsedArgs& args, const model::Model& target, int64_t n_ctx,
                                                      int threads);
+
+// The server's speculators (serve, bench-serve), one per request: an n-gram
+// drafter each, or a draft-model drafter with its own session (a KV cache of
+// n_ctx on the draft's backend) each. Empty when --spec is off. `setup` and
+// `target` outlive the factory.
+server::SpeculatorFactory speculator_factory(const SpecSetup& setup, const model::Model& target, int64_t n_ctx);
 
 }  // namespace hearth::cli

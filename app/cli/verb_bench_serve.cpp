@@ -26,6 +26,7 @@
 #include "args.h"
 #include "engine_setup.h"
 #include "serve_backend.h"
+#include "spec_setup.h"
 #include "stream_load.h"
 #include "verbs.h"
 
@@ -168,6 +169,7 @@ int run_bench_serve(const std::vector<std::string>& argv) {
                  {"ref-server", FlagKind::Value, "the reference engine's llama-server, run on the same file", "", "PATH"},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
+  for (auto& f : speculation_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
@@ -207,12 +209,19 @@ int run_bench_serve(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "bench-serve: %s\n", prompts.error().message.c_str());
     return kExitBadInput;
   }
+  auto speculation = setup_speculation(*args, *setup->model, n_ctx, setup->threads);
+  if (!speculation.ok()) {
+    std::fprintf(stderr, "bench-serve: %s\n", speculation.error().message.c_str());
+    return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  (*speculation)->speculator.reset();  // the server makes one per request
   const std::string model_path = *args->get("model");
   const std::string key = fmt::format("bench-{:x}", std::chrono::steady_clock::now().time_since_epoch().count());
 
   nlohmann::json out = {{"model", std::filesystem::path(model_path).filename().string()},
                         {"threads", shape.threads}, {"prompt_tokens", shape.prompt_tokens},
                         {"reply_tokens", shape.reply_tokens}, {"stagger_ms", shape.stagger_ms},
+                        {"spec", runtime::to_string((*speculation)->mode)},
                         {"levels", nlohmann::json::array()}};
   if (args->has("ref-server")) out["reference"] = nlohmann::json::array();
   for (const int64_t level : *levels) {
@@ -222,7 +231,8 @@ int run_bench_serve(const std::vector<std::string>& argv) {
     load.stagger_ms = shape.stagger_ms;
     {
       auto backend = make_backend(*setup, codec->format(),
-                                  ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0);
+                                  ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0,
+                                  speculator_factory(**speculation, *setup->model, n_ctx));
       if (!backend.ok()) {
         std::fprintf(stderr, "bench-serve: %s\n", backend.error().message.c_str());
         return kExitBadInput;

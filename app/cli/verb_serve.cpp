@@ -18,6 +18,7 @@
 #include "args.h"
 #include "engine_setup.h"
 #include "serve_backend.h"
+#include "spec_setup.h"
 #include "verbs.h"
 
 namespace hearth::cli {
@@ -52,6 +53,7 @@ int run_serve(const std::vector<std::string>& argv) {
                  {"semantic-threshold", FlagKind::Value, "the least cosine similarity of two questions for a cached "
                                                          "reply (default 0.95)", "", "X"}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
+  for (auto& f : speculation_flags()) spec.flags.push_back(f);
   int exit_code = kExitOk;
   auto args = parse_verb_args(spec, argv, exit_code);
   if (!args) return exit_code;
@@ -124,9 +126,15 @@ int run_serve(const std::vector<std::string>& argv) {
   const std::string model_id = std::filesystem::path(model_path).stem().string();
   struct stat st {};
   const int64_t created = ::stat(model_path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_mtime) : 0;
+  auto speculation = setup_speculation(*args, *setup->model, *ctx, setup->threads);
+  if (!speculation.ok()) {
+    std::fprintf(stderr, "serve: %s\n", speculation.error().message.c_str());
+    return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
+  }
+  (*speculation)->speculator.reset();  // the server makes one per request
   const auto max_queued = static_cast<size_t>(std::max<int64_t>(16, 4 * *parallel));
   auto backend = make_backend(*setup, codec->format(), ServeShape{*ctx, *parallel, *batch, max_queued}, model_id,
-                              created);
+                              created, speculator_factory(**speculation, *setup->model, *ctx));
   if (!backend.ok()) {
     std::fprintf(stderr, "serve: %s\n", backend.error().message.c_str());
     return kExitBadInput;

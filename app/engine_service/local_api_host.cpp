@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 #include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/runtime/speculation.h>
 #include <hearth/server/auth.h>
 #include <hearth/server/http_server.h>
 #include <hearth/server/scheduler_backend.h>
+
+#include <algorithm>
 
 namespace hearth::app {
 
@@ -44,6 +47,13 @@ Result<std::unique_ptr<LocalApiHost>> LocalApiHost::start(const model::Model& mo
   sc.scheduler.wait_turn = [gate] { gate->wait_turn(); };
   sc.max_queued = static_cast<size_t>(std::max(16, 4 * config.parallel));
   sc.model_id = config.model_id;
+  if (config.ngram_drafts) {
+    runtime::SpeculationConfig spec;
+    spec.draft_max = std::clamp(config.draft_max, 1, runtime::kMaxDraftTokens);
+    sc.speculators = [spec]() -> Result<std::shared_ptr<runtime::Speculator>> {
+      return std::make_shared<runtime::Speculator>(std::make_unique<runtime::NgramDrafter>(), spec);
+    };
+  }
   HEARTH_TRY(p.batches, server::SchedulerBackend::create(model, *p.backend, format, sc));
 
   server::ServerConfig http;

@@ -28,6 +28,11 @@ struct LocalApiConfig {
   std::filesystem::path key_file;
   bool new_key = false;
   std::string model_id;   // what /v1/models lists
+  // Speculative decoding for API requests: n-gram drafts (each request its
+  // own drafter and policy), on when the chat speculates at all. A draft
+  // model stays the chat's: it runs on the chat's thread and backend.
+  bool ngram_drafts = false;
+  int32_t draft_max = 7;
 };
 
 class LocalApiHost {

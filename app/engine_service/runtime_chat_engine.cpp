@@ -448,6 +448,8 @@ class RuntimeChatEngine final : public ChatEngine {
     c.key_file = api_request_.key_file.toStdString();
     c.new_key = api_request_.new_key;
     c.model_id = QFileInfo(model_path_).completeBaseName().toStdString();
+    c.ngram_drafts = speculator_ != nullptr;
+    if (speculator_) c.draft_max = speculator_->config().draft_max;
     auto host = LocalApiHost::start(*model_, *format_, c);
     std::lock_guard lock(api_mutex_);
     api_status_ = {};

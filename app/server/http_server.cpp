@@ -105,6 +105,9 @@ void install_routes(HttpServer::State& s, httplib::Server& http) {
     nlohmann::json j = {{"status", "ok"}, {"pending", pending}, {"in_flight", s.in_flight.load()},
                         {"served", s.total.load()}, {"cancelled", s.cancelled.load()}};
     if (s.config.auto_route) j["routed"] = {{"small", s.routed[0].load()}, {"large", s.routed[1].load()}};
+    if (const SpeculationTotals spec = s.backend.speculation(); spec.requests > 0) {
+      j["speculation"] = {{"requests", spec.requests}, {"drafted", spec.drafted}, {"accepted", spec.accepted}};
+    }
     res.set_content(j.dump(), "application/json");
   });
   http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) {

@@ -23,6 +23,7 @@ struct SchedulerBackend::Job {
   std::string failure;   // the grammar allowed no token
   int64_t completion_tokens = 0;
   std::optional<LiveMeter::Clock::time_point> last_token_at;
+  std::shared_ptr<runtime::Speculator> speculator;  // null: decoded plainly
   // Read by the scheduler's cancellation check; `stopped` is set on the
   // stepping thread when a stop string appears, `cancelled` by any thread.
   std::atomic<bool> stopped{false};
@@ -72,18 +73,34 @@ Result<uint64_t> SchedulerBackend::submit(GenerationRequest request, GenerationC
   Job* raw = job.get();
   seq.cancel = runtime::Cancellation(
       [raw] { return raw->cancelled.load() || raw->stopped.load() || raw->request.cancel.requested(); });
-  seq.choose = [raw](std::span<const float> logits, sampling::Sampler& sampler) -> int32_t {
-    auto choice = raw->chooser.choose(logits, sampler, raw->request.constraint.get(), raw->request.top_logprobs,
-                                       raw->request.ignore_eos);
-    if (!choice.ok()) {
-      // Ends the sequence at once: the failure is reported when it finishes.
-      raw->failure = choice.error().message;
-      raw->stopped = true;
-      return 0;
+  const bool plain_draws =
+      !job->request.constraint && job->request.top_logprobs < 0 && !job->request.ignore_eos;
+  if (plain_draws && config_.speculators) {
+    // The scheduler draws (and verifies drafts) with the sequence's own
+    // sampler: what TokenChooser does for a request without mask or logprobs.
+    std::lock_guard lock(speculators_mutex_);
+    auto speculator = config_.speculators();
+    if (!speculator.ok()) {
+      std::lock_guard jobs_lock(mutex_);
+      jobs_.erase(job->id);
+      return speculator.error();
     }
-    raw->last = std::move(choice).value();
-    return raw->last.token;
-  };
+    job->speculator = *speculator;
+    seq.speculator = std::move(*speculator);
+  } else {
+    seq.choose = [raw](std::span<const float> logits, sampling::Sampler& sampler) -> int32_t {
+      auto choice = raw->chooser.choose(logits, sampler, raw->request.constraint.get(), raw->request.top_logprobs,
+                                         raw->request.ignore_eos);
+      if (!choice.ok()) {
+        // Ends the sequence at once: the failure is reported when it finishes.
+        raw->failure = choice.error().message;
+        raw->stopped = true;
+        return 0;
+      }
+      raw->last = std::move(choice).value();
+      return raw->last.token;
+    };
+  }
   // The scheduler holds the job alive through this callback until Finished.
   auto submitted = scheduler_->submit(std::move(seq), [this, job](const runtime::SequenceEvent& e) { on_event(*job, e); });
   if (!submitted.ok()) {
@@ -143,6 +160,13 @@ void SchedulerBackend::on_event(Job& job, const runtime::SequenceEvent& e) {
   {
     std::lock_guard lock(mutex_);
     jobs_.erase(job.id);
+    if (job.speculator) {
+      // The stepping thread (this one) is the only one that moves the figures.
+      const runtime::SpecFigures& f = job.speculator->figures();
+      ++speculation_.requests;
+      speculation_.drafted += f.drafted;
+      speculation_.accepted += f.accepted;
+    }
   }
   if (job.callbacks.on_done) job.callbacks.on_done(c);
 }
@@ -151,6 +175,11 @@ void SchedulerBackend::cancel(uint64_t id) {
   std::lock_guard lock(mutex_);
   auto it = jobs_.find(id);
   if (it != jobs_.end()) it->second->cancelled = true;
+}
+
+SpeculationTotals SchedulerBackend::speculation() const {
+  std::lock_guard lock(mutex_);
+  return speculation_;
 }
 
 int64_t SchedulerBackend::pending() const {

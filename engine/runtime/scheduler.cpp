@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -56,7 +57,6 @@ struct Scheduler::Impl {
   int64_t order = 0;
   // Reused per step.
   std::vector<int32_t> tokens, positions, token_seq, tables, logit_tokens;
-  std::vector<Sequence*> logit_seq;
   std::vector<float> logits;
 };
 
@@ -253,6 +253,54 @@ Status share_prefix(Sequence& s, const std::vector<std::unique_ptr<Sequence>>& r
   return {};
 }
 
+// A sequence's share of one step: context tokens fed, and the drafts fed
+// after them.
+struct Part {
+  Sequence* s = nullptr;
+  int64_t fed = 0;
+  Draft draft;
+  bool speculating = false;  // its speculator was asked this step (drafts or not)
+  double draft_ms = 0;
+  int64_t first_row = -1;    // its first logits row, when it samples this step
+};
+
+// Speculation fills the rows a decode-only step leaves under kVerifyRowsMax
+// (and the token budget), most urgent sequence first: every product of the
+// pass then stays on the few-token kernels, whose rows are bit for bit
+// those of a one-token pass, so a draft never changes what greedy decoding
+// emits and never moves the step onto the prompt kernels.
+void add_drafts(std::vector<Part>& parts, int64_t budget, int64_t n_ctx) {
+  int64_t rows = 0;
+  for (const Part& p : parts) {
+    if (!p.s->prompt_done()) return;
+    rows += p.fed;
+  }
+  int64_t free_rows = std::min<int64_t>(kVerifyRowsMax - rows, budget);
+  for (Part& p : parts) {
+    Sequence& s = *p.s;
+    if (!s.req.speculator || s.req.choose || p.fed != 1) continue;
+    Speculator& spec = *s.req.speculator;
+    p.speculating = true;
+    // As in Session::generate: the drafts, and the token the step adds
+    // after them, stay inside the context and the reply's max_tokens.
+    const int64_t room = std::min<int64_t>({free_rows, n_ctx - 1 - static_cast<int64_t>(s.tokens.size()),
+                                            s.req.max_tokens - 1 - static_cast<int64_t>(s.generated)});
+    const int64_t length = std::min<int64_t>(spec.draft_length(), room);
+    if (length <= 0) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto proposed = spec.drafter().propose(s.tokens, static_cast<int32_t>(length), s.sampler.config());
+    p.draft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!proposed.ok()) {
+      spec.on_draft_error(proposed.error().message);
+      continue;
+    }
+    p.draft = std::move(*proposed);
+    if (static_cast<int64_t>(p.draft.tokens.size()) > length) p.draft.tokens.resize(static_cast<size_t>(length));
+    if (!p.draft.q.empty()) p.draft.q.resize(p.draft.tokens.size());
+    free_rows -= static_cast<int64_t>(p.draft.tokens.size());
+  }
+}
+
 }  // namespace
 
 Result<StepReport> Scheduler::step() {
@@ -343,13 +391,13 @@ Result<StepReport> Scheduler::step() {
   by_priority(im.running);
 
   // The batch: every decode token first (by priority), then prompt chunks
-  // in the budget left.
+  // in the budget left, then (in a decode-only step) speculative drafts.
+  const auto step_start = std::chrono::steady_clock::now();
   im.tokens.clear();
   im.positions.clear();
   im.token_seq.clear();
   im.logit_tokens.clear();
-  im.logit_seq.clear();
-  std::vector<std::pair<Sequence*, int64_t>> parts;  // sequence, tokens fed this step
+  std::vector<Part> parts;
   int64_t budget = config_.max_batch_tokens;
   for (int pass = 0; pass < 2; ++pass) {
     for (auto& sp : im.running) {
@@ -359,13 +407,20 @@ Result<StepReport> Scheduler::step() {
       const int64_t k = std::min<int64_t>(static_cast<int64_t>(s.tokens.size()) - s.n_past, budget);
       if (k <= 0) continue;
       budget -= k;
-      parts.emplace_back(&s, k);
+      Part part;
+      part.s = &s;
+      part.fed = k;
+      parts.push_back(std::move(part));
     }
   }
+  add_drafts(parts, budget, config_.n_ctx);
   im.tables.assign(parts.size() * static_cast<size_t>(table_max), 0);
   for (size_t slot = 0; slot < parts.size(); ++slot) {
-    auto [s, k] = parts[slot];
-    while (static_cast<int64_t>(s->blocks.size()) < blocks_for(s->n_past + k)) {
+    Part& part = parts[slot];
+    Sequence* s = part.s;
+    const auto drafted = static_cast<int64_t>(part.draft.tokens.size());
+    const int64_t fed = part.fed + drafted;
+    while (static_cast<int64_t>(s->blocks.size()) < blocks_for(s->n_past + fed)) {
       HEARTH_TRY(const int32_t b, pool.allocate());
       s->blocks.push_back(b);
       if (s->reserved > 0) {
@@ -374,17 +429,21 @@ Result<StepReport> Scheduler::step() {
       }
     }
     std::copy(s->blocks.begin(), s->blocks.end(), im.tables.begin() + static_cast<std::ptrdiff_t>(slot) * table_max);
-    for (int64_t i = 0; i < k; ++i) {
-      im.tokens.push_back(s->tokens[static_cast<size_t>(s->n_past + i)]);
+    for (int64_t i = 0; i < fed; ++i) {
+      im.tokens.push_back(i < part.fed ? s->tokens[static_cast<size_t>(s->n_past + i)]
+                                       : part.draft.tokens[static_cast<size_t>(i - part.fed)]);
       im.positions.push_back(static_cast<int32_t>(s->n_past + i));
       im.token_seq.push_back(static_cast<int32_t>(slot));
     }
-    if (s->n_past + k == static_cast<int64_t>(s->tokens.size())) {
-      im.logit_tokens.push_back(static_cast<int32_t>(im.tokens.size() - 1));
-      im.logit_seq.push_back(s);
+    if (s->n_past + part.fed == static_cast<int64_t>(s->tokens.size())) {
+      // The last context token's row, and one per draft after it.
+      part.first_row = static_cast<int64_t>(im.logit_tokens.size());
+      for (int64_t i = 0; i <= drafted; ++i) {
+        im.logit_tokens.push_back(static_cast<int32_t>(im.tokens.size() - 1 - static_cast<size_t>(drafted - i)));
+      }
       if (s->prompt_done()) ++report.decode_tokens;
     }
-    if (!s->prompt_done()) report.prompt_tokens += static_cast<int32_t>(k);
+    if (!s->prompt_done()) report.prompt_tokens += static_cast<int32_t>(part.fed);
   }
 
   // Only prompt chunks that end before their prompts do: the pass still
@@ -395,28 +454,25 @@ Result<StepReport> Scheduler::step() {
       im.logits);
   if (!pass.ok()) {
     const std::string message = pass.error().message;
-    for (auto& [s, k] : parts) {
-      (void)k;
-      finish(*s, StopReason::Cancelled, pool, im.reserved, message);
-      s->gone = true;
+    for (auto& part : parts) {
+      finish(*part.s, StopReason::Cancelled, pool, im.reserved, message);
+      part.s->gone = true;
     }
     leave(im.running, [](const std::unique_ptr<Sequence>& s) { return s->gone; });
     return pass.error();
   }
-  for (auto& [s, k] : parts) s->n_past += k;
+  for (auto& part : parts) part.s->n_past += part.fed + static_cast<int64_t>(part.draft.tokens.size());
 
   const auto n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
-  std::vector<Sequence*> done;
-  for (size_t r = 0; r < im.logit_seq.size(); ++r) {
-    Sequence& s = *im.logit_seq[r];
-    const std::span<const float> row(im.logits.data() + r * n_vocab, n_vocab);
-    const int32_t token = s.req.choose ? s.req.choose(row, s.sampler) : s.sampler.sample(row);
-    report.sampled.push_back(s.id);
+  const double step_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_start).count();
+  // One token out: the events and every end rule, with `n_past` the
+  // positions in the cache as plain decoding would have them then.
+  auto emit = [&](Sequence& s, int32_t token, int64_t n_past) {
     const auto& eog = s.req.end_of_generation;
     if (std::find(eog.begin(), eog.end(), token) != eog.end()) {
       finish(s, StopReason::EndOfGeneration, pool, im.reserved);
-      done.push_back(&s);
-      continue;
+      return false;
     }
     s.tokens.push_back(token);
     ++s.generated;
@@ -430,17 +486,60 @@ Result<StepReport> Scheduler::step() {
     std::optional<StopReason> end;
     if (s.stops.stopped()) {
       end = StopReason::StopString;
-    } else if (s.n_past >= config_.n_ctx) {
+    } else if (n_past >= config_.n_ctx) {
       end = StopReason::ContextFull;
     } else if (s.generated >= s.req.max_tokens) {
       end = StopReason::MaxTokens;
     } else if (s.req.cancel.requested()) {
       end = StopReason::Cancelled;
     }
-    if (end) {
-      finish(s, *end, pool, im.reserved);
-      done.push_back(&s);
+    if (!end) return true;
+    finish(s, *end, pool, im.reserved);
+    return false;
+  };
+  std::vector<Sequence*> done;
+  for (Part& part : parts) {
+    if (part.first_row < 0) continue;
+    Sequence& s = *part.s;
+    auto row = [&](int64_t i) {
+      return std::span<const float>(im.logits.data() + static_cast<size_t>(part.first_row + i) * n_vocab, n_vocab);
+    };
+    report.sampled.push_back(s.id);
+    const auto drafted = static_cast<int32_t>(part.draft.tokens.size());
+    if (drafted == 0) {
+      const int32_t token = s.req.choose ? s.req.choose(row(0), s.sampler) : s.sampler.sample(row(0));
+      if (part.speculating) s.req.speculator->on_plain_step(step_ms);
+      if (!emit(s, token, s.n_past)) done.push_back(&s);
+      continue;
     }
+    // The verify pass: drafts are kept while the sequence's own sampler
+    // accepts them; the first rejection gives its replacement, a fully
+    // accepted draft one more token from the last row.
+    const int64_t base = s.n_past - 1 - drafted;  // positions before the fed token
+    int32_t accepted = 0;
+    int32_t next = -1;
+    for (; accepted < drafted; ++accepted) {
+      const auto a = static_cast<size_t>(accepted);
+      const auto q = part.draft.q.empty() ? std::span<const sampling::Candidate>()
+                                          : std::span<const sampling::Candidate>(part.draft.q[a]);
+      const auto verdict = s.sampler.verify(row(accepted), part.draft.tokens[a], q);
+      if (!verdict.accepted) {
+        next = verdict.token;
+        break;
+      }
+    }
+    if (next < 0) next = s.sampler.sample(row(drafted));
+    // Rejected drafts' K/V stay in the blocks past n_past, to be written over.
+    s.n_past = base + 1 + accepted;
+    report.drafted_tokens += drafted;
+    report.accepted_tokens += accepted;
+    s.req.speculator->on_verify(drafted, accepted, part.draft_ms, std::max(0.0, step_ms - part.draft_ms));
+    bool going = true;
+    for (int32_t i = 0; i < accepted && going; ++i) {
+      going = emit(s, part.draft.tokens[static_cast<size_t>(i)], base + 1 + i);
+    }
+    if (going) going = emit(s, next, s.n_past);
+    if (!going) done.push_back(&s);
   }
   leave(im.running, [&](const std::unique_ptr<Sequence>& s) {
     return std::find(done.begin(), done.end(), s.get()) != done.end();

@@ -115,6 +115,13 @@ TEST_F(LocalApi, ServesTheLoadedModelWithItsTokenAndFollowsTheModel) {
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body)["choices"][0]["text"], golden.substr(prompt.size()));
+  // The chat speculates with n-gram drafts (the default), so the API's
+  // requests draft too; the reply above is still the reference's.
+  auto h = c.Get("/health", auth());
+  ASSERT_TRUE(h);
+  const json health = json::parse(h->body);
+  ASSERT_TRUE(health.contains("speculation")) << h->body;
+  EXPECT_EQ(health["speculation"]["requests"], 1);
 
   // Unloading the model stops it; loading one starts it again with the same token.
   const QString token = last.token;

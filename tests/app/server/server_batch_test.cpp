@@ -96,6 +96,51 @@ TEST(BatchedServer, StaggeredConcurrentStreamsEqualTheirSoloRuns) {
   EXPECT_EQ(health(batched)["pending"], 0);
 }
 
+// serve --spec ngram: requests without logprobs or a grammar draft their
+// next tokens from the context and verify them in the batch's free rows.
+// Greedy replies stay exactly what plain decoding gives: the reference
+// engine's continuation, and the same prompt's reply in the same server when
+// logprobs (which turn drafting off for that request) are asked for.
+TEST(SpeculatingServer, DraftedRepliesEqualPlainOnesAndTheReference) {
+  ServeProcess server({"--parallel", "4", "--spec", "ngram", "--draft-fixed", "--draft-max", "4"});
+  ASSERT_TRUE(server.ok()) << server.stderr_text();
+  EXPECT_NE(server.stderr_text().find("speculative decoding per request"), std::string::npos) << server.stderr_text();
+  const std::string golden = slurp(std::string(HEARTH_TEST_DATA_DIR) + "/models/stories260K.greedy-text.txt");
+  const std::string opening = "Once upon a time";
+  constexpr int kTokens = 48;
+  auto greedy = [](const std::string& prompt, int max_tokens, bool logprobs) {
+    json body = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}};
+    if (logprobs) body["logprobs"] = 0;
+    return body;
+  };
+  auto reference = std::async(std::launch::async, [&] { return post(server, "/v1/completions", greedy(opening, 58, false)); });
+  std::vector<std::future<json>> drafted, plain;
+  for (size_t i = 1; i <= 3; ++i) {
+    drafted.push_back(std::async(std::launch::async, [&, i] {
+      return post(server, "/v1/completions", greedy(kPrompts[i], kTokens, false));
+    }));
+    plain.push_back(std::async(std::launch::async, [&, i] {
+      return post(server, "/v1/completions", greedy(kPrompts[i], kTokens, true));
+    }));
+  }
+  const json ref = reference.get();
+  EXPECT_EQ(ref["choices"][0]["text"], golden.substr(opening.size())) << ref.dump();
+  for (size_t i = 0; i < drafted.size(); ++i) {
+    SCOPED_TRACE(kPrompts[i + 1]);
+    const json a = drafted[i].get();
+    const json b = plain[i].get();
+    ASSERT_TRUE(a.contains("choices") && b.contains("choices")) << a.dump() << b.dump();
+    EXPECT_EQ(a["choices"][0]["text"], b["choices"][0]["text"]);
+    EXPECT_EQ(a["usage"]["completion_tokens"], b["usage"]["completion_tokens"]);
+    EXPECT_EQ(a["choices"][0]["finish_reason"], b["choices"][0]["finish_reason"]);
+  }
+  const json h = health(server);
+  ASSERT_TRUE(h.contains("speculation")) << h.dump();
+  EXPECT_EQ(h["speculation"]["requests"], 4);  // the requests without logprobs
+  EXPECT_GT(h["speculation"]["drafted"].get<int64_t>(), 0);
+  EXPECT_GT(h["speculation"]["accepted"].get<int64_t>(), 0);
+}
+
 class Batched : public ::testing::Test {
  protected:
   void SetUp() override {

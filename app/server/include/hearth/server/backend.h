@@ -95,6 +95,14 @@ struct ModelDescription {
   int64_t created = 0;       // seconds since the epoch (the file's mtime)
 };
 
+// Speculative decoding over the requests finished so far (all zero when the
+// backend does not speculate), for /health.
+struct SpeculationTotals {
+  int64_t requests = 0;  // requests that drafted (or could have: the policy may keep drafts off)
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+};
+
 class CompletionBackend {
  public:
   virtual ~CompletionBackend() = default;
@@ -110,6 +118,7 @@ class CompletionBackend {
   virtual int64_t vocab_size() const = 0;
   // Requests queued or running, for /health and the app's request count.
   virtual int64_t pending() const = 0;
+  virtual SpeculationTotals speculation() const { return {}; }
 };
 
 }  // namespace hearth::server

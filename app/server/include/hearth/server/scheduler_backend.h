@@ -15,17 +15,26 @@
 #include <hearth/server/backend.h>
 #include <hearth/server/live_figures.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 
 namespace hearth::server {
 
+// A fresh speculator (its own drafter and rates) for one request.
+using SpeculatorFactory = std::function<Result<std::shared_ptr<runtime::Speculator>>()>;
+
 struct SchedulerBackendConfig {
   runtime::SchedulerConfig scheduler;  // n_ctx per sequence, parallel slots, tokens per step, KV type
   size_t max_queued = 16;              // requests waiting beyond the parallel slots; more get LimitExceeded
   std::string model_id;
   int64_t created = 0;
+  // Speculative decoding per request (empty: off). A request drafts when the
+  // scheduler draws its tokens itself: no grammar (response_format), no
+  // logprobs, no ignore_eos; those are decoded plainly. The factory runs on
+  // the submitting thread, one call at a time.
+  SpeculatorFactory speculators;
 };
 
 class SchedulerBackend final : public CompletionBackend {
@@ -44,6 +53,7 @@ class SchedulerBackend final : public CompletionBackend {
   std::vector<int32_t> end_of_generation() const override { return format_.end_of_generation(); }
   int64_t vocab_size() const override { return vocab_size_; }
   int64_t pending() const override;
+  SpeculationTotals speculation() const override;
 
   const runtime::Scheduler& scheduler() const { return *scheduler_; }
   // Recent tokens/s and inter-token latency over all requests.
@@ -60,8 +70,10 @@ class SchedulerBackend final : public CompletionBackend {
   int64_t vocab_size_ = 0;
 
   mutable std::mutex mutex_;
+  std::mutex speculators_mutex_;  // one factory call at a time
   std::map<uint64_t, std::shared_ptr<Job>> jobs_;  // queued or running, by id
   uint64_t next_id_ = 1;
+  SpeculationTotals speculation_;  // guarded by mutex_
   LiveMeter meter_;
   // Last: destroyed first, so its final Cancelled events still find the jobs.
   std::unique_ptr<runtime::Scheduler> scheduler_;

@@ -30,6 +30,7 @@
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/runtime/cancellation.h>
 #include <hearth/engine/runtime/session.h>
+#include <hearth/engine/runtime/speculation.h>
 #include <hearth/engine/sampling/sampler.h>
 
 #include <cstdint>
@@ -62,6 +63,15 @@ struct SequenceRequest {
   // own sampler so penalties and seeds stay per sequence. Empty: the sampler
   // draws. Runs on the stepping thread.
   std::function<int32_t(std::span<const float> logits, sampling::Sampler& sampler)> choose;
+  // Speculative decoding for this sequence (null: off). Used only when
+  // `choose` is empty (a grammar or log-probabilities need every token
+  // drawn in turn). Drafts fill the rows a decode-only step leaves free
+  // under kVerifyRowsMax, so a verify pass runs on the same few-token
+  // kernels as plain decoding and greedy output stays exactly the same; a
+  // step that holds prompt chunks, or decode tokens of kVerifyRowsMax
+  // sequences, drafts nothing. The speculator's adaptive policy sees the
+  // sequence's own steps (its draft length, its switch-off).
+  std::shared_ptr<Speculator> speculator;
 };
 
 enum class SequenceEventKind { Token, Finished };
@@ -103,6 +113,8 @@ struct SchedulerConfig {
 struct StepReport {
   int32_t decode_tokens = 0;   // one per sequence that sampled from a decode token
   int32_t prompt_tokens = 0;   // prefill chunk tokens
+  int32_t drafted_tokens = 0;  // speculative drafts verified in this pass
+  int32_t accepted_tokens = 0; // drafts kept (emitted as tokens)
   std::vector<SequenceId> sampled;  // sequences that produced a token this step, in batch order
 };
 

@@ -32,6 +32,9 @@ Result<SpecMode> parse_spec_mode(std::string_view text);
 // with speculation is exactly greedy output without); a ninth row would
 // switch to the prompt kernels. Drafts are capped to fit.
 inline constexpr int32_t kMaxDraftTokens = 7;
+// Rows of one pass that still take the few-token kernels (both backends):
+// the sampled token and its drafts, or a batch's decode tokens and theirs.
+inline constexpr int32_t kVerifyRowsMax = kMaxDraftTokens + 1;
 
 struct SpeculationConfig {
   int32_t draft_max = kMaxDraftTokens;  // tokens drafted per step at most (1..kMaxDraftTokens)
