@@ -5,54 +5,32 @@
 // tolerances (tests/data/FIXTURES-README.md).
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/cpu_backend.h>
-#include <hearth/engine/kv/kv_cache.h>
-#include <hearth/engine/model/model.h>
 
-#include <numeric>
 #include <string>
 #include <vector>
 
+#include "../engine/model/fixture_forward.h"
 #include "../engine/model/fixture_logits.h"
 
 namespace hearth::model {
 namespace {
 
 using hearth::testing::FixtureCase;
+using hearth::testing::fixture_case;
 
 const FixtureCase kCases[] = {
-    hearth::testing::kFixtureCases[2],  // tiny-llama-q8_0
-    hearth::testing::kFixtureCases[3],  // tiny-llama-q4_0
-    hearth::testing::kFixtureCases[4],  // tiny-llama-q4_k_m
-    hearth::testing::kFixtureCases[5],  // tiny-llama-q6_k
+    fixture_case("tiny-llama-q8_0.gguf"),
+    fixture_case("tiny-llama-q4_0.gguf"),
+    fixture_case("tiny-llama-q4_k_m.gguf"),
+    fixture_case("tiny-llama-q6_k.gguf"),
 };
 
 std::vector<float> run(const FixtureCase& c, quant::KernelLevel level, bool token_by_token) {
-  auto model = Model::load(hearth::testing::data_path(std::string("models/") + c.model));
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
-  if (!model.ok()) return {};
   backend::CpuBackendOptions options;
   options.threads = 2;
   options.max_level = level;
-  auto be = backend::make_cpu_backend(options);
-  const auto ids = hearth::testing::read_ids(hearth::testing::data_path(std::string("models/") + c.tokens));
-  auto cache = kv::KvCache::create(*be, (*model)->kv_config(static_cast<int64_t>(ids.size()), DType::F16));
-  EXPECT_TRUE(cache.ok());
-  if (!cache.ok()) return {};
-  std::vector<int32_t> pos(ids.size());
-  std::iota(pos.begin(), pos.end(), 0);
-  std::vector<float> all, logits;
-  if (!token_by_token) {
-    auto st = (*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::All, all);
-    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
-    return all;
-  }
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto st = (*model)->forward(*be, **cache, Batch{std::span(ids).subspan(i, 1), std::span(pos).subspan(i, 1)},
-                                LogitsRows::Last, logits);
-    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
-    all.insert(all.end(), logits.begin(), logits.end());
-  }
-  return all;
+  return hearth::testing::fixture_forward(
+      c, options, token_by_token ? hearth::testing::Feed::TokenByToken : hearth::testing::Feed::OneBatch);
 }
 
 void check(quant::KernelLevel level, bool token_by_token) {

@@ -28,6 +28,17 @@ namespace {
 
 QString data(const char* rel) { return QStringLiteral(HEARTH_TEST_DATA_DIR "/") + QLatin1String(rel); }
 
+// The controllers the settings page drives, wired as the app wires them, over
+// an empty models folder (no draft candidates) and a scripted engine.
+struct Controllers {
+  QTemporaryDir models;
+  EngineMemorySizer sizer;
+  testing::ScriptedEngineClient engine;
+  SettingsController settings{settings::Settings{}, nullptr, &sizer};
+  ModelController model{&engine, &settings, nullptr, QString()};
+  SpeculationController spec{&settings, &model, models.path()};
+};
+
 TEST(SpeculationController, ListsTheDownloadedModelsThatCanDraftForTheLoadedOne) {
   QTemporaryDir models;
   // The tiny fixtures share one vocabulary (the qwen2-shaped one too); the
@@ -92,85 +103,75 @@ TEST(SpeculationController, ListsTheDownloadedModelsThatCanDraftForTheLoadedOne)
 // once a Vulkan device is known (the probe, or a model loaded on Vulkan),
 // and the choice goes with the next load request.
 TEST(SpeculationController, OffersTheGpuForTheDraftOnlyWhenADeviceIsPresent) {
-  QTemporaryDir models;
-  EngineMemorySizer sizer;
-  testing::ScriptedEngineClient engine;
-  SettingsController settings(settings::Settings{}, nullptr, &sizer);
-  ModelController model(&engine, &settings, nullptr, QString());
-  SpeculationController spec(&settings, &model, models.path());
-  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu")) << "the CPU is the default";
-  EXPECT_FALSE(spec.gpuAvailable());
-  EXPECT_TRUE(spec.gpuName().isEmpty());
+  Controllers c;
+  EXPECT_EQ(c.spec.draftBackend(), QStringLiteral("cpu")) << "the CPU is the default";
+  EXPECT_FALSE(c.spec.gpuAvailable());
+  EXPECT_TRUE(c.spec.gpuName().isEmpty());
 
   // No device: the GPU is refused and the setting stays.
-  spec.setMode(QStringLiteral("draft"));
-  spec.setDraftBackend(QStringLiteral("vulkan"));
-  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
-  EXPECT_EQ(settings.settings().load.speculation.draft_backend, settings::DraftBackend::Cpu);
+  c.spec.setMode(QStringLiteral("draft"));
+  c.spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(c.spec.draftBackend(), QStringLiteral("cpu"));
+  EXPECT_EQ(c.settings.settings().load.speculation.draft_backend, settings::DraftBackend::Cpu);
 
   // A model loaded on the CPU says nothing of a GPU.
-  model.load(data("models/stories260K.gguf"));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return model.ready(); }, 2000));
-  EXPECT_FALSE(spec.gpuAvailable()) << model.info().backend.toStdString();
+  c.model.load(data("models/stories260K.gguf"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return c.model.ready(); }, 2000));
+  EXPECT_FALSE(c.spec.gpuAvailable()) << c.model.info().backend.toStdString();
 
   // The probe found a device: now the GPU is offered and kept.
-  QSignalSpy gpu(&spec, &SpeculationController::gpuChanged);
-  spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
+  QSignalSpy gpu(&c.spec, &SpeculationController::gpuChanged);
+  c.spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
   EXPECT_EQ(gpu.count(), 1);
-  EXPECT_TRUE(spec.gpuAvailable());
-  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Test GPU"));
-  spec.setDraftBackend(QStringLiteral("vulkan"));
-  EXPECT_EQ(spec.draftBackend(), QStringLiteral("vulkan"));
-  EXPECT_TRUE(settings.needsReload());
-  model.reload();
-  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 2; }, 2000));
-  EXPECT_EQ(engine.loads.back().draft_backend, QStringLiteral("vulkan"));
-  spec.setDraftBackend(QStringLiteral("cpu"));
-  EXPECT_EQ(spec.draftBackend(), QStringLiteral("cpu"));
+  EXPECT_TRUE(c.spec.gpuAvailable());
+  EXPECT_EQ(c.spec.gpuName(), QStringLiteral("Vulkan: Test GPU"));
+  c.spec.setDraftBackend(QStringLiteral("vulkan"));
+  EXPECT_EQ(c.spec.draftBackend(), QStringLiteral("vulkan"));
+  EXPECT_TRUE(c.settings.needsReload());
+  c.model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return c.engine.loads.size() == 2; }, 2000));
+  EXPECT_EQ(c.engine.loads.back().draft_backend, QStringLiteral("vulkan"));
+  c.spec.setDraftBackend(QStringLiteral("cpu"));
+  EXPECT_EQ(c.spec.draftBackend(), QStringLiteral("cpu"));
 
   // Without the probe's answer, a model loaded on Vulkan shows the device
   // (its partial-offload detail left out).
-  spec.set_gpu_device(QString());
-  EXPECT_FALSE(spec.gpuAvailable());
-  engine.info.backend = QStringLiteral("Vulkan: Other GPU: 3 of 8 layers on GPU, rest on CPU");
-  model.reload();
-  ASSERT_TRUE(QTest::qWaitFor([&] { return engine.loads.size() == 3 && model.ready(); }, 2000));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return spec.gpuAvailable(); }, 2000));
-  EXPECT_EQ(spec.gpuName(), QStringLiteral("Vulkan: Other GPU"));
+  c.spec.set_gpu_device(QString());
+  EXPECT_FALSE(c.spec.gpuAvailable());
+  c.engine.info.backend = QStringLiteral("Vulkan: Other GPU: 3 of 8 layers on GPU, rest on CPU");
+  c.model.reload();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return c.engine.loads.size() == 3 && c.model.ready(); }, 2000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return c.spec.gpuAvailable(); }, 2000));
+  EXPECT_EQ(c.spec.gpuName(), QStringLiteral("Vulkan: Other GPU"));
 }
 
 // The settings page's chooser lists the GPU only while the controller has a device.
 TEST(SpeculationController, TheSettingsPageOffersTheGpuForTheDraftOnlyWithADevice) {
-  QTemporaryDir models;
-  EngineMemorySizer sizer;
-  testing::ScriptedEngineClient engine;
-  SettingsController settings(settings::Settings{}, nullptr, &sizer);
-  ModelController model(&engine, &settings, nullptr, QString());
-  SpeculationController spec(&settings, &model, models.path());
-  spec.setMode(QStringLiteral("draft"));
+  Controllers c;
+  c.spec.setMode(QStringLiteral("draft"));
 
   QQmlEngine qml;
   qml.addImportPath(QStringLiteral("qrc:/"));  // as the app does: the module lives in resources
   QQmlComponent component(&qml);
   component.setData(QByteArrayLiteral("import Hearth.Ui\nSpeculationSettings {}\n"), QUrl());
   ASSERT_FALSE(component.isError()) << component.errorString().toStdString();
-  std::unique_ptr<QObject> page(component.createWithInitialProperties({{QStringLiteral("spec"), QVariant::fromValue(&spec)}}));
+  std::unique_ptr<QObject> page(component.createWithInitialProperties({{QStringLiteral("spec"), QVariant::fromValue(&c.spec)}}));
   ASSERT_NE(page, nullptr) << component.errorString().toStdString();
   auto* chooser = page->findChild<QObject*>(QStringLiteral("draftBackendChooser"));
   ASSERT_NE(chooser, nullptr);
   EXPECT_EQ(chooser->property("count").toInt(), 1) << "the CPU alone without a device";
   EXPECT_EQ(chooser->property("currentText").toString(), QStringLiteral("CPU"));
 
-  spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
+  c.spec.set_gpu_device(QStringLiteral("Vulkan: Test GPU"));
   EXPECT_EQ(chooser->property("count").toInt(), 2);
   // Choosing the GPU as the user would: pick the row, and its activation writes the setting.
   ASSERT_TRUE(chooser->setProperty("currentIndex", 1));
   ASSERT_TRUE(QMetaObject::invokeMethod(chooser, "activated", Q_ARG(int, 1)));
-  EXPECT_EQ(spec.draftBackend(), QStringLiteral("vulkan"));
+  EXPECT_EQ(c.spec.draftBackend(), QStringLiteral("vulkan"));
   EXPECT_EQ(chooser->property("currentText").toString(), QStringLiteral("GPU (Vulkan)"));
 
   // The device gone with the GPU still chosen: the chooser says so rather than show the CPU.
-  spec.set_gpu_device(QString());
+  c.spec.set_gpu_device(QString());
   EXPECT_EQ(chooser->property("count").toInt(), 1);
   EXPECT_EQ(chooser->property("currentIndex").toInt(), -1);
   EXPECT_EQ(chooser->property("displayText").toString(), QStringLiteral("GPU (Vulkan), not found"));

@@ -5,8 +5,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/model/model.h>
 
-#include <numeric>
-
+#include "fixture_forward.h"
 #include "fixture_logits.h"
 
 namespace hearth::model {
@@ -14,38 +13,16 @@ namespace {
 
 using hearth::testing::compare_logits;
 using hearth::testing::data_path;
+using hearth::testing::fixture_case;
 using hearth::testing::read_f32;
-using hearth::testing::read_ids;
 
 using Case = hearth::testing::FixtureCase;
 constexpr const auto& kCases = hearth::testing::kFixtureCases;
 
-enum class Feed { OneBatch, TokenByToken };
+using hearth::testing::Feed;
 
 std::vector<float> run(const Case& c, Feed feed, backend::KernelChoice kernels, DType kv_type = DType::F16) {
-  auto model = Model::load(data_path(std::string("models/") + c.model));
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
-  if (!model.ok()) return {};
-  auto be = backend::make_cpu_backend({2, kernels});
-  const auto ids = read_ids(data_path(std::string("models/") + c.tokens));
-  auto cache = kv::KvCache::create(*be, (*model)->kv_config(static_cast<int64_t>(ids.size()), kv_type));
-  EXPECT_TRUE(cache.ok());
-  if (!cache.ok()) return {};
-  std::vector<int32_t> pos(ids.size());
-  std::iota(pos.begin(), pos.end(), 0);
-  std::vector<float> all, logits;
-  if (feed == Feed::OneBatch) {
-    auto st = (*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::All, all);
-    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
-  } else {
-    for (size_t i = 0; i < ids.size(); ++i) {
-      auto st = (*model)->forward(*be, **cache, Batch{std::span(ids).subspan(i, 1), std::span(pos).subspan(i, 1)},
-                                  LogitsRows::Last, logits);
-      EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
-      all.insert(all.end(), logits.begin(), logits.end());
-    }
-  }
-  return all;
+  return hearth::testing::fixture_forward(c, backend::CpuBackendOptions{2, kernels}, feed, kv_type);
 }
 
 class Conformance : public ::testing::TestWithParam<Case> {};
@@ -69,7 +46,8 @@ TEST_P(Conformance, ReferenceKernelsMatchReferenceLogits) {
 // A Q8_0 KV cache quantizes K and V like a Q8_0 weight; on the F16 and F32
 // models it must stay within the quantized-weights tolerance.
 TEST(ConformanceKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
-  for (const Case& c : {kCases[0], kCases[1], kCases[6]}) {
+  for (const Case& c : {fixture_case("tiny-llama-f32.gguf"), fixture_case("tiny-llama-f16.gguf"),
+                        fixture_case("tiny-qwen2-f16.gguf")}) {
     const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
     const auto got = run(c, Feed::TokenByToken, backend::KernelChoice::Fastest, DType::Q8_0);
     ASSERT_EQ(got.size(), ref.size());

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hearth::testing {
@@ -30,8 +31,8 @@ struct FixtureCase {
 
 inline constexpr double kF32Cosine = 0.99999, kF16Cosine = 0.9998, kQuantCosine = 0.998;
 
-// Every model of tests/data/models with reference logits (the ConformanceKv
-// test picks cases by index: new ones go at the end).
+// Every model of tests/data/models with reference logits (some tests pick
+// cases by index: new ones go at the end).
 inline constexpr FixtureCase kFixtureCases[] = {
     {"tiny-llama-f32.gguf", "tokens.txt", kF32Cosine, 1.0},
     {"tiny-llama-f16.gguf", "tokens.txt", kF16Cosine, 0.95},
@@ -70,6 +71,19 @@ inline constexpr FixtureCase kMoeFixtureCases[] = {
     // Expert tensors in MXFP4, the other matrices in Q8_0.
     {"tiny-gpt-oss-mxfp4_moe.gguf", "tokens.txt", kQuantCosine, 0.85, 1},
 };
+
+// The case of `model` (a file name of the tables above). A test that needs
+// particular models names them rather than counting positions in a table;
+// a name not in the tables does not compile.
+consteval const FixtureCase& fixture_case(std::string_view model) {
+  for (const FixtureCase& c : kFixtureCases) {
+    if (model == c.model) return c;
+  }
+  for (const FixtureCase& c : kMoeFixtureCases) {
+    if (model == c.model) return c;
+  }
+  throw "no fixture case for this model";
+}
 
 // A gtest-friendly name for a case: the model file with punctuation as '_'.
 inline std::string fixture_case_name(const FixtureCase& c) {

@@ -7,7 +7,6 @@
 #include <hearth/engine/kv/memory_estimate.h>
 #include <hearth/engine/runtime/scheduler.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -28,12 +27,6 @@ using hearth::testing::fixture_case_name;
 using hearth::testing::kFixtureCases;
 using hearth::testing::read_f32;
 using hearth::testing::read_ids;
-
-sampling::SamplerConfig greedy() {
-  sampling::SamplerConfig c;
-  c.temperature = 0.0f;
-  return c;
-}
 
 class SchedulerTest : public ModelFixture {
  protected:
@@ -58,51 +51,19 @@ class SchedulerTest : public ModelFixture {
 // others' decode tokens: each continues exactly as it does alone.
 TEST_F(SchedulerTest, StaggeredSequencesProduceTheirSoloTokens) {
   load("models/stories260K.gguf");
-  const std::vector<int32_t> once = read_ids(data_path("models/stories260K.prompt-tokens.txt"));
-  constexpr int kSeqs = 8, kTokens = 64;
-  constexpr int64_t kCtx = 160;
-  std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < kSeqs; ++i) {
-    // "Once upon a time" and a different tail of 3..38 tokens.
-    prompts.push_back(concat(once, synthetic_tokens(static_cast<size_t>(3 + 5 * i), 100u + static_cast<uint32_t>(i),
-                                                    n_vocab())));
-  }
-  SchedulerConfig config;
-  config.n_ctx = kCtx;
-  config.parallel = kSeqs;
-  config.max_batch_tokens = 24;  // longer prompts take several steps
-  config.share_prefixes = false;
-  auto sched = scheduler(config);
+  const auto prompts = story_prompts(n_vocab());
+  auto sched = scheduler(story_scheduler_config());
   ASSERT_TRUE(sched);
   const int64_t free_at_start = sched->pool().free_blocks();
-  std::map<SequenceId, std::vector<int32_t>> got;
-  std::map<SequenceId, StopReason> reasons;
-  std::vector<SequenceId> ids;
-  int64_t multi_steps = 0;
-  for (int step = 0; step < 400 && (ids.size() < kSeqs || sched->active() > 0); ++step) {
-    if (step % 2 == 0 && ids.size() < kSeqs) {
-      SequenceRequest r;
-      r.prompt = prompts[ids.size()];
-      r.sampler = greedy();
-      r.max_tokens = kTokens;
-      auto id = sched->submit(std::move(r), [&](const SequenceEvent& e) {
-        if (e.kind == SequenceEventKind::Token) got[e.id].push_back(e.token);
-        if (e.kind == SequenceEventKind::Finished) reasons[e.id] = e.reason;
-      });
-      ASSERT_TRUE(id.ok());
-      ids.push_back(*id);
-    }
-    auto rep = sched->step();
-    ASSERT_TRUE(rep.ok()) << rep.error().message;
-    if (rep->sampled.size() > 1) ++multi_steps;
-  }
-  EXPECT_GT(multi_steps, 30);  // the sequences did run together
+  StaggeredRun run;
+  ASSERT_NO_FATAL_FAILURE(run_staggered(*sched, prompts, kStoryTokens, kStoryEvery, kStoryMaxSteps, run));
+  EXPECT_GT(run.multi_steps, 30);  // the sequences did run together
   EXPECT_EQ(sched->active(), 0);
   EXPECT_EQ(sched->pool().free_blocks(), free_at_start);
-  for (int i = 0; i < kSeqs; ++i) {
-    const SequenceId id = ids[static_cast<size_t>(i)];
-    EXPECT_EQ(reasons[id], StopReason::MaxTokens);
-    EXPECT_EQ(got[id], solo(prompts[static_cast<size_t>(i)], kTokens, kCtx)) << "sequence " << i;
+  for (int i = 0; i < kStorySeqs; ++i) {
+    const SequenceId id = run.ids[static_cast<size_t>(i)];
+    EXPECT_EQ(run.reasons[id], StopReason::MaxTokens);
+    EXPECT_EQ(run.tokens[id], solo(prompts[static_cast<size_t>(i)], kStoryTokens, kStoryCtx)) << "sequence " << i;
   }
 }
 
@@ -175,37 +136,7 @@ TEST_F(SchedulerTest, CancelFreesBlocksAtTheNextStep) {
   config.parallel = 4;
   auto sched = scheduler(config);
   ASSERT_TRUE(sched);
-  const int64_t start = sched->pool().free_blocks();
-  std::atomic<bool> stop_a{false}, stop_b{false};
-  std::map<SequenceId, StopReason> reasons;
-  auto on = [&](const SequenceEvent& e) {
-    if (e.kind == SequenceEventKind::Finished) reasons[e.id] = e.reason;
-  };
-  SequenceRequest ra;
-  ra.prompt = synthetic_tokens(70, 1, n_vocab());  // three blocks
-  ra.sampler = greedy();
-  ra.max_tokens = 100;
-  ra.cancel = Cancellation(&stop_a);
-  SequenceRequest rb = ra;
-  rb.prompt = synthetic_tokens(20, 2, n_vocab());
-  rb.cancel = Cancellation(&stop_b);
-  auto a = sched->submit(ra, on);
-  auto b = sched->submit(rb, on);
-  ASSERT_TRUE(a.ok() && b.ok());
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sched->step().ok());
-  const int64_t mid = sched->pool().free_blocks();
-  EXPECT_EQ(mid, start - 3 - 1);  // 75 positions and 25 positions so far
-  stop_a = true;
-  auto rep = sched->step();
-  ASSERT_TRUE(rep.ok());
-  EXPECT_EQ(reasons[*a], StopReason::Cancelled);
-  EXPECT_EQ(sched->pool().free_blocks(), start - 1);
-  EXPECT_EQ(rep->sampled, std::vector<SequenceId>{*b});
-  stop_b = true;
-  ASSERT_TRUE(sched->step().ok());
-  EXPECT_EQ(reasons[*b], StopReason::Cancelled);
-  EXPECT_EQ(sched->pool().free_blocks(), start);
-  EXPECT_EQ(sched->active(), 0);
+  expect_cancel_frees_blocks(*sched, n_vocab());
 }
 
 // Sixteen background sequences (four slots) fill every step's budget; an

@@ -10,8 +10,6 @@
 #include <hearth/engine/runtime/scheduler.h>
 #include <hearth/engine/runtime/session.h>
 
-#include <atomic>
-#include <map>
 #include <string>
 
 #include "../../runtime/runtime_fixture.h"
@@ -23,9 +21,19 @@ namespace hearth::vulkan {
 namespace {
 
 using hearth::runtime::testing::batched_logits;
-using hearth::runtime::testing::concat;
+using hearth::runtime::testing::expect_cancel_frees_blocks;
+using hearth::runtime::testing::greedy;
+using hearth::runtime::testing::kStoryCtx;
+using hearth::runtime::testing::kStoryEvery;
+using hearth::runtime::testing::kStoryMaxSteps;
+using hearth::runtime::testing::kStorySeqs;
+using hearth::runtime::testing::kStoryTokens;
 using hearth::runtime::testing::max_rel_diff;
+using hearth::runtime::testing::run_staggered;
 using hearth::runtime::testing::solo_logits;
+using hearth::runtime::testing::StaggeredRun;
+using hearth::runtime::testing::story_prompts;
+using hearth::runtime::testing::story_scheduler_config;
 using hearth::runtime::testing::synthetic_tokens;
 using hearth::testing::compare_logits;
 using hearth::testing::data_path;
@@ -36,17 +44,8 @@ using hearth::testing::read_f32;
 using hearth::testing::read_ids;
 using runtime::Scheduler;
 using runtime::SchedulerConfig;
-using runtime::SequenceEvent;
-using runtime::SequenceEventKind;
 using runtime::SequenceId;
-using runtime::SequenceRequest;
 using runtime::StopReason;
-
-sampling::SamplerConfig greedy() {
-  sampling::SamplerConfig c;
-  c.temperature = 0.0f;
-  return c;
-}
 
 class VulkanScheduler : public ::testing::Test {
  protected:
@@ -88,54 +87,24 @@ class VulkanScheduler : public ::testing::Test {
 // it does alone, on Vulkan and on the CPU.
 TEST_F(VulkanScheduler, StaggeredSequencesProduceTheirSoloTokens) {
   load("models/stories260K.gguf");
-  const std::vector<int32_t> once = read_ids(data_path("models/stories260K.prompt-tokens.txt"));
-  constexpr int kSeqs = 8, kTokens = 64;
-  constexpr int64_t kCtx = 160;
-  std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < kSeqs; ++i) {
-    prompts.push_back(concat(once, synthetic_tokens(static_cast<size_t>(3 + 5 * i), 100u + static_cast<uint32_t>(i),
-                                                    n_vocab())));
-  }
-  SchedulerConfig config;
-  config.n_ctx = kCtx;
-  config.parallel = kSeqs;
-  config.max_batch_tokens = 24;  // longer prompts take several steps
-  config.share_prefixes = false;
-  auto sched = scheduler(config);
+  const auto prompts = story_prompts(n_vocab());
+  auto sched = scheduler(story_scheduler_config());
   ASSERT_TRUE(sched);
   const int64_t free_at_start = sched->pool().free_blocks();
-  std::map<SequenceId, std::vector<int32_t>> got;
-  std::map<SequenceId, StopReason> reasons;
-  std::vector<SequenceId> ids;
-  int64_t multi_steps = 0;
-  for (int step = 0; step < 400 && (ids.size() < kSeqs || sched->active() > 0); ++step) {
-    if (step % 2 == 0 && ids.size() < kSeqs) {
-      SequenceRequest r;
-      r.prompt = prompts[ids.size()];
-      r.sampler = greedy();
-      r.max_tokens = kTokens;
-      auto id = sched->submit(std::move(r), [&](const SequenceEvent& e) {
-        if (e.kind == SequenceEventKind::Token) got[e.id].push_back(e.token);
-        if (e.kind == SequenceEventKind::Finished) reasons[e.id] = e.reason;
-      });
-      ASSERT_TRUE(id.ok());
-      ids.push_back(*id);
-    }
-    auto rep = sched->step();
-    ASSERT_TRUE(rep.ok()) << rep.error().message;
-    if (rep->sampled.size() > 1) ++multi_steps;
-  }
-  EXPECT_GT(multi_steps, 30);  // the sequences did run together
+  StaggeredRun run;
+  ASSERT_NO_FATAL_FAILURE(run_staggered(*sched, prompts, kStoryTokens, kStoryEvery, kStoryMaxSteps, run));
+  EXPECT_GT(run.multi_steps, 30);  // the sequences did run together
   EXPECT_EQ(sched->active(), 0);
   EXPECT_EQ(sched->pool().free_blocks(), free_at_start);
   auto cpu = backend::make_cpu_backend({1});
-  for (int i = 0; i < kSeqs; ++i) {
-    const SequenceId id = ids[static_cast<size_t>(i)];
+  for (int i = 0; i < kStorySeqs; ++i) {
+    const SequenceId id = run.ids[static_cast<size_t>(i)];
     const auto& prompt = prompts[static_cast<size_t>(i)];
-    EXPECT_EQ(reasons[id], StopReason::MaxTokens);
-    ASSERT_EQ(got[id].size(), static_cast<size_t>(kTokens)) << "sequence " << i;
-    EXPECT_EQ(got[id], solo(*backend_, prompt, kTokens, kCtx)) << "sequence " << i << " against Vulkan alone";
-    EXPECT_EQ(got[id], solo(*cpu, prompt, kTokens, kCtx)) << "sequence " << i << " against the CPU alone";
+    const auto& got = run.tokens[id];
+    EXPECT_EQ(run.reasons[id], StopReason::MaxTokens);
+    ASSERT_EQ(got.size(), static_cast<size_t>(kStoryTokens)) << "sequence " << i;
+    EXPECT_EQ(got, solo(*backend_, prompt, kStoryTokens, kStoryCtx)) << "sequence " << i << " against Vulkan alone";
+    EXPECT_EQ(got, solo(*cpu, prompt, kStoryTokens, kStoryCtx)) << "sequence " << i << " against the CPU alone";
   }
 }
 
@@ -221,32 +190,16 @@ TEST_F(VulkanScheduler, Q8_0PoolSequencesProduceTheirSoloTokens) {
   auto sched = scheduler(config);
   ASSERT_TRUE(sched);
   std::vector<std::vector<int32_t>> prompts;
-  std::map<SequenceId, std::vector<int32_t>> got;
-  std::vector<SequenceId> ids;
-  int64_t multi_steps = 0;
-  for (int step = 0; step < 300 && (ids.size() < kSeqs || sched->active() > 0); ++step) {
-    if (step % 3 == 0 && ids.size() < kSeqs) {
-      prompts.push_back(synthetic_tokens(static_cast<size_t>(9 + 7 * ids.size()), 300u + static_cast<uint32_t>(ids.size()),
-                                         n_vocab()));
-      SequenceRequest r;
-      r.prompt = prompts.back();
-      r.sampler = greedy();
-      r.max_tokens = kTokens;
-      auto id = sched->submit(std::move(r), [&](const SequenceEvent& e) {
-        if (e.kind == SequenceEventKind::Token) got[e.id].push_back(e.token);
-      });
-      ASSERT_TRUE(id.ok());
-      ids.push_back(*id);
-    }
-    auto rep = sched->step();
-    ASSERT_TRUE(rep.ok()) << rep.error().message;
-    if (rep->sampled.size() > 1) ++multi_steps;
+  for (size_t i = 0; i < kSeqs; ++i) {
+    prompts.push_back(synthetic_tokens(9 + 7 * i, 300u + static_cast<uint32_t>(i), n_vocab()));
   }
-  EXPECT_GT(multi_steps, 20);
+  StaggeredRun run;
+  ASSERT_NO_FATAL_FAILURE(run_staggered(*sched, prompts, kTokens, 3, 300, run));
+  EXPECT_GT(run.multi_steps, 20);
   for (int i = 0; i < kSeqs; ++i) {
-    const SequenceId id = ids[static_cast<size_t>(i)];
-    ASSERT_EQ(got[id].size(), static_cast<size_t>(kTokens)) << "sequence " << i;
-    EXPECT_EQ(got[id], solo(*backend_, prompts[static_cast<size_t>(i)], kTokens, kCtx, DType::Q8_0)) << "sequence " << i;
+    const auto& got = run.tokens[run.ids[static_cast<size_t>(i)]];
+    ASSERT_EQ(got.size(), static_cast<size_t>(kTokens)) << "sequence " << i;
+    EXPECT_EQ(got, solo(*backend_, prompts[static_cast<size_t>(i)], kTokens, kCtx, DType::Q8_0)) << "sequence " << i;
   }
 }
 
@@ -259,36 +212,7 @@ TEST_F(VulkanScheduler, CancelFreesBlocksAtTheNextStep) {
   config.parallel = 4;
   auto sched = scheduler(config);
   ASSERT_TRUE(sched);
-  const int64_t start = sched->pool().free_blocks();
-  std::atomic<bool> stop_a{false}, stop_b{false};
-  std::map<SequenceId, StopReason> reasons;
-  auto on = [&](const SequenceEvent& e) {
-    if (e.kind == SequenceEventKind::Finished) reasons[e.id] = e.reason;
-  };
-  SequenceRequest ra;
-  ra.prompt = synthetic_tokens(70, 1, n_vocab());  // three blocks
-  ra.sampler = greedy();
-  ra.max_tokens = 100;
-  ra.cancel = runtime::Cancellation(&stop_a);
-  SequenceRequest rb = ra;
-  rb.prompt = synthetic_tokens(20, 2, n_vocab());
-  rb.cancel = runtime::Cancellation(&stop_b);
-  auto a = sched->submit(ra, on);
-  auto b = sched->submit(rb, on);
-  ASSERT_TRUE(a.ok() && b.ok());
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sched->step().ok());
-  EXPECT_EQ(sched->pool().free_blocks(), start - 3 - 1);  // 75 positions and 25 positions so far
-  stop_a = true;
-  auto rep = sched->step();
-  ASSERT_TRUE(rep.ok());
-  EXPECT_EQ(reasons[*a], StopReason::Cancelled);
-  EXPECT_EQ(sched->pool().free_blocks(), start - 1);
-  EXPECT_EQ(rep->sampled, std::vector<SequenceId>{*b});
-  stop_b = true;
-  ASSERT_TRUE(sched->step().ok());
-  EXPECT_EQ(reasons[*b], StopReason::Cancelled);
-  EXPECT_EQ(sched->pool().free_blocks(), start);
-  EXPECT_EQ(sched->active(), 0);
+  expect_cancel_frees_blocks(*sched, n_vocab());
 }
 
 }  // namespace
