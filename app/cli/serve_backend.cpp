@@ -28,7 +28,7 @@ Result<std::unique_ptr<server::CompletionBackend>> make_backend(EngineSetup& set
                    shape.max_queued);
       if (drafting) {
         std::fprintf(stderr, "serve: speculative decoding per request, in the rows a decode step leaves free "
-                             "(requests with response_format, logprobs or ignore_eos decode plainly)\n");
+                             "(requests with response_format or logprobs decode plainly)\n");
       }
       return std::unique_ptr<server::CompletionBackend>(std::move(batched));
     }

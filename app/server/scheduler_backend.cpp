@@ -73,9 +73,9 @@ Result<uint64_t> SchedulerBackend::submit(GenerationRequest request, GenerationC
   Job* raw = job.get();
   seq.cancel = runtime::Cancellation(
       [raw] { return raw->cancelled.load() || raw->stopped.load() || raw->request.cancel.requested(); });
-  const bool plain_draws =
-      !job->request.constraint && job->request.top_logprobs < 0 && !job->request.ignore_eos;
+  const bool plain_draws = !job->request.constraint && job->request.top_logprobs < 0;
   if (plain_draws && config_.speculators) {
+    if (job->request.ignore_eos) seq.masked_tokens = format_.end_of_generation();
     // The scheduler draws (and verifies drafts) with the sequence's own
     // sampler: what TokenChooser does for a request without mask or logprobs.
     std::lock_guard lock(speculators_mutex_);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -504,6 +505,15 @@ Result<StepReport> Scheduler::step() {
     auto row = [&](int64_t i) {
       return std::span<const float>(im.logits.data() + static_cast<size_t>(part.first_row + i) * n_vocab, n_vocab);
     };
+    if (!s.req.choose) {
+      const auto rows = static_cast<size_t>(1 + part.draft.tokens.size());
+      for (size_t i = 0; i < rows; ++i) {
+        float* r = im.logits.data() + (static_cast<size_t>(part.first_row) + i) * n_vocab;
+        for (int32_t t : s.req.masked_tokens) {
+          if (t >= 0 && static_cast<size_t>(t) < n_vocab) r[t] = -std::numeric_limits<float>::infinity();
+        }
+      }
+    }
     report.sampled.push_back(s.id);
     const auto drafted = static_cast<int32_t>(part.draft.tokens.size());
     if (drafted == 0) {

@@ -5,6 +5,8 @@
 // tokens are chosen by a callback (grammar, log-probabilities) never drafts.
 #include <hearth/engine/runtime/scheduler.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include "runtime_fixture.h"
@@ -232,6 +234,34 @@ TEST_F(SchedulerSpeculationTest, ChosenTokensAreNeverDrafted) {
   EXPECT_EQ(got[ids[0]], solo(prompt(0), 24));
   EXPECT_EQ(chosen, 24);
   EXPECT_EQ(totals.drafted, 0);
+}
+
+// A masked id (ignore_eos) is never drawn, in plain and in verified rows:
+// the first token becomes the best of the others, as a row with that id at
+// -inf gives it.
+TEST_F(SchedulerSpeculationTest, MaskedTokensAreNeverDrawn) {
+  const std::vector<int32_t> p = prompt(1);
+  const std::vector<int32_t> plain = solo(p, 8);
+  ASSERT_FALSE(plain.empty());
+  std::vector<float> row = fresh_logits(p, kCtx, DType::F16);
+  row[static_cast<size_t>(plain[0])] = -std::numeric_limits<float>::infinity();
+  const auto best = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+  SequenceRequest r;
+  r.prompt = p;
+  r.sampler = greedy();
+  r.max_tokens = 24;
+  r.masked_tokens = {plain[0]};
+  r.speculator = always_drafting(std::make_unique<NgramDrafter>(), 4);
+  std::vector<SequenceRequest> requests;
+  requests.push_back(std::move(r));
+  Totals totals;
+  std::vector<SequenceId> ids;
+  auto got = run(std::move(requests), totals, ids, 1);
+  ASSERT_EQ(ids.size(), 1u);
+  const auto& tokens = got[ids[0]];
+  ASSERT_EQ(tokens.size(), 24u);
+  EXPECT_EQ(tokens[0], best);
+  EXPECT_EQ(std::count(tokens.begin(), tokens.end(), plain[0]), 0);
 }
 
 // The quantized fixture families (few-token kernels of Q4_0, Q8_0, the

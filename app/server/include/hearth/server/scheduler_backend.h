@@ -31,9 +31,9 @@ struct SchedulerBackendConfig {
   std::string model_id;
   int64_t created = 0;
   // Speculative decoding per request (empty: off). A request drafts when the
-  // scheduler draws its tokens itself: no grammar (response_format), no
-  // logprobs, no ignore_eos; those are decoded plainly. The factory runs on
-  // the submitting thread, one call at a time.
+  // scheduler draws its tokens itself: no grammar (response_format) and no
+  // logprobs (those decode plainly); ignore_eos masks the end tokens there.
+  // The factory runs on the submitting thread, one call at a time.
   SpeculatorFactory speculators;
 };
 

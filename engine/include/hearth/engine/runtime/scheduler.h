@@ -53,6 +53,9 @@ struct SequenceRequest {
   int32_t max_tokens = 256;
   std::vector<std::string> stop_strings;
   std::vector<int32_t> end_of_generation;  // ids that end the reply (not streamed)
+  // Ids never drawn (a benchmark's ignore_eos): their logits are set to -inf
+  // before the sequence's sampler sees a row. Not applied to `choose`.
+  std::vector<int32_t> masked_tokens;
   Priority priority = Priority::Normal;
   // Asked at every step, and again right after each Token event, so a
   // caller that sees what it waited for (its own stop rule, a closed
