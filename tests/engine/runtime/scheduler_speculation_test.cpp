@@ -7,21 +7,17 @@
 
 #include <algorithm>
 #include <limits>
+#include <functional>
 #include <map>
 
 #include "runtime_fixture.h"
+#include "sequence_batch.h"
 
 namespace hearth::runtime {
 namespace {
 
 using namespace testing;
 using hearth::testing::read_ids;
-
-sampling::SamplerConfig greedy() {
-  sampling::SamplerConfig c;
-  c.temperature = 0.0f;
-  return c;
-}
 
 // Proposes `length` copies of one token the story model never continues
 // with: every draft is rejected at its first token.
@@ -84,13 +80,60 @@ class SchedulerSpeculationTest : public ModelFixture {
   void SetUp() override { load("models/stories260K.gguf"); }
 
   std::vector<int32_t> solo(const std::vector<int32_t>& prompt, int32_t max_tokens) {
-    auto s = session(kCtx, DType::F16);
-    GenerateOptions o;
-    o.max_tokens = max_tokens;
-    o.sampler = greedy();
-    auto r = s->generate(prompt, o, nullptr, nullptr);
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? r->tokens : std::vector<int32_t>{};
+    return solo_greedy(*session(kCtx, DType::F16), prompt, max_tokens);
+  }
+
+  // Greedy requests for `prompts`, each with the speculator `make` gives it.
+  using MakeSpeculator = std::function<std::shared_ptr<Speculator>(const std::vector<int32_t>& prompt)>;
+  static std::vector<SequenceRequest> greedy_requests(const std::vector<std::vector<int32_t>>& prompts,
+                                                      int32_t max_tokens, const MakeSpeculator& make) {
+    std::vector<SequenceRequest> out;
+    for (const auto& p : prompts) {
+      SequenceRequest r;
+      r.prompt = p;
+      r.sampler = greedy();
+      r.max_tokens = max_tokens;
+      r.speculator = make(p);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  // Runs `requests` (built from `prompts`) and holds every reply to its solo run.
+  Totals expect_solo_replies(const std::vector<std::vector<int32_t>>& prompts, int32_t max_tokens,
+                             std::vector<SequenceRequest> requests, int32_t parallel) {
+    Totals totals;
+    std::vector<SequenceId> ids;
+    auto got = run(std::move(requests), totals, ids, parallel);
+    EXPECT_EQ(ids.size(), prompts.size());
+    for (size_t i = 0; i < ids.size() && i < prompts.size(); ++i) {
+      EXPECT_EQ(got[ids[i]], solo(prompts[i], max_tokens)) << "sequence " << i;
+    }
+    return totals;
+  }
+
+  static std::shared_ptr<Speculator> ngram_drafts(const std::vector<int32_t>&) {
+    return always_drafting(std::make_unique<NgramDrafter>(), 4);
+  }
+
+  // One request alone: its tokens and the step totals.
+  struct OneRun {
+    std::vector<int32_t> tokens;
+    Totals totals;
+  };
+  OneRun run_one(std::vector<SequenceRequest> requests) {
+    OneRun out;
+    std::vector<SequenceId> ids;
+    auto got = run(std::move(requests), out.totals, ids, 1);
+    EXPECT_EQ(ids.size(), 1u);
+    if (!ids.empty()) out.tokens = got[ids[0]];
+    return out;
+  }
+
+  std::vector<std::vector<int32_t>> story_prompts(int n) {
+    std::vector<std::vector<int32_t>> out;
+    for (int i = 0; i < n; ++i) out.push_back(prompt(i));
+    return out;
   }
 
   std::vector<int32_t> prompt(int i) {
@@ -141,23 +184,8 @@ class SchedulerSpeculationTest : public ModelFixture {
 };
 
 TEST_F(SchedulerSpeculationTest, NgramDraftsKeepEverySequenceOnItsSoloTokens) {
-  constexpr int kSeqs = 3, kTokens = 96;
-  std::vector<SequenceRequest> requests;
-  for (int i = 0; i < kSeqs; ++i) {
-    SequenceRequest r;
-    r.prompt = prompt(i);
-    r.sampler = greedy();
-    r.max_tokens = kTokens;
-    r.speculator = always_drafting(std::make_unique<NgramDrafter>(), 4);
-    requests.push_back(std::move(r));
-  }
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, kSeqs);
-  ASSERT_EQ(ids.size(), static_cast<size_t>(kSeqs));
-  for (int i = 0; i < kSeqs; ++i) {
-    EXPECT_EQ(got[ids[static_cast<size_t>(i)]], solo(prompt(i), kTokens)) << "sequence " << i;
-  }
+  const auto prompts = story_prompts(3);
+  const Totals totals = expect_solo_replies(prompts, 96, greedy_requests(prompts, 96, ngram_drafts), 3);
   // The story model repeats itself, so n-gram drafts were made and some kept.
   EXPECT_GT(totals.drafted, 0);
   EXPECT_GT(totals.accepted, 0);
@@ -168,24 +196,10 @@ TEST_F(SchedulerSpeculationTest, NgramDraftsKeepEverySequenceOnItsSoloTokens) {
 }
 
 TEST_F(SchedulerSpeculationTest, RejectedDraftsRollBackExactly) {
-  constexpr int kSeqs = 2, kTokens = 48;
-  std::vector<SequenceRequest> requests;
-  for (int i = 0; i < kSeqs; ++i) {
-    SequenceRequest r;
-    r.prompt = prompt(i);
-    r.sampler = greedy();
-    r.max_tokens = kTokens;
-    // Token 0 (<unk>) never follows in the story model's greedy reply.
-    r.speculator = always_drafting(std::make_unique<WrongDrafter>(0), 3);
-    requests.push_back(std::move(r));
-  }
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, kSeqs);
-  ASSERT_EQ(ids.size(), static_cast<size_t>(kSeqs));
-  for (int i = 0; i < kSeqs; ++i) {
-    EXPECT_EQ(got[ids[static_cast<size_t>(i)]], solo(prompt(i), kTokens)) << "sequence " << i;
-  }
+  const auto prompts = story_prompts(2);
+  // Token 0 (<unk>) never follows in the story model's greedy reply.
+  auto wrong = [](const std::vector<int32_t>&) { return always_drafting(std::make_unique<WrongDrafter>(0), 3); };
+  const Totals totals = expect_solo_replies(prompts, 48, greedy_requests(prompts, 48, wrong), 2);
   EXPECT_GT(totals.drafted, 0);
   EXPECT_EQ(totals.accepted, 0);
 }
@@ -193,47 +207,23 @@ TEST_F(SchedulerSpeculationTest, RejectedDraftsRollBackExactly) {
 // Eight sequences fill every few-token row with decode tokens: no step
 // drafts while they all run, and the replies are still the solo ones.
 TEST_F(SchedulerSpeculationTest, FullBatchLeavesNoRowsForDrafts) {
-  constexpr int kSeqs = 8, kTokens = 32;
-  std::vector<SequenceRequest> requests;
-  for (int i = 0; i < kSeqs; ++i) {
-    SequenceRequest r;
-    r.prompt = prompt(i);
-    r.sampler = greedy();
-    r.max_tokens = kTokens;
-    r.speculator = always_drafting(std::make_unique<NgramDrafter>(), 4);
-    requests.push_back(std::move(r));
-  }
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, kSeqs);
-  ASSERT_EQ(ids.size(), static_cast<size_t>(kSeqs));
-  for (int i = 0; i < kSeqs; ++i) {
-    EXPECT_EQ(got[ids[static_cast<size_t>(i)]], solo(prompt(i), kTokens)) << "sequence " << i;
-  }
+  const auto prompts = story_prompts(8);
+  const Totals totals = expect_solo_replies(prompts, 32, greedy_requests(prompts, 32, ngram_drafts), 8);
   EXPECT_TRUE(totals.rows_within_limit);
   EXPECT_FALSE(totals.drafted_beside_prompt);
 }
 
 TEST_F(SchedulerSpeculationTest, ChosenTokensAreNeverDrafted) {
-  SequenceRequest r;
-  r.prompt = prompt(0);
-  r.sampler = greedy();
-  r.max_tokens = 24;
-  r.speculator = always_drafting(std::make_unique<NgramDrafter>(), 4);
+  auto requests = greedy_requests({prompt(0)}, 24, ngram_drafts);
   int chosen = 0;
-  r.choose = [&](std::span<const float> logits, sampling::Sampler& sampler) {
+  requests[0].choose = [&](std::span<const float> logits, sampling::Sampler& sampler) {
     ++chosen;
     return sampler.sample(logits);
   };
-  std::vector<SequenceRequest> requests;
-  requests.push_back(std::move(r));
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, 1);
-  ASSERT_EQ(ids.size(), 1u);
-  EXPECT_EQ(got[ids[0]], solo(prompt(0), 24));
+  const auto got = run_one(std::move(requests));
+  EXPECT_EQ(got.tokens, solo(prompt(0), 24));
   EXPECT_EQ(chosen, 24);
-  EXPECT_EQ(totals.drafted, 0);
+  EXPECT_EQ(got.totals.drafted, 0);
 }
 
 // A masked id (ignore_eos) is never drawn, in plain and in verified rows:
@@ -246,19 +236,10 @@ TEST_F(SchedulerSpeculationTest, MaskedTokensAreNeverDrawn) {
   std::vector<float> row = fresh_logits(p, kCtx, DType::F16);
   row[static_cast<size_t>(plain[0])] = -std::numeric_limits<float>::infinity();
   const auto best = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-  SequenceRequest r;
-  r.prompt = p;
-  r.sampler = greedy();
-  r.max_tokens = 24;
-  r.masked_tokens = {plain[0]};
-  r.speculator = always_drafting(std::make_unique<NgramDrafter>(), 4);
-  std::vector<SequenceRequest> requests;
-  requests.push_back(std::move(r));
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, 1);
-  ASSERT_EQ(ids.size(), 1u);
-  const auto& tokens = got[ids[0]];
+  auto requests = greedy_requests({p}, 24, ngram_drafts);
+  requests[0].masked_tokens = {plain[0]};
+  const auto got = run_one(std::move(requests));
+  const auto& tokens = got.tokens;
   ASSERT_EQ(tokens.size(), 24u);
   EXPECT_EQ(tokens[0], best);
   EXPECT_EQ(std::count(tokens.begin(), tokens.end(), plain[0]), 0);
@@ -273,24 +254,13 @@ class SchedulerSpeculationFixtures : public SchedulerSpeculationTest, public ::t
 };
 
 TEST_P(SchedulerSpeculationFixtures, DraftingSequencesGiveTheirSoloTokens) {
-  constexpr int kSeqs = 2, kTokens = 48;
-  auto prompt_of = [&](int i) { return synthetic_tokens(12, 700u + static_cast<uint32_t>(i), n_vocab()); };
-  std::vector<SequenceRequest> requests;
-  for (int i = 0; i < kSeqs; ++i) {
-    SequenceRequest r;
-    r.prompt = prompt_of(i);
-    r.sampler = greedy();
-    r.max_tokens = kTokens;
-    r.speculator = always_drafting(std::make_unique<ScriptDrafter>(r.prompt.size(), solo(r.prompt, kTokens), n_vocab()), 3);
-    requests.push_back(std::move(r));
-  }
-  Totals totals;
-  std::vector<SequenceId> ids;
-  auto got = run(std::move(requests), totals, ids, kSeqs);
-  ASSERT_EQ(ids.size(), static_cast<size_t>(kSeqs));
-  for (int i = 0; i < kSeqs; ++i) {
-    EXPECT_EQ(got[ids[static_cast<size_t>(i)]], solo(prompt_of(i), kTokens)) << "sequence " << i;
-  }
+  constexpr int32_t kTokens = 48;
+  std::vector<std::vector<int32_t>> prompts;
+  for (uint32_t i = 0; i < 2; ++i) prompts.push_back(synthetic_tokens(12, 700u + i, n_vocab()));
+  auto script = [&](const std::vector<int32_t>& p) {
+    return always_drafting(std::make_unique<ScriptDrafter>(p.size(), solo(p, kTokens), n_vocab()), 3);
+  };
+  const Totals totals = expect_solo_replies(prompts, kTokens, greedy_requests(prompts, kTokens, script), 2);
   EXPECT_GT(totals.accepted, 0);
   EXPECT_LT(totals.accepted, totals.drafted);
   std::printf("%s: %lld drafted, %lld accepted\n", GetParam(), static_cast<long long>(totals.drafted),

@@ -37,13 +37,7 @@ class SchedulerTest : public ModelFixture {
   }
   // The solo run: a fresh Session, greedy.
   std::vector<int32_t> solo(const std::vector<int32_t>& prompt, int32_t max_tokens, int64_t n_ctx) {
-    auto s = session(n_ctx, DType::F16);
-    GenerateOptions o;
-    o.max_tokens = max_tokens;
-    o.sampler = greedy();
-    auto r = s->generate(prompt, o, nullptr, nullptr);
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? r->tokens : std::vector<int32_t>{};
+    return solo_greedy(*session(n_ctx, DType::F16), prompt, max_tokens);
   }
 };
 

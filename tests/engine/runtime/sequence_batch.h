@@ -27,6 +27,16 @@ inline sampling::SamplerConfig greedy() {
   return c;
 }
 
+// The solo run every batched reply is held to: `session` fresh, greedy.
+inline std::vector<int32_t> solo_greedy(Session& session, const std::vector<int32_t>& prompt, int32_t max_tokens) {
+  GenerateOptions o;
+  o.max_tokens = max_tokens;
+  o.sampler = greedy();
+  auto r = session.generate(prompt, o, nullptr, nullptr);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? r->tokens : std::vector<int32_t>{};
+}
+
 // What a staggered run gave each sequence, and how many steps sampled more
 // than one sequence (that the sequences did run together).
 struct StaggeredRun {
