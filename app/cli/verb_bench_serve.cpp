@@ -258,7 +258,16 @@ int run_bench_serve(const std::vector<std::string>& argv) {
         return kExitBadInput;
       }
       print_row("hearth", *figures);
-      out["levels"].push_back(to_json(*figures));
+      nlohmann::json row = to_json(*figures);
+      // With --spec: how much the drafts gave (every request has finished).
+      if (const server::SpeculationTotals drafts = (*backend)->speculation(); drafts.requests > 0) {
+        row["drafted"] = drafts.drafted;
+        row["accepted"] = drafts.accepted;
+        std::fprintf(stderr, "  speculation: %lld drafted, %lld accepted (%.0f %%)\n", static_cast<long long>(drafts.drafted),
+                    static_cast<long long>(drafts.accepted),
+                    drafts.drafted > 0 ? 100.0 * static_cast<double>(drafts.accepted) / static_cast<double>(drafts.drafted) : 0.0);
+      }
+      out["levels"].push_back(std::move(row));
     }
     if (args->has("ref-server")) {
       ReferenceServer ref;
