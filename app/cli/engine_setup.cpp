@@ -140,6 +140,7 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   s.backend_note = std::move(choice.description);
   std::fprintf(stderr, "%s\n", s.backend_note.c_str());
   opts.weights = model::weights_for(opts.weights, choice.cpu_computes);
+  opts.cpu_kernels = request.cpu_max_level;
   HEARTH_TRY(s.model, model::Model::load(*path, opts));
   return s;
 }

@@ -17,6 +17,17 @@ Status check_supported(const Backend& backend, const Graph& graph) {
                                       backend.name(), to_string(n.op)));
       }
     }
+    // Interleaved weights are made for the products and lookups that read
+    // them through the CPU's kernels or copy_plain_rows; anything else would
+    // read the groups as plain rows.
+    if (n.op != Op::MatMul && n.op != Op::GetRows) {
+      for (const Tensor* s : n.src) {
+        if (s && s->layout != WeightLayout::Plain) {
+          return make_error(ErrorCode::Unsupported,
+                            fmt::format("{} cannot read the interleaved weight '{}'", to_string(n.op), s->name));
+        }
+      }
+    }
     if (!backend.supports(n.op, type)) {
       const std::string what = n.op == Op::MatMul || n.op == Op::GetRows || n.op == Op::MatMulId
                                    ? fmt::format(" (tensor '{}')", n.src[0]->name)

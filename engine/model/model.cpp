@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <hearth/core/file_io.h>
+#include <hearth/engine/quant/interleave.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -53,6 +54,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::filesystem::path& path, co
   HEARTH_TRY(auto m, bind(std::move(file)));
   if (copy) {
     HEARTH_CHECK(m->copy_weights(path, options.progress, options.cancelled));
+    m->interleave_weights(options.cpu_kernels);
   } else {
     HEARTH_CHECK(m->file_.check_unchanged());
     HEARTH_CHECK(m->fault_in(options.progress, options.cancelled));
@@ -90,6 +92,28 @@ Result<std::unique_ptr<Model>> Model::bind(gguf::GgufFile file) {
   if (m->weights_.rope_freqs) hp.rope.freq_factors = m->weights_.rope_freqs->as<const float>();
   m->weight_bytes_ = binder.bound_bytes();
   return m;
+}
+
+void Model::interleave_weights(quant::KernelLevel cap) {
+  const quant::KernelTable kernels = quant::select_kernels(quant::detect_cpu_features(), cap);
+  // The products (fused ones too: the graph slices their outputs) and the
+  // token embedding (the tied output head of small models is a fifth of
+  // their weights; its lookups read single rows through copy_plain_rows).
+  // Not the experts: 3-D, with their own kernels.
+  auto interleave = [&](Tensor* t) {
+    if (!t || t->layout != backend::WeightLayout::Plain || t->ne[2] != 1 || t->ne[3] != 1) return;
+    if (!quant::can_interleave(t->type, t->ne[1], t->ne[0]) || !kernels.get(t->type).interleaved.decode.rows) return;
+    quant::interleave_rows_in_place(t->type, t->data, t->ne[1], t->ne[0]);
+    t->layout = backend::WeightLayout::Interleaved16;
+  };
+  for (LayerWeights& layer : weights_.layers) {
+    for (Tensor* t : {layer.wq, layer.wk, layer.wv, layer.wqkv, layer.wo, layer.w_gate, layer.w_up, layer.w_gate_up,
+                      layer.w_down}) {
+      interleave(t);
+    }
+  }
+  interleave(weights_.tok_embd);
+  if (weights_.output != weights_.tok_embd) interleave(weights_.output);
 }
 
 Status Model::fault_in(const ProgressFn& progress_fn, const std::function<bool()>& cancelled) {

@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <hearth/engine/model/weight_memory.h>
 #include <hearth/engine/quant/fp16.h>
+#include <hearth/engine/quant/interleave.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
 
@@ -178,6 +179,51 @@ void BM_DecodeBatch(benchmark::State& state, DType type, bool multi) {
   state.SetLabel(std::string(to_string(k.level)) + (multi ? " rows_multi" : " rows per token"));
 }
 
+// The interleaved decode kernels (weights repacked into 16-row groups at
+// load): `tokens` activation rows in one pass over a matrix of `bytes` (256
+// MiB: from memory, rows split across the benchmark threads; 64 KiB: from
+// cache), in the CPU backend's 64 KiB row blocks. Bytes counted as weight
+// bytes x tokens, comparable with DecodeBatch and DecodeMem.
+void BM_DecodeInterleaved(benchmark::State& state, DType type, size_t bytes) {
+  const KernelTable kt = select_kernels(detect_cpu_features());
+  const TypeKernels& k = kt.get(type);
+  if (!k.interleaved.decode.rows) {
+    state.SkipWithError("no interleaved decode kernel at this level");
+    return;
+  }
+  static Weights w;
+  static std::vector<uint8_t> prepared;
+  const int64_t tokens = state.range(0);
+  const size_t prep = k.interleaved.decode.prepared_bytes(kRowLength);
+  if (state.thread_index() == 0) {
+    w = make_weights(type, bytes);
+    w.rows = w.rows / kInterleaveRows * kInterleaveRows;
+    interleave_rows_in_place(type, w.bytes.data(), w.rows, kRowLength);
+    const auto act = make_activations(kt, k.act_type, tokens);
+    const size_t act_rb = *row_bytes(k.act_type, kRowLength);
+    prepared.assign(prep * static_cast<size_t>(tokens), 0);
+    for (int64_t t = 0; t < tokens; ++t) {
+      k.interleaved.decode.prepare(act.data() + static_cast<size_t>(t) * act_rb, prepared.data() + static_cast<size_t>(t) * prep,
+                            kRowLength);
+    }
+  }
+  const int64_t block = std::max<int64_t>(kInterleaveRows, static_cast<int64_t>((64u << 10) / w.row_bytes) / 16 * 16);
+  std::vector<float> out(static_cast<size_t>(block * tokens));
+  for (auto _ : state) {
+    const int64_t groups = w.rows / kInterleaveRows;
+    const int64_t begin = groups * state.thread_index() / state.threads() * kInterleaveRows;
+    const int64_t end = groups * (state.thread_index() + 1) / state.threads() * kInterleaveRows;
+    for (int64_t r = begin; r < end; r += block) {
+      const int64_t nr = std::min(block, end - r);
+      k.interleaved.decode.rows_multi(kRowLength, w.bytes.data() + r * w.row_bytes, w.row_bytes, nr, prepared.data(), prep,
+                               tokens, out.data(), static_cast<size_t>(block));
+      benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(state.bytes_processed() + static_cast<int64_t>((end - begin) * w.row_bytes) * tokens);
+  }
+  state.SetLabel(std::string(to_string(k.level)) + " interleaved");
+}
+
 // A 512-row slice of a weight matrix against `cols` tokens: the tile a
 // prompt-processing thread computes. Bytes counted as weight bytes x tokens,
 // so the figure compares directly with BM_VecDot's per-token rate.
@@ -255,6 +301,10 @@ void register_all() {
           ->Arg(2)->Arg(4)->Arg(8);
     }
   }
+  benchmark::RegisterBenchmark("DecodeInterleavedCache/Q4_0", BM_DecodeInterleaved, DType::Q4_0, size_t{64} << 10)
+      ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);
+  benchmark::RegisterBenchmark("DecodeInterleavedMem/Q4_0", BM_DecodeInterleaved, DType::Q4_0, size_t{256} << 20)
+      ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
     benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
                                  BM_QuantizeFromF16, t)

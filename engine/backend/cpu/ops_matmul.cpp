@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include <hearth/engine/backend/weight_layout.h>
+
 #include "ops.h"
 #include "weight_rows.h"
 
@@ -73,10 +75,13 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
   const auto* wdata = static_cast<const uint8_t*>(w->data);
   const float* xd = static_cast<const float*>(x->data);
   float* y = static_cast<float*>(n.dst->data);
+  const bool plain = w->layout == WeightLayout::Plain;
   pool.parallel_for(rows, n_tok == 1 ? 16 : 4, [&](int64_t b, int64_t e, int) {
     std::vector<float> row(static_cast<size_t>(cols));
+    std::vector<uint8_t> bytes(plain ? 0 : rb);
     for (int64_t r = b; r < e; ++r) {
-      row_to_f32(wt, wdata + r * rb, row.data(), cols);
+      if (!plain) copy_plain_rows(*w, r, 1, bytes.data());
+      row_to_f32(wt, plain ? wdata + r * rb : bytes.data(), row.data(), cols);
       for (int64_t t = 0; t < n_tok; ++t) {
         const float* xr = xd + t * cols;
         float s = 0;
@@ -87,11 +92,19 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
   });
 }
 
+// The decode kernels for weight `w` in its layout, or nullptr where the
+// level has none (op_matmul then runs the row dots or tiles).
+const quant::DecodeKernels* decode_kernels(const Tensor& w, const quant::KernelTable& kt) {
+  if (!kt.supports(w.type)) return nullptr;
+  const quant::TypeKernels& k = kt.get(w.type);
+  const quant::DecodeKernels& d = w.layout == WeightLayout::Interleaved16 ? k.interleaved.decode : k.decode;
+  return d.rows ? &d : nullptr;
+}
+
 }  // namespace
 
 bool is_decode_matmul(const Node& n, const quant::KernelTable& kt) {
-  if (n.op != Op::MatMul || n.src[1]->ne[1] != 1 || !kt.supports(n.src[0]->type)) return false;
-  return kt.get(n.src[0]->type).decode.rows != nullptr;
+  return n.op == Op::MatMul && n.src[1]->ne[1] == 1 && decode_kernels(*n.src[0], kt) != nullptr;
 }
 
 namespace {
@@ -108,10 +121,12 @@ bool can_share_decode(const Node& first, const Node& next, const quant::KernelTa
   if (!is_decode_matmul(first, kt) || !is_decode_matmul(next, kt)) return false;
   const Tensor* x = first.src[1];
   if (next.src[1] != x || next.src[0]->ne[0] != first.src[0]->ne[0]) return false;
-  const quant::TypeKernels& a = kt.get(first.src[0]->type);
-  const quant::TypeKernels& b = kt.get(next.src[0]->type);
-  // One converted activation and one prepared layout serve both.
-  if (a.act_type != b.act_type || a.decode.prepare != b.decode.prepare) return false;
+  // One converted activation and one prepared layout serve both (so an
+  // interleaved product only joins interleaved ones, all whole groups).
+  if (kt.get(first.src[0]->type).act_type != kt.get(next.src[0]->type).act_type ||
+      decode_kernels(*first.src[0], kt)->prepare != decode_kernels(*next.src[0], kt)->prepare) {
+    return false;
+  }
   // The two products run at the same time: neither output may share memory
   // with the other or with the input they both read.
   return !overlaps(next.dst, first.dst) && !overlaps(next.dst, x);
@@ -122,24 +137,25 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
   const Node& first = *nodes.front();
   const Tensor* x = first.src[1];
   const int64_t cols = x->ne[0];
-  const quant::TypeKernels& k0 = kt.get(first.src[0]->type);
+  const DType act_type = kt.get(first.src[0]->type).act_type;
+  const quant::DecodeKernels& d0 = *decode_kernels(*first.src[0], kt);
   const size_t act_bytes =
-      align_up(static_cast<size_t>(cols / traits(k0.act_type).block_elements) * traits(k0.act_type).block_bytes);
-  const size_t prepared_bytes = k0.decode.prepare ? align_up(k0.decode.prepared_bytes(cols)) : 0;
+      align_up(static_cast<size_t>(cols / traits(act_type).block_elements) * traits(act_type).block_bytes);
+  const size_t prepared_bytes = d0.prepare ? align_up(d0.prepared_bytes(cols)) : 0;
   if (scratch.buffer.size() < act_bytes + prepared_bytes) scratch.buffer.resize(act_bytes + prepared_bytes);
   uint8_t* act = scratch.buffer.data();
-  kt.quantize_activation(k0.act_type, static_cast<const float*>(x->data), act, cols);
+  kt.quantize_activation(act_type, static_cast<const float*>(x->data), act, cols);
   // The multi-row kernels read the activation in their own layout, made once
   // here (a few KB) for every product of the group.
   const uint8_t* rows_act = act;
-  if (k0.decode.prepare) {
-    k0.decode.prepare(act, act + act_bytes, cols);
+  if (d0.prepare) {
+    d0.prepare(act, act + act_bytes, cols);
     rows_act = act + act_bytes;
   }
   // The products' rows as one range, so the threads share them all with one
   // guided split and meet once at the end instead of once per product.
   struct Part {
-    const quant::TypeKernels* k;
+    const quant::DecodeKernels* k;
     const uint8_t* w;
     size_t rb;
     float* y;
@@ -150,7 +166,7 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
   int64_t total = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Tensor* w = nodes[i]->src[0];
-    parts[i] = {&kt.get(w->type), static_cast<const uint8_t*>(w->data), w->row_bytes(),
+    parts[i] = {decode_kernels(*w, kt), static_cast<const uint8_t*>(w->data), w->row_bytes(),
                 static_cast<float*>(nodes[i]->dst->data), total};
     total += w->ne[1];
   }
@@ -163,7 +179,7 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
       const int64_t part_end = i + 1 < n_parts ? parts[i + 1].first_row : total;
       const int64_t stop = std::min(e, part_end);
       const int64_t r = b - part.first_row;
-      part.k->decode.rows(cols, part.w + static_cast<size_t>(r) * part.rb, part.rb, stop - b, rows_act, part.y + r);
+      part.k->rows(cols, part.w + static_cast<size_t>(r) * part.rb, part.rb, stop - b, rows_act, part.y + r);
       b = stop;
     }
   });
@@ -195,8 +211,7 @@ void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPoo
 }
 
 bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt) {
-  if (n.op != Op::MatMul || n.src[1]->ne[1] > kMaxRowsBatch || !kt.supports(n.src[0]->type)) return false;
-  return kt.get(n.src[0]->type).decode.rows != nullptr;
+  return n.op == Op::MatMul && n.src[1]->ne[1] <= kMaxRowsBatch && decode_kernels(*n.src[0], kt) != nullptr;
 }
 
 void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
@@ -204,9 +219,10 @@ void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTa
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
   const quant::TypeKernels& k = kt.get(w->type);
+  const quant::DecodeKernels& dk = *decode_kernels(*w, kt);
   const size_t act_bytes =
       align_up(static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes);
-  const size_t prepared_bytes = k.decode.prepare ? align_up(k.decode.prepared_bytes(cols)) : 0;
+  const size_t prepared_bytes = dk.prepare ? align_up(dk.prepared_bytes(cols)) : 0;
   const size_t per_token = act_bytes + prepared_bytes;
   if (scratch.buffer.size() < per_token * static_cast<size_t>(n_tok)) scratch.buffer.resize(per_token * static_cast<size_t>(n_tok));
   uint8_t* base = scratch.buffer.data();
@@ -215,7 +231,7 @@ void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTa
     for (int64_t t = b; t < e; ++t) {
       uint8_t* act = base + static_cast<size_t>(t) * per_token;
       kt.quantize_activation(k.act_type, xd + t * cols, act, cols);
-      if (k.decode.prepare) k.decode.prepare(act, act + act_bytes, cols);
+      if (dk.prepare) dk.prepare(act, act + act_bytes, cols);
     }
   });
   const size_t rb = w->row_bytes();
@@ -224,19 +240,19 @@ void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTa
   // About 64 KB of weights per block: read from memory by the first token,
   // from cache by the others.
   const int64_t block = std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16);
-  const size_t act_offset = k.decode.prepare ? act_bytes : 0;
+  const size_t act_offset = dk.prepare ? act_bytes : 0;
   for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
     for (int64_t r0 = b; r0 < e; r0 += block) {
       const int64_t nr = std::min(block, e - r0);
-      if (k.decode.rows_multi) {
+      if (dk.rows_multi) {
         // The block's weights unpacked once for every token.
-        k.decode.rows_multi(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, base + act_offset, per_token, n_tok,
+        dk.rows_multi(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, base + act_offset, per_token, n_tok,
                             y + r0, static_cast<size_t>(rows));
         continue;
       }
       for (int64_t t = 0; t < n_tok; ++t) {
-        const uint8_t* act = base + static_cast<size_t>(t) * per_token + (k.decode.prepare ? act_bytes : 0);
-        k.decode.rows(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, act, y + t * rows + r0);
+        const uint8_t* act = base + static_cast<size_t>(t) * per_token + act_offset;
+        dk.rows(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, act, y + t * rows + r0);
       }
     }
   });
@@ -258,14 +274,20 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
-    const bool prefill_tiles = n_tok > kMaxRowsBatch && k.prefill.gemm;
+    const bool plain = w->layout == WeightLayout::Plain;
+    // Interleaved weights have their own tiles where the level has them;
+    // otherwise every path below reads plain copies of the rows it needs.
+    const quant::PrefillKernels& pf = plain ? k.prefill : k.interleaved.prefill;
+    const bool prefill_tiles = n_tok > kMaxRowsBatch && pf.gemm;
     // The scratch layout of this product: converted activations, then the
     // kernel's own layout of them, then one weight tile per thread.
     const size_t act_bytes = align_up(ab * static_cast<size_t>(n_tok));
     size_t prepared_bytes = 0, tile_bytes = 0;
     if (prefill_tiles) {
-      prepared_bytes = align_up(k.prefill.prepared_bytes(cols, n_tok));
-      tile_bytes = align_up(k.prefill.tile_bytes(cols));
+      prepared_bytes = align_up(pf.prepared_bytes(cols, n_tok));
+      tile_bytes = align_up(pf.tile_bytes(cols));
+    } else if (!plain) {
+      tile_bytes = align_up(static_cast<size_t>(kTileRows) * w->row_bytes());
     }
     const size_t need = act_bytes + prepared_bytes + tile_bytes * static_cast<size_t>(pool.size());
     if (scratch.buffer.size() < need) scratch.buffer.resize(need);
@@ -279,6 +301,14 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     });
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
+    // Rows [r0, r0 + nr) (nr <= kTileRows) in the plain layout: in place, or
+    // converted into the thread's tile scratch.
+    auto plain_rows = [&](int64_t r0, int64_t nr, int thread) -> const uint8_t* {
+      if (plain) return wdata + static_cast<size_t>(r0) * rb;
+      uint8_t* dst = tiles + tile_bytes * static_cast<size_t>(thread);
+      copy_plain_rows(*w, r0, nr, dst);
+      return dst;
+    };
     const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
     const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
     if (n_tok <= kMaxRowsBatch) {
@@ -286,15 +316,15 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
       // without decode kernels: the row dot per token, so each token gets
       // exactly its one-token result; a row is read from memory once and
       // from cache for the other tokens.
-      pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int) {
+      pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int thread) {
         for (int64_t r = b; r < e; ++r) {
-          for (int64_t t = 0; t < n_tok; ++t) y[t * rows + r] = k.vec_dot(cols, wdata + r * rb, act + t * ab);
+          const uint8_t* row = plain_rows(r, 1, thread);
+          for (int64_t t = 0; t < n_tok; ++t) y[t * rows + r] = k.vec_dot(cols, row, act + t * ab);
         }
       });
     } else if (prefill_tiles) {
       // Activations prepared once for every tile (in groups of tokens split
       // across the threads), then the tiles.
-      const quant::PrefillKernels& pf = k.prefill;
       const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
       pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
         const int64_t c0 = b * quant::kPrefillColGroup;
@@ -312,12 +342,13 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     } else {
       // Token tiles outermost inside a row tile's neighbourhood: consecutive
       // items share the weight tile, which stays in L2.
-      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int) {
+      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
         for (int64_t item = b; item < e; ++item) {
           const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
           const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
           const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
-          k.gemm(cols, wdata + r0 * rb, rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0, static_cast<size_t>(rows));
+          k.gemm(cols, plain_rows(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
+                 static_cast<size_t>(rows));
         }
       });
     }

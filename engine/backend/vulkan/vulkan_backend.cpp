@@ -9,8 +9,10 @@
 #include <memory>
 #include <numeric>
 #include <unordered_map>
+#include <vector>
 
 #include "hearth/engine/backend/activation_plan.h"
+#include "hearth/engine/backend/weight_layout.h"
 #include "hearth/engine/backend/vulkan/kernels.h"
 #include "hearth/engine/backend/vulkan/transfer.h"
 #include "hearth/core/checked_math.h"
@@ -282,7 +284,16 @@ Result<BufferView> VulkanBackendImpl::weight_view(const Tensor& t) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan: weight '{}' has no data", t.name));
   }
   HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, t.bytes(), MemoryUsage::DeviceLocal));
-  HEARTH_CHECK(transfer_->upload(BufferView::whole(b), {static_cast<const std::byte*>(t.data), t.bytes()}));
+  // The shaders read plain rows: weights interleaved for the CPU's kernels
+  // (a model split between the CPU and the GPU) are converted on the way.
+  std::vector<uint8_t> plain;
+  const void* bytes = t.data;
+  if (t.layout != backend::WeightLayout::Plain) {
+    plain.resize(t.bytes());
+    backend::copy_plain_rows(t, 0, t.rows(), plain.data());
+    bytes = plain.data();
+  }
+  HEARTH_CHECK(transfer_->upload(BufferView::whole(b), {static_cast<const std::byte*>(bytes), t.bytes()}));
   stats_.weight_bytes += t.bytes();
   auto [it, inserted] = weights_.emplace(t.data, DeviceWeight{std::move(b), t.bytes(), t.name});
   return BufferView::whole(it->second.buffer);

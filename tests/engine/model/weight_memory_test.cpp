@@ -159,6 +159,37 @@ TEST_P(FixtureWeights, BothPlacesHoldTheFilesBytesAndGiveTheReferenceLogits) {
   }
 }
 
+// With copied weights the Q4_0 products are interleaved where the CPU has
+// the kernels for that layout (and only there), never in a mapped file, and
+// the model still gives the reference logits through them.
+TEST(InterleavedWeights, Q4_0ProductsAreInterleavedOnlyInTheCopyAndOnlyWithTheirKernels) {
+  const std::string path = data_path("models/tiny-llama-q4_0.gguf");
+  const bool has_kernels = quant::select_kernels(quant::detect_cpu_features()).get(DType::Q4_0).interleaved.decode.rows;
+  struct Case {
+    WeightMemory where;
+    quant::KernelLevel cap;
+    bool interleaved;
+  };
+  for (const Case c : {Case{WeightMemory::HugePageCopy, quant::KernelLevel::Avx512, has_kernels},
+                       Case{WeightMemory::HugePageCopy, quant::KernelLevel::Scalar, false},
+                       Case{WeightMemory::Mapped, quant::KernelLevel::Avx512, false}}) {
+    LoadOptions opts;
+    opts.weights = c.where;
+    opts.cpu_kernels = c.cap;
+    auto model = Model::load(path, opts);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const ModelWeights& w = (*model)->weights();
+    const auto want = c.interleaved ? backend::WeightLayout::Interleaved16 : backend::WeightLayout::Plain;
+    for (const LayerWeights& l : w.layers) {
+      for (const backend::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down}) {
+        EXPECT_EQ(t->layout, want) << t->name << " " << to_string(c.where) << " cap " << to_string(c.cap);
+      }
+      EXPECT_EQ(l.attn_norm->layout, backend::WeightLayout::Plain) << "norms are not interleaved";
+    }
+    EXPECT_GT(hearth::testing::expect_weights_hold_the_files_bytes(**model, c.where), 0u);
+  }
+}
+
 std::string weights_case_name(const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {
   std::string n = param_info.param.model;
   for (char& ch : n) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hearth/engine/quant/blocks.h>
 #include <hearth/engine/quant/fp16.h>
+#include <hearth/engine/quant/interleave.h>
 #include <hearth/engine/quant/kernels.h>
 #include <hearth/engine/quant/reference.h>
 
@@ -468,6 +469,132 @@ INSTANTIATE_TEST_SUITE_P(AllLevels, LevelTest, ::testing::Values(HEARTH_SIMD_LEV
                            for (auto& ch : s) ch = ch == '-' ? '_' : ch;
                            return s;
                          });
+
+// The 16-row interleaved layout as interleave.h documents it, byte by byte,
+// and every row read back from it.
+TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
+  const int64_t rows = 32, n = 96;
+  const Matrix w = random_rows(DType::Q4_0, rows, n, 41);
+  ASSERT_TRUE(can_interleave(DType::Q4_0, rows, n));
+  EXPECT_FALSE(can_interleave(DType::Q4_0, 24, n));
+  EXPECT_FALSE(can_interleave(DType::Q8_0, rows, n));
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q4_0, w.bytes.data(), il.data(), rows, n);
+  const size_t group_bytes = w.row_bytes * 16;
+  for (int64_t g = 0; g < rows / 16; ++g) {
+    for (int64_t b = 0; b < n / 32; ++b) {
+      const uint8_t* blk = il.data() + static_cast<size_t>(g) * group_bytes + static_cast<size_t>(b) * 288;
+      for (int64_t r = 0; r < 16; ++r) {
+        const auto* plain = reinterpret_cast<const BlockQ4_0*>(w.bytes.data() + (16 * g + r) * w.row_bytes) + b;
+        ASSERT_EQ(std::memcmp(blk + 2 * r, &plain->d, 2), 0) << "scale of row " << r << " block " << b;
+        for (int j = 0; j < 4; ++j) {
+          ASSERT_EQ(std::memcmp(blk + 32 + 64 * j + 4 * r, plain->qs + 4 * j, 4), 0)
+              << "codes " << 4 * j << ".." << 4 * j + 3 << " of row " << r << " block " << b;
+        }
+      }
+    }
+    for (int64_t r = 0; r < 16; ++r) {
+      std::vector<uint8_t> back(w.row_bytes);
+      deinterleave_row(DType::Q4_0, il.data() + static_cast<size_t>(g) * group_bytes, r, n, back.data());
+      ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + (16 * g + r) * w.row_bytes, w.row_bytes), 0) << "row " << r;
+    }
+  }
+  std::vector<uint8_t> in_place = w.bytes;
+  interleave_rows_in_place(DType::Q4_0, in_place.data(), rows, n);
+  EXPECT_EQ(in_place, il);
+}
+
+// The interleaved decode kernels against the scalar vec_dot on the plain
+// rows, and every token of a multi-token call bit for bit against a call
+// with that token alone (chunks of eight tokens and their remainders).
+TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
+  int checked = 0;
+  for (DType type : kWeightTypes) {
+    const DecodeKernels& k = table_.get(type).interleaved.decode;
+    if (!k.rows) continue;
+    ASSERT_TRUE(k.rows_multi && k.prepare && k.prepared_bytes) << traits(type).name;
+    const TypeKernels& ref = scalar_.get(type);
+    for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{2080}}) {
+      const int64_t rows = 48;
+      const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 5));
+      std::vector<uint8_t> il(w.bytes.size());
+      interleave_rows(type, w.bytes.data(), il.data(), rows, n);
+      for (int64_t n_act : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{8}, int64_t{11}}) {
+        const Matrix a = random_rows(table_.get(type).act_type, n_act, n, static_cast<uint32_t>(n + 9 * n_act));
+        const size_t act_bytes = a.bytes.size() / static_cast<size_t>(n_act);
+        const size_t act_stride = k.prepared_bytes(n) + 24;
+        std::vector<uint8_t> acts(act_stride * static_cast<size_t>(n_act), 0x33);
+        for (int64_t t = 0; t < n_act; ++t) {
+          k.prepare(a.bytes.data() + static_cast<size_t>(t) * act_bytes, acts.data() + static_cast<size_t>(t) * act_stride, n);
+        }
+        const size_t out_stride = static_cast<size_t>(rows) + 5;
+        std::vector<float> multi(out_stride * static_cast<size_t>(n_act), -7.0f);
+        k.rows_multi(n, il.data(), w.row_bytes, rows, acts.data(), act_stride, n_act, multi.data(), out_stride);
+        for (int64_t t = 0; t < n_act; ++t) {
+          std::vector<float> single(static_cast<size_t>(rows) + 1, -1.0f);
+          k.rows(n, il.data(), w.row_bytes, rows, acts.data() + static_cast<size_t>(t) * act_stride, single.data());
+          EXPECT_EQ(single.back(), -1.0f) << "rows wrote past its rows";
+          for (int64_t r = 0; r < rows; ++r) {
+            const uint8_t* act = a.bytes.data() + static_cast<size_t>(t) * act_bytes;
+            const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, act);
+            const double tol = 2e-5 * magnitude(w.values.data() + r * n, a.values.data() + t * n, n) + 1e-12;
+            ASSERT_NEAR(single[static_cast<size_t>(r)], want, tol) << traits(type).name << " n=" << n << " row " << r;
+            const float got = multi[static_cast<size_t>(t) * out_stride + static_cast<size_t>(r)];
+            ASSERT_EQ(std::memcmp(&got, &single[static_cast<size_t>(r)], sizeof(float)), 0)
+                << traits(type).name << " n=" << n << " tokens=" << n_act << " token " << t << " row " << r;
+            ++checked;
+          }
+          for (size_t pad = static_cast<size_t>(rows); pad < out_stride; ++pad) {
+            ASSERT_EQ(multi[static_cast<size_t>(t) * out_stride + pad], -7.0f) << "rows_multi wrote past its rows";
+          }
+        }
+      }
+    }
+  }
+  if (GetParam() == KernelLevel::Avx512) {
+    EXPECT_NE(table_.get(DType::Q4_0).interleaved.decode.rows, nullptr);
+    EXPECT_GT(checked, 0);
+  }
+}
+
+// The prefill tiles on interleaved groups give the plain layout's tiles bit
+// for bit (same packed words, scales and corrections), for whole and partial
+// row ranges of groups and token ranges.
+TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
+  int checked = 0;
+  for (DType type : kWeightTypes) {
+    const TypeKernels& k = table_.get(type);
+    const PrefillKernels& il = k.interleaved.prefill;
+    if (!il.gemm) continue;
+    ASSERT_NE(k.prefill.gemm, nullptr) << traits(type).name;
+    const int64_t n = 160, rows = 64, cols = 29;
+    const Matrix w = random_rows(type, rows, n, 17);
+    std::vector<uint8_t> grouped(w.bytes.size());
+    interleave_rows(type, w.bytes.data(), grouped.data(), rows, n);
+    const Matrix a = random_rows(k.act_type, cols, n, 18);
+    std::vector<uint8_t> prepared(il.prepared_bytes(n, cols));
+    il.prepare(n, a.bytes.data(), a.row_bytes, 0, cols, prepared.data());
+    std::vector<uint8_t> scratch(std::max(il.tile_bytes(n), k.prefill.tile_bytes(n)));
+    for (const int64_t r0 : {int64_t{0}, int64_t{16}}) {
+      for (const int64_t nr : {int64_t{16}, int64_t{48}}) {
+        for (const int64_t c0 : {int64_t{0}, int64_t{8}}) {
+        const int64_t nc = cols - c0;
+        std::vector<float> plain(static_cast<size_t>(nr * nc)), got(plain.size(), -1.0f);
+        k.prefill.gemm(n, w.bytes.data() + r0 * w.row_bytes, w.row_bytes, nr, prepared.data(), c0, nc, plain.data(),
+                       static_cast<size_t>(nr), scratch.data());
+        il.gemm(n, grouped.data() + r0 * w.row_bytes, w.row_bytes, nr, prepared.data(), c0, nc, got.data(),
+                static_cast<size_t>(nr), scratch.data());
+        ASSERT_EQ(std::memcmp(plain.data(), got.data(), plain.size() * sizeof(float)), 0)
+            << traits(type).name << " rows " << r0 << "+" << nr << " tokens " << c0 << "+" << nc;
+        ++checked;
+        }
+      }
+    }
+  }
+  if (GetParam() == KernelLevel::Avx512) {
+    EXPECT_GT(checked, 0);
+  }
+}
 
 TEST(CpuFeatures, LevelsAreOrderedAndIncludeScalar) {
   const auto levels = supported_levels(detect_cpu_features());

@@ -33,6 +33,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
+#include <hearth/engine/quant/interleave.h>
 #include <hearth/engine/quant/reference.h>
 
 #include <algorithm>
@@ -546,6 +547,45 @@ TEST(BackendOpsLarge, MatMulIdOverAStackLargerThanOneBinding) {
   const std::vector<float> got = run_on(**vk);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LE(nmse(got, want), 1e-9);
+}
+
+// A weight interleaved for the CPU's kernels (a model split between the GPU
+// and the CPU loads that way) is converted to plain rows at upload: the
+// products and lookups equal those of the plain weight bit for bit.
+TEST(BackendOpsLayout, InterleavedWeightsGiveThePlainResults) {
+  auto vk = vulkan::VulkanBackend::create(vulkan::testing::test_config());
+  ASSERT_TRUE(vk.ok()) << vk.error().message;
+  const int64_t cols = 96, rows = 48, tokens = 3;
+  std::mt19937 rng(31);
+  const std::vector<float> wf = random_floats(rng, static_cast<size_t>(cols * rows), 0.05f);
+  std::vector<float> x = random_floats(rng, static_cast<size_t>(cols * tokens));
+  const size_t rb = *row_bytes(DType::Q4_0, cols);
+  std::vector<uint8_t> plain(rb * rows), interleaved(plain.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    ASSERT_TRUE(quant::quantize_row(DType::Q4_0, wf.data() + r * cols, plain.data() + r * rb, cols).ok());
+  }
+  quant::interleave_rows(DType::Q4_0, plain.data(), interleaved.data(), rows, cols);
+  std::vector<int32_t> ids = {5, 16, 47};
+  auto run_on = [&](std::vector<uint8_t>& bytes, WeightLayout layout, bool lookup) {
+    Graph g;
+    Tensor* w = g.input(DType::Q4_0, {cols, rows, 1, 1}, bytes.data());
+    w->kind = TensorKind::Weight;
+    w->layout = layout;
+    w->name = layout == WeightLayout::Plain ? "plain" : "interleaved";
+    g.output = lookup ? g.get_rows(w, g.input(DType::I32, {tokens, 1, 1, 1}, ids.data()))
+                      : g.matmul(w, g.input(DType::F32, {cols, tokens, 1, 1}, x.data()));
+    const auto st = (*vk)->compute(g);
+    EXPECT_TRUE(st.ok()) << st.error().message;
+    if (!st.ok()) return std::vector<float>{};
+    const float* y = g.output->as<const float>();
+    return std::vector<float>(y, y + g.output->elements());
+  };
+  for (const bool lookup : {false, true}) {
+    const auto want = run_on(plain, WeightLayout::Plain, lookup);
+    const auto got = run_on(interleaved, WeightLayout::Interleaved16, lookup);
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(got, want) << (lookup ? "get_rows" : "matmul");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSupported, BackendOps, ::testing::ValuesIn(all_cases()),

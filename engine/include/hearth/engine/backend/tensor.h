@@ -18,6 +18,12 @@ enum class TensorKind {
   Activation,  // intermediate; the executing backend assigns `data`
 };
 
+// How a weight's rows lie in memory. Interleaved16: groups of 16 rows
+// rearranged at load for the CPU's kernels (quant/interleave.h); every
+// backend reads both (the CPU with its own kernels or through
+// copy_plain_rows, Vulkan converts at upload).
+enum class WeightLayout : uint8_t { Plain, Interleaved16 };
+
 struct Tensor {
   DType type = DType::F32;
   // Shape, innermost first: a matrix of `rows` rows of `cols` elements is
@@ -25,6 +31,7 @@ struct Tensor {
   std::array<int64_t, 4> ne{1, 1, 1, 1};
   TensorKind kind = TensorKind::Activation;
   void* data = nullptr;
+  WeightLayout layout = WeightLayout::Plain;
   std::string name;  // weights: the GGUF name, for error messages
 
   int64_t cols() const { return ne[0]; }

@@ -11,6 +11,7 @@
 #include <hearth/engine/model/hparams.h>
 #include <hearth/engine/model/weight_memory.h>
 #include <hearth/engine/model/weights.h>
+#include <hearth/engine/quant/kernels.h>
 
 #include <cstdint>
 #include <deque>
@@ -37,6 +38,12 @@ struct LoadOptions {
   // into memory (LoadMode::Memory) is used as it is.
   WeightMemory weights = WeightMemory::Auto;
   MemoryCheck memory_check = MemoryCheck::Enforce;
+  // The CPU kernel level the model will run at (the backend's cap). With
+  // copied weights (HugePageCopy; the file's pages are never written), the
+  // products whose kernels at that level read a 16-row interleaved layout
+  // faster (quant/interleave.h: Q4_0 with AVX-512) are rearranged once here.
+  // Every backend reads either layout; Scalar keeps every weight plain.
+  quant::KernelLevel cpu_kernels = quant::KernelLevel::Avx512;
   // Memory the caller will need besides the weights (KV cache, scratch),
   // included in the check made before anything is loaded.
   uint64_t extra_bytes = 0;
@@ -166,6 +173,9 @@ class Model {
   uint64_t active_expert_bytes(const Tensor& t) const;
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
   static Result<std::unique_ptr<Model>> bind(gguf::GgufFile file);
+  // Interleaves the products that have interleaved kernels at `cap`
+  // (LoadOptions::cpu_kernels), in the private copy of the weights.
+  void interleave_weights(quant::KernelLevel cap);
   // Faults the mapped weights in, reporting progress.
   Status fault_in(const ProgressFn& progress, const std::function<bool()>& cancelled);
   // Reads the weights' byte range of `path` into huge-page memory and points

@@ -146,6 +146,19 @@ struct PrefillKernels {
                int64_t cols, float* out, size_t out_stride, void* scratch) = nullptr;
 };
 
+// Kernels for weights in the 16-row interleaved layout (interleave.h).
+// decode: as DecodeKernels, for the few tokens of a continuous-batching step
+// or a speculative verify pass, every token of a call in one pass over the
+// weights, each token's sums bit-identical to a call with that token alone
+// (so a sequence gets the same logits alone, batched or verified). `w` is
+// the first row of a group, `rows` a multiple of kInterleaveRows, `w_stride`
+// the plain row bytes. prefill: as PrefillKernels (row ranges start on a
+// group), bit-identical to the plain layout's prefill.
+struct InterleavedKernels {
+  DecodeKernels decode;    // decode.rows nullptr: the level has no kernels for the layout
+  PrefillKernels prefill;
+};
+
 struct TypeKernels {
   DType act_type = DType::F32;  // format the activation row must be in
   VecDotFn vec_dot = nullptr;   // nullptr: type not supported
@@ -158,6 +171,7 @@ struct TypeKernels {
   // prepare), gives the same sums as vec_dot up to float rounding.
   DecodeKernels decode;
   PrefillKernels prefill;  // all null where the level has no two-step tiles
+  InterleavedKernels interleaved;
 };
 
 // n half-precision values to floats (exact).

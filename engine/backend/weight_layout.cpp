@@ -1,0 +1,25 @@
+#include "hearth/engine/backend/weight_layout.h"
+
+#include <hearth/engine/quant/interleave.h>
+
+#include <cstring>
+
+namespace hearth::backend {
+
+void copy_plain_rows(const Tensor& w, int64_t r0, int64_t n, void* dst) {
+  const size_t rb = w.row_bytes();
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  auto* out = static_cast<uint8_t*>(dst);
+  if (w.layout == WeightLayout::Plain) {
+    std::memcpy(out, src + static_cast<size_t>(r0) * rb, static_cast<size_t>(n) * rb);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = r0 + i;
+    const int64_t first = r / quant::kInterleaveRows * quant::kInterleaveRows;
+    quant::deinterleave_row(w.type, src + static_cast<size_t>(first) * rb, r - first, w.cols(),
+                            out + static_cast<size_t>(i) * rb);
+  }
+}
+
+}  // namespace hearth::backend

@@ -1,0 +1,43 @@
+// Weight rows interleaved in groups of 16 for the CPU's few-token decode
+// kernels (TypeKernels::interleaved in kernels.h).
+//
+// In the plain layout a weight row is contiguous, so a kernel that computes
+// 16 rows at once needs 16 activation loads per block of each row, or a
+// transpose of the codes per block. In the interleaved layout, block b of a
+// group of 16 rows is 16 * block_bytes contiguous bytes laid out so that one
+// 512-bit load gives the same 4 code bytes of all 16 rows: one int32 lane per
+// row, the activation's 4 matching bytes broadcast to every lane, and the
+// 16 lanes end as the 16 rows' sums with no horizontal reduction. The group
+// keeps its plain size (16 rows x row bytes), so row r of a tensor still
+// starts its group at r * row_bytes for r a multiple of 16.
+//
+// Q4_0 group block (288 bytes = 16 x 18):
+//   bytes   0..31   the 16 rows' fp16 scales, row order
+//   bytes  32..287  four 64-byte chunks: chunk j, bytes 4r..4r+3 are row r's
+//                   qs[4j..4j+3] (values 4j..4j+3 in the low nibbles,
+//                   16+4j..16+4j+3 in the high nibbles)
+#pragma once
+
+#include <hearth/engine/quant/types.h>
+
+#include <cstdint>
+
+namespace hearth::quant {
+
+inline constexpr int64_t kInterleaveRows = 16;
+
+// Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0 with
+// a whole number of 16-row groups.
+bool can_interleave(DType type, int64_t rows, int64_t cols);
+
+// Plain rows (src, row_bytes(type, cols) apart) -> interleaved groups at dst.
+// src and dst must not overlap; can_interleave(type, rows, cols) must hold.
+void interleave_rows(DType type, const void* src, void* dst, int64_t rows, int64_t cols);
+
+// The same in place, through one group's worth of temporary memory.
+void interleave_rows_in_place(DType type, void* data, int64_t rows, int64_t cols);
+
+// Row `r` (0..15) of the interleaved group at `group`, in the plain layout.
+void deinterleave_row(DType type, const void* group, int64_t r, int64_t cols, void* dst_row);
+
+}  // namespace hearth::quant
