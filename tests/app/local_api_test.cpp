@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "api_stream_request.h"
 #include "engine_service/engine_service.h"
 
 namespace hearth::app {
@@ -181,13 +182,7 @@ TEST_F(LocalApi, TheAppsOwnChatComesFirst) {
     clients.emplace_back([&, i] {
       httplib::Client c("127.0.0.1", api_port);
       c.set_read_timeout(300, 0);
-      httplib::Request req;
-      req.method = "POST";
-      req.path = "/v1/completions";
-      req.headers = {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-      req.body = json{{"prompt", "Tom and Lily"}, {"max_tokens", kTokens}, {"ignore_eos", true}, {"seed", i},
-                      {"stream", true}}
-                     .dump();
+      httplib::Request req = hearth::testing::streamed_completion(token, "Tom and Lily", kTokens, i);
       bool counted = false;
       req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
         const std::string chunk(data, n);

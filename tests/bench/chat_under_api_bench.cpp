@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "../app/api_stream_request.h"
 #include "engine_service/engine_service.h"
 
 namespace {
@@ -104,13 +105,7 @@ int main(int argc, char** argv) {
     clients.emplace_back([&, i] {
       httplib::Client c("127.0.0.1", port);
       c.set_read_timeout(600, 0);
-      httplib::Request req;
-      req.method = "POST";
-      req.path = "/v1/completions";
-      req.headers = {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-      req.body = json{{"prompt", "Once upon a time"}, {"max_tokens", 900}, {"ignore_eos", true}, {"seed", i},
-                      {"stream", true}}
-                     .dump();
+      httplib::Request req = hearth::testing::streamed_completion(token, "Once upon a time", 900, i);
       bool counted = false;
       req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
         if (!counted) {

@@ -301,10 +301,13 @@ void register_all() {
           ->Arg(2)->Arg(4)->Arg(8);
     }
   }
-  benchmark::RegisterBenchmark("DecodeInterleavedCache/Q4_0", BM_DecodeInterleaved, DType::Q4_0, size_t{64} << 10)
-      ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);
-  benchmark::RegisterBenchmark("DecodeInterleavedMem/Q4_0", BM_DecodeInterleaved, DType::Q4_0, size_t{256} << 20)
-      ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
+  for (DType t : {DType::Q4_0, DType::Q8_0}) {
+    const std::string name(traits(t).name);
+    benchmark::RegisterBenchmark(("DecodeInterleavedCache/" + name).c_str(), BM_DecodeInterleaved, t, size_t{64} << 10)
+        ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);
+    benchmark::RegisterBenchmark(("DecodeInterleavedMem/" + name).c_str(), BM_DecodeInterleaved, t, size_t{256} << 20)
+        ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
+  }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
     benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
                                  BM_QuantizeFromF16, t)

@@ -23,30 +23,30 @@ struct Weights {
   std::vector<float> values;  // dequantized, row-major
 };
 
-Weights random_q4_0(int64_t rows, int64_t cols, unsigned seed) {
+Weights random_weights(DType type, int64_t rows, int64_t cols, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 0.02f);
-  const size_t rb = *row_bytes(DType::Q4_0, cols);
+  const size_t rb = *row_bytes(type, cols);
   Weights w;
   w.plain.resize(rb * static_cast<size_t>(rows));
   w.values.resize(static_cast<size_t>(rows * cols));
   std::vector<float> row(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = dist(rng);
-    EXPECT_TRUE(quant::quantize_row(DType::Q4_0, row.data(), w.plain.data() + r * rb, cols).ok());
-    EXPECT_TRUE(quant::dequantize_row(DType::Q4_0, w.plain.data() + r * rb, w.values.data() + r * cols, cols).ok());
+    EXPECT_TRUE(quant::quantize_row(type, row.data(), w.plain.data() + r * rb, cols).ok());
+    EXPECT_TRUE(quant::dequantize_row(type, w.plain.data() + r * rb, w.values.data() + r * cols, cols).ok());
   }
   w.interleaved.resize(w.plain.size());
-  quant::interleave_rows(DType::Q4_0, w.plain.data(), w.interleaved.data(), rows, cols);
+  quant::interleave_rows(type, w.plain.data(), w.interleaved.data(), rows, cols);
   return w;
 }
 
 // W x for n_tok tokens on a backend, the weight in `layout`.
-std::vector<float> product(const Weights& w, WeightLayout layout, int64_t rows, int64_t cols,
+std::vector<float> product(DType type, const Weights& w, WeightLayout layout, int64_t rows, int64_t cols,
                            const std::vector<float>& x, int64_t n_tok, KernelChoice choice) {
   Graph g;
   auto& bytes = layout == WeightLayout::Plain ? w.plain : w.interleaved;
-  Tensor* wt = g.input(DType::Q4_0, {cols, rows, 1, 1}, const_cast<uint8_t*>(bytes.data()));
+  Tensor* wt = g.input(type, {cols, rows, 1, 1}, const_cast<uint8_t*>(bytes.data()));
   wt->kind = TensorKind::Weight;
   wt->layout = layout;
   Tensor* xt = g.input(DType::F32, {cols, n_tok, 1, 1}, const_cast<float*>(x.data()));
@@ -62,20 +62,23 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-TEST(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
+class InterleavedMatMul : public ::testing::TestWithParam<DType> {};
+
+TEST_P(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
+  const DType type = GetParam();
   const int64_t rows = 160;
   for (const int64_t cols : {int64_t{896}, int64_t{2080}}) {
-    const Weights w = random_q4_0(rows, cols, static_cast<unsigned>(cols));
+    const Weights w = random_weights(type, rows, cols, static_cast<unsigned>(cols));
     std::mt19937 rng(5);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (const int64_t n_tok : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{40}}) {
       std::vector<float> x(static_cast<size_t>(cols * n_tok));
       for (auto& v : x) v = dist(rng);
-      const auto want = product(w, WeightLayout::Plain, rows, cols, x, n_tok, KernelChoice::Reference);
+      const auto want = product(type, w, WeightLayout::Plain, rows, cols, x, n_tok, KernelChoice::Reference);
       // Plain copies of the rows under the reference kernels: the same sums.
-      EXPECT_TRUE(same_bits(product(w, WeightLayout::Interleaved16, rows, cols, x, n_tok, KernelChoice::Reference), want))
+      EXPECT_TRUE(same_bits(product(type, w, WeightLayout::Interleaved16, rows, cols, x, n_tok, KernelChoice::Reference), want))
           << "cols=" << cols << " tokens=" << n_tok;
-      const auto fast = product(w, WeightLayout::Interleaved16, rows, cols, x, n_tok, KernelChoice::Fastest);
+      const auto fast = product(type, w, WeightLayout::Interleaved16, rows, cols, x, n_tok, KernelChoice::Fastest);
       for (int64_t t = 0; t < n_tok; ++t) {
         for (int64_t r = 0; r < rows; ++r) {
           double mag = 0;
@@ -89,13 +92,13 @@ TEST(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
       }
       if (n_tok > 8) {
         // The prefill tiles pack the same words from either layout.
-        EXPECT_TRUE(same_bits(fast, product(w, WeightLayout::Plain, rows, cols, x, n_tok, KernelChoice::Fastest)))
+        EXPECT_TRUE(same_bits(fast, product(type, w, WeightLayout::Plain, rows, cols, x, n_tok, KernelChoice::Fastest)))
             << "cols=" << cols << " tokens=" << n_tok;
       } else {
         // A few tokens: each gets exactly what it gets alone.
         for (int64_t t = 0; t < n_tok; ++t) {
           const std::vector<float> one(x.begin() + t * cols, x.begin() + (t + 1) * cols);
-          const auto alone = product(w, WeightLayout::Interleaved16, rows, cols, one, 1, KernelChoice::Fastest);
+          const auto alone = product(type, w, WeightLayout::Interleaved16, rows, cols, one, 1, KernelChoice::Fastest);
           EXPECT_TRUE(same_bits(alone, std::vector<float>(fast.begin() + t * rows, fast.begin() + (t + 1) * rows)))
               << "cols=" << cols << " tokens=" << n_tok << " token " << t;
         }
@@ -104,15 +107,16 @@ TEST(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
   }
 }
 
-TEST(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
+TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
+  const DType type = GetParam();
   const int64_t rows = 48, cols = 96;
-  const Weights w = random_q4_0(rows, cols, 3);
+  const Weights w = random_weights(type, rows, cols, 3);
   std::vector<int32_t> ids{0, 17, 47, 16, 15};
   std::vector<float> got[2];
   for (const WeightLayout layout : {WeightLayout::Plain, WeightLayout::Interleaved16}) {
     Graph g;
     auto& bytes = layout == WeightLayout::Plain ? w.plain : w.interleaved;
-    Tensor* wt = g.input(DType::Q4_0, {cols, rows, 1, 1}, const_cast<uint8_t*>(bytes.data()));
+    Tensor* wt = g.input(type, {cols, rows, 1, 1}, const_cast<uint8_t*>(bytes.data()));
     wt->kind = TensorKind::Weight;
     wt->layout = layout;
     Tensor* it = g.input(DType::I32, {static_cast<int64_t>(ids.size()), 1, 1, 1}, ids.data());
@@ -130,6 +134,9 @@ TEST(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   }
   EXPECT_EQ(got[0], got[1]);
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q8_0),
+                         [](const auto& p) { return std::string(traits(p.param).name); });
 
 }  // namespace
 }  // namespace hearth::backend

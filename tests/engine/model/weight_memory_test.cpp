@@ -159,12 +159,11 @@ TEST_P(FixtureWeights, BothPlacesHoldTheFilesBytesAndGiveTheReferenceLogits) {
   }
 }
 
-// With copied weights the Q4_0 products are interleaved where the CPU has
-// the kernels for that layout (and only there), never in a mapped file, and
-// the model still gives the reference logits through them.
-TEST(InterleavedWeights, Q4_0ProductsAreInterleavedOnlyInTheCopyAndOnlyWithTheirKernels) {
-  const std::string path = data_path("models/tiny-llama-q4_0.gguf");
-  const bool has_kernels = quant::select_kernels(quant::detect_cpu_features()).get(DType::Q4_0).interleaved.decode.rows;
+// With copied weights the products of `type` are interleaved where the CPU
+// has the kernels for that layout (and only there), never in a mapped file
+// (the logits through them are FixtureWeights' check).
+void expect_interleaved_only_where_it_pays(const std::string& path, DType type) {
+  const bool has_kernels = quant::select_kernels(quant::detect_cpu_features()).get(type).interleaved.decode.rows;
   struct Case {
     WeightMemory where;
     quant::KernelLevel cap;
@@ -178,9 +177,8 @@ TEST(InterleavedWeights, Q4_0ProductsAreInterleavedOnlyInTheCopyAndOnlyWithTheir
     opts.cpu_kernels = c.cap;
     auto model = Model::load(path, opts);
     ASSERT_TRUE(model.ok()) << model.error().message;
-    const ModelWeights& w = (*model)->weights();
     const auto want = c.interleaved ? backend::WeightLayout::Interleaved16 : backend::WeightLayout::Plain;
-    for (const LayerWeights& l : w.layers) {
+    for (const LayerWeights& l : (*model)->weights().layers) {
       for (const backend::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down}) {
         EXPECT_EQ(t->layout, want) << t->name << " " << to_string(c.where) << " cap " << to_string(c.cap);
       }
@@ -188,6 +186,11 @@ TEST(InterleavedWeights, Q4_0ProductsAreInterleavedOnlyInTheCopyAndOnlyWithTheir
     }
     EXPECT_GT(hearth::testing::expect_weights_hold_the_files_bytes(**model, c.where), 0u);
   }
+}
+
+TEST(InterleavedWeights, Q4_0AndQ8_0ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
+  expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_0.gguf"), DType::Q4_0);
+  expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q8_0.gguf"), DType::Q8_0);
 }
 
 std::string weights_case_name(const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {

@@ -477,7 +477,7 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   const Matrix w = random_rows(DType::Q4_0, rows, n, 41);
   ASSERT_TRUE(can_interleave(DType::Q4_0, rows, n));
   EXPECT_FALSE(can_interleave(DType::Q4_0, 24, n));
-  EXPECT_FALSE(can_interleave(DType::Q8_0, rows, n));
+  EXPECT_FALSE(can_interleave(DType::Q4_K, rows, 256));
   std::vector<uint8_t> il(w.bytes.size());
   interleave_rows(DType::Q4_0, w.bytes.data(), il.data(), rows, n);
   const size_t group_bytes = w.row_bytes * 16;
@@ -502,6 +502,29 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   std::vector<uint8_t> in_place = w.bytes;
   interleave_rows_in_place(DType::Q4_0, in_place.data(), rows, n);
   EXPECT_EQ(in_place, il);
+}
+
+TEST(Interleave, Q8_0LayoutIsTheDocumentedOneAndRoundTrips) {
+  const int64_t rows = 16, n = 64;
+  const Matrix w = random_rows(DType::Q8_0, rows, n, 43);
+  ASSERT_TRUE(can_interleave(DType::Q8_0, rows, n));
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q8_0, w.bytes.data(), il.data(), rows, n);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* blk = il.data() + static_cast<size_t>(b) * 544;
+    for (int64_t r = 0; r < 16; ++r) {
+      const auto* plain = reinterpret_cast<const BlockQ8_0*>(w.bytes.data() + r * w.row_bytes) + b;
+      ASSERT_EQ(std::memcmp(blk + 2 * r, &plain->d, 2), 0) << "scale of row " << r << " block " << b;
+      for (int j = 0; j < 8; ++j) {
+        ASSERT_EQ(std::memcmp(blk + 32 + 64 * j + 4 * r, plain->qs + 4 * j, 4), 0) << "row " << r << " word " << j;
+      }
+    }
+  }
+  for (int64_t r = 0; r < 16; ++r) {
+    std::vector<uint8_t> back(w.row_bytes);
+    deinterleave_row(DType::Q8_0, il.data(), r, n, back.data());
+    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
+  }
 }
 
 // The interleaved decode kernels against the scalar vec_dot on the plain
@@ -553,6 +576,7 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
   }
   if (GetParam() == KernelLevel::Avx512) {
     EXPECT_NE(table_.get(DType::Q4_0).interleaved.decode.rows, nullptr);
+    EXPECT_NE(table_.get(DType::Q8_0).interleaved.decode.rows, nullptr);
     EXPECT_GT(checked, 0);
   }
 }

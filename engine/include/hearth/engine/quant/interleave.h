@@ -16,6 +16,8 @@
 //   bytes  32..287  four 64-byte chunks: chunk j, bytes 4r..4r+3 are row r's
 //                   qs[4j..4j+3] (values 4j..4j+3 in the low nibbles,
 //                   16+4j..16+4j+3 in the high nibbles)
+// Q8_0 group block (544 bytes = 16 x 34): the 16 scales, then eight 64-byte
+// chunks: chunk j, bytes 4r..4r+3 are row r's qs[4j..4j+3].
 #pragma once
 
 #include <hearth/engine/quant/types.h>
@@ -26,8 +28,8 @@ namespace hearth::quant {
 
 inline constexpr int64_t kInterleaveRows = 16;
 
-// Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0 with
-// a whole number of 16-row groups.
+// Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0 or
+// Q8_0 with a whole number of 16-row groups.
 bool can_interleave(DType type, int64_t rows, int64_t cols);
 
 // Plain rows (src, row_bytes(type, cols) apart) -> interleaved groups at dst.
