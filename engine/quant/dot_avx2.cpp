@@ -12,6 +12,7 @@
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
+#include "hearth/engine/quant/interleave.h"
 #include "kernels_internal.h"
 #include "ref_internal.h"
 
@@ -25,6 +26,7 @@ namespace avx2 {
 #include "dot_x86_256.inc"
 #include "dot_dec32_act.inc"
 #include "dot_avx2_rows.inc"
+#include "dot_avx2_interleaved.inc"
 #include "dot_avx2_rows_k.inc"
 
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
@@ -104,6 +106,7 @@ void fill_avx2(KernelTable& t) {
   avx2::fill_avx2(t);
   avx2::fill_avx2_packed(t);
   avx2::fill_avx2_rows(t);
+  avx2::fill_avx2_interleaved(t);
   avx2::fill_avx2_rows_k(t);
   t.f16_to_f32 = avx2::halves_to_floats;
 }

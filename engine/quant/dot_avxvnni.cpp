@@ -11,6 +11,7 @@
 
 #include "hearth/engine/quant/blocks.h"
 #include "hearth/engine/quant/fp16.h"
+#include "hearth/engine/quant/interleave.h"
 #include "kernels_internal.h"
 #include "ref_internal.h"
 
@@ -24,6 +25,7 @@ namespace avxvnni {
 #include "dot_x86_256.inc"
 #include "dot_dec32_act.inc"
 #include "dot_avx2_rows.inc"
+#include "dot_avx2_interleaved.inc"
 #include "dot_avx2_rows_k.inc"
 
 // 8 weight rows per 256-bit register for the repacked tiles.
@@ -78,6 +80,7 @@ void fill_avxvnni(KernelTable& t) {
   avxvnni::fill_avxvnni(t);
   avxvnni::fill_avxvnni_packed(t);
   avxvnni::fill_avx2_rows(t);
+  avxvnni::fill_avx2_interleaved(t);
   avxvnni::fill_avx2_rows_k(t);
 }
 

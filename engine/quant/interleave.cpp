@@ -67,6 +67,24 @@ void interleave_rows_in_place(DType type, void* data, int64_t rows, int64_t cols
   }
 }
 
+void deinterleave_group(DType type, const void* group, int64_t cols, void* dst_rows) {
+  assert(type == DType::Q4_0 || type == DType::Q8_0);
+  const BlockShape s = shape_of(type);
+  const int64_t blocks = cols / kQK;
+  const size_t row_bytes = static_cast<size_t>(blocks) * s.block_bytes;
+  const auto* in = static_cast<const uint8_t*>(group);
+  auto* out = static_cast<uint8_t*>(dst_rows);
+  // Block by block: each group block is read once, as one contiguous piece.
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* blk = in + static_cast<size_t>(b) * s.block_bytes * kInterleaveRows;
+    for (int64_t r = 0; r < kInterleaveRows; ++r) {
+      uint8_t* row_blk = out + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * s.block_bytes;
+      std::memcpy(row_blk, blk + 2 * r, 2);
+      for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(row_blk + 2 + 4 * j, blk + kScaleBytes + 64 * j + 4 * r, 4);
+    }
+  }
+}
+
 void deinterleave_row(DType type, const void* group, int64_t r, int64_t cols, void* dst_row) {
   assert((type == DType::Q4_0 || type == DType::Q8_0) && r >= 0 && r < kInterleaveRows);
   const BlockShape s = shape_of(type);

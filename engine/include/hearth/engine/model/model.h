@@ -41,7 +41,7 @@ struct LoadOptions {
   // The CPU kernel level the model will run at (the backend's cap). With
   // copied weights (HugePageCopy; the file's pages are never written), the
   // products whose kernels at that level read a 16-row interleaved layout
-  // faster (quant/interleave.h: Q4_0 and Q8_0 with AVX-512) are rearranged
+  // faster (quant/interleave.h: Q4_0 on x86, Q8_0 with VNNI) are rearranged
   // once here.
   // Every backend reads either layout; Scalar keeps every weight plain.
   quant::KernelLevel cpu_kernels = quant::KernelLevel::Avx512;

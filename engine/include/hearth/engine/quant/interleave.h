@@ -39,6 +39,10 @@ void interleave_rows(DType type, const void* src, void* dst, int64_t rows, int64
 // The same in place, through one group's worth of temporary memory.
 void interleave_rows_in_place(DType type, void* data, int64_t rows, int64_t cols);
 
+// The 16 rows of the interleaved group at `group`, in the plain layout
+// (row r at dst_rows + r * row bytes); faster than 16 deinterleave_row calls.
+void deinterleave_group(DType type, const void* group, int64_t cols, void* dst_rows);
+
 // Row `r` (0..15) of the interleaved group at `group`, in the plain layout.
 void deinterleave_row(DType type, const void* group, int64_t r, int64_t cols, void* dst_row);
 
