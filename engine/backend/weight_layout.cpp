@@ -27,4 +27,10 @@ void copy_plain_rows(const Tensor& w, int64_t r0, int64_t n, void* dst) {
   }
 }
 
+const uint8_t* plain_rows(const Tensor& w, int64_t r0, int64_t n, uint8_t* scratch) {
+  if (w.layout == WeightLayout::Plain) return static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r0) * w.row_bytes();
+  copy_plain_rows(w, r0, n, scratch);
+  return scratch;
+}
+
 }  // namespace hearth::backend

@@ -25,13 +25,22 @@ BlockShape shape_of(DType type) {
   return type == DType::Q8_0 ? BlockShape{sizeof(BlockQ8_0), kQK} : BlockShape{sizeof(BlockQ4_0), kQK / 2};
 }
 
+// Row r's block (plain bytes at row_blk) and its place in the group block
+// at group_blk, in either direction.
+void to_group(const uint8_t* row_blk, int64_t r, BlockShape s, uint8_t* group_blk) {
+  std::memcpy(group_blk + 2 * r, row_blk, 2);
+  for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(group_blk + kScaleBytes + 64 * j + 4 * r, row_blk + 2 + 4 * j, 4);
+}
+void from_group(const uint8_t* group_blk, int64_t r, BlockShape s, uint8_t* row_blk) {
+  std::memcpy(row_blk, group_blk + 2 * r, 2);
+  for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(row_blk + 2 + 4 * j, group_blk + kScaleBytes + 64 * j + 4 * r, 4);
+}
+
 void interleave_group(const uint8_t* src, size_t row_bytes, uint8_t* dst, int64_t blocks, BlockShape s) {
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t* out = dst + static_cast<size_t>(b) * s.block_bytes * kInterleaveRows;
     for (int64_t r = 0; r < kInterleaveRows; ++r) {
-      const uint8_t* blk = src + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * s.block_bytes;
-      std::memcpy(out + 2 * r, blk, 2);
-      for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(out + kScaleBytes + 64 * j + 4 * r, blk + 2 + 4 * j, 4);
+      to_group(src + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * s.block_bytes, r, s, out);
     }
   }
 }
@@ -78,9 +87,7 @@ void deinterleave_group(DType type, const void* group, int64_t cols, void* dst_r
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* blk = in + static_cast<size_t>(b) * s.block_bytes * kInterleaveRows;
     for (int64_t r = 0; r < kInterleaveRows; ++r) {
-      uint8_t* row_blk = out + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * s.block_bytes;
-      std::memcpy(row_blk, blk + 2 * r, 2);
-      for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(row_blk + 2 + 4 * j, blk + kScaleBytes + 64 * j + 4 * r, 4);
+      from_group(blk, r, s, out + static_cast<size_t>(r) * row_bytes + static_cast<size_t>(b) * s.block_bytes);
     }
   }
 }
@@ -91,10 +98,8 @@ void deinterleave_row(DType type, const void* group, int64_t r, int64_t cols, vo
   const auto* in = static_cast<const uint8_t*>(group);
   auto* out = static_cast<uint8_t*>(dst_row);
   for (int64_t b = 0; b < cols / kQK; ++b) {
-    const uint8_t* blk = in + static_cast<size_t>(b) * s.block_bytes * kInterleaveRows;
-    uint8_t* row_blk = out + static_cast<size_t>(b) * s.block_bytes;
-    std::memcpy(row_blk, blk + 2 * r, 2);
-    for (size_t j = 0; j < s.code_bytes / 4; ++j) std::memcpy(row_blk + 2 + 4 * j, blk + kScaleBytes + 64 * j + 4 * r, 4);
+    from_group(in + static_cast<size_t>(b) * s.block_bytes * kInterleaveRows, r, s,
+               out + static_cast<size_t>(b) * s.block_bytes);
   }
 }
 

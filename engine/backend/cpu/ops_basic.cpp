@@ -29,16 +29,10 @@ void op_get_rows(const Node& n, ThreadPool& pool) {
   const DType wt = w->type;
   const size_t rb = w->row_bytes();
   const int64_t cols = w->ne[0];
-  const bool plain = w->layout == WeightLayout::Plain;
   pool.parallel_for(n.dst->ne[1], kRowGrain, [&](int64_t b, int64_t e, int) {
-    std::vector<uint8_t> bytes(plain ? 0 : rb);
+    std::vector<uint8_t> scratch(w->layout == WeightLayout::Plain ? 0 : rb);
     for (int64_t t = b; t < e; ++t) {
-      const uint8_t* row = static_cast<const uint8_t*>(w->data) + static_cast<size_t>(ids[t]) * rb;
-      if (!plain) {
-        copy_plain_rows(*w, ids[t], 1, bytes.data());
-        row = bytes.data();
-      }
-      row_to_f32(wt, row, f32(n.dst) + t * cols, cols);
+      row_to_f32(wt, plain_rows(*w, ids[t], 1, scratch.data()), f32(n.dst) + t * cols, cols);
     }
   });
 }

@@ -72,16 +72,13 @@ void matmul_by_rows(const Node& n, ThreadPool& pool) {
   const DType wt = w->type;
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
   const size_t rb = w->row_bytes();
-  const auto* wdata = static_cast<const uint8_t*>(w->data);
   const float* xd = static_cast<const float*>(x->data);
   float* y = static_cast<float*>(n.dst->data);
-  const bool plain = w->layout == WeightLayout::Plain;
   pool.parallel_for(rows, n_tok == 1 ? 16 : 4, [&](int64_t b, int64_t e, int) {
     std::vector<float> row(static_cast<size_t>(cols));
-    std::vector<uint8_t> bytes(plain ? 0 : rb);
+    std::vector<uint8_t> scratch(w->layout == WeightLayout::Plain ? 0 : rb);
     for (int64_t r = b; r < e; ++r) {
-      if (!plain) copy_plain_rows(*w, r, 1, bytes.data());
-      row_to_f32(wt, plain ? wdata + r * rb : bytes.data(), row.data(), cols);
+      row_to_f32(wt, plain_rows(*w, r, 1, scratch.data()), row.data(), cols);
       for (int64_t t = 0; t < n_tok; ++t) {
         const float* xr = xd + t * cols;
         float s = 0;
@@ -303,11 +300,8 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     const auto* wdata = static_cast<const uint8_t*>(w->data);
     // Rows [r0, r0 + nr) (nr <= kTileRows) in the plain layout: in place, or
     // converted into the thread's tile scratch.
-    auto plain_rows = [&](int64_t r0, int64_t nr, int thread) -> const uint8_t* {
-      if (plain) return wdata + static_cast<size_t>(r0) * rb;
-      uint8_t* dst = tiles + tile_bytes * static_cast<size_t>(thread);
-      copy_plain_rows(*w, r0, nr, dst);
-      return dst;
+    auto rows_at = [&](int64_t r0, int64_t nr, int thread) {
+      return plain_rows(*w, r0, nr, tiles + tile_bytes * static_cast<size_t>(thread));
     };
     const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
     const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
@@ -318,7 +312,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
       // from cache for the other tokens.
       pool.parallel_for(rows, kDecodeRowGrain, [&](int64_t b, int64_t e, int thread) {
         for (int64_t r = b; r < e; ++r) {
-          const uint8_t* row = plain_rows(r, 1, thread);
+          const uint8_t* row = rows_at(r, 1, thread);
           for (int64_t t = 0; t < n_tok; ++t) y[t * rows + r] = k.vec_dot(cols, row, act + t * ab);
         }
       });
@@ -347,7 +341,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
           const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
           const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
           const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
-          k.gemm(cols, plain_rows(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
+          k.gemm(cols, rows_at(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
                  static_cast<size_t>(rows));
         }
       });

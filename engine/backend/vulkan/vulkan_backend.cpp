@@ -286,13 +286,8 @@ Result<BufferView> VulkanBackendImpl::weight_view(const Tensor& t) {
   HEARTH_TRY(auto b, Buffer::create(*ctx_, *allocator_, t.bytes(), MemoryUsage::DeviceLocal));
   // The shaders read plain rows: weights interleaved for the CPU's kernels
   // (a model split between the CPU and the GPU) are converted on the way.
-  std::vector<uint8_t> plain;
-  const void* bytes = t.data;
-  if (t.layout != backend::WeightLayout::Plain) {
-    plain.resize(t.bytes());
-    backend::copy_plain_rows(t, 0, t.rows(), plain.data());
-    bytes = plain.data();
-  }
+  std::vector<uint8_t> scratch(t.layout == backend::WeightLayout::Plain ? 0 : t.bytes());
+  const void* bytes = backend::plain_rows(t, 0, t.rows(), scratch.data());
   HEARTH_CHECK(transfer_->upload(BufferView::whole(b), {static_cast<const std::byte*>(bytes), t.bytes()}));
   stats_.weight_bytes += t.bytes();
   auto [it, inserted] = weights_.emplace(t.data, DeviceWeight{std::move(b), t.bytes(), t.name});

@@ -14,4 +14,9 @@ namespace hearth::backend {
 // bytes written to dst.
 void copy_plain_rows(const Tensor& w, int64_t r0, int64_t n, void* dst);
 
+// Rows [r0, r0 + n) of `w` in the plain layout: in place for a plain weight,
+// otherwise converted into `scratch` (n * w.row_bytes() bytes; unused for a
+// plain weight).
+const uint8_t* plain_rows(const Tensor& w, int64_t r0, int64_t n, uint8_t* scratch);
+
 }  // namespace hearth::backend
