@@ -14,13 +14,20 @@ void copy_plain_rows(const Tensor& w, int64_t r0, int64_t n, void* dst) {
     std::memcpy(out, src + static_cast<size_t>(r0) * rb, static_cast<size_t>(n) * rb);
     return;
   }
+  // Whole groups at once, the rest row by row; rows past the last group are
+  // stored plain.
+  const int64_t grouped = quant::grouped_rows(w.ne[1]);
   int64_t i = 0;
-  // Whole groups at once, the rest row by row.
-  for (; r0 % quant::kInterleaveRows == 0 && i + quant::kInterleaveRows <= n; i += quant::kInterleaveRows) {
+  for (; r0 % quant::kInterleaveRows == 0 && i + quant::kInterleaveRows <= n && r0 + i + quant::kInterleaveRows <= grouped;
+       i += quant::kInterleaveRows) {
     quant::deinterleave_group(w.type, src + static_cast<size_t>(r0 + i) * rb, w.cols(), out + static_cast<size_t>(i) * rb);
   }
   for (; i < n; ++i) {
     const int64_t r = r0 + i;
+    if (r >= grouped) {
+      std::memcpy(out + static_cast<size_t>(i) * rb, src + static_cast<size_t>(r) * rb, rb);
+      continue;
+    }
     const int64_t first = r / quant::kInterleaveRows * quant::kInterleaveRows;
     quant::deinterleave_row(w.type, src + static_cast<size_t>(first) * rb, r - first, w.cols(),
                             out + static_cast<size_t>(i) * rb);

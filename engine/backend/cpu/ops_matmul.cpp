@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <hearth/engine/backend/weight_layout.h>
+#include <hearth/engine/quant/interleave.h>
 
 #include "ops.h"
 #include "weight_rows.h"
@@ -118,8 +119,15 @@ bool can_share_decode(const Node& first, const Node& next, const quant::KernelTa
   if (!is_decode_matmul(first, kt) || !is_decode_matmul(next, kt)) return false;
   const Tensor* x = first.src[1];
   if (next.src[1] != x || next.src[0]->ne[0] != first.src[0]->ne[0]) return false;
+  // The joined products' rows are split across the threads at multiples of
+  // 16 of their joint index, so an interleaved product joins only with all
+  // its rows in whole groups (no plain last rows, interleave.h).
+  for (const Node* m : {&first, &next}) {
+    const Tensor* w = m->src[0];
+    if (w->layout == WeightLayout::Interleaved16 && w->ne[1] != quant::grouped_rows(w->ne[1])) return false;
+  }
   // One converted activation and one prepared layout serve both (so an
-  // interleaved product only joins interleaved ones, all whole groups).
+  // interleaved product only joins interleaved ones).
   if (kt.get(first.src[0]->type).act_type != kt.get(next.src[0]->type).act_type ||
       decode_kernels(*first.src[0], kt)->prepare != decode_kernels(*next.src[0], kt)->prepare) {
     return false;

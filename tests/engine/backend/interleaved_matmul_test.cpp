@@ -66,7 +66,7 @@ class InterleavedMatMul : public ::testing::TestWithParam<DType> {};
 
 TEST_P(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
   const DType type = GetParam();
-  const int64_t rows = 160;
+  const int64_t rows = 165;  // ten groups and five plain last rows
   const quant::KernelTable table = quant::select_kernels(quant::detect_cpu_features(), testing::kMaxKernelLevel);
   const quant::TypeKernels& k = table.get(type);
   for (const int64_t cols : {int64_t{896}, int64_t{2080}}) {
@@ -112,9 +112,9 @@ TEST_P(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
 
 TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   const DType type = GetParam();
-  const int64_t rows = 48, cols = 96;
+  const int64_t rows = 53, cols = 96;
   const Weights w = random_weights(type, rows, cols, 3);
-  std::vector<int32_t> ids{0, 17, 47, 16, 15};
+  std::vector<int32_t> ids{0, 17, 47, 16, 15, 52, 48};
   std::vector<float> got[2];
   for (const WeightLayout layout : {WeightLayout::Plain, WeightLayout::Interleaved16}) {
     Graph g;
@@ -138,7 +138,7 @@ TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   EXPECT_EQ(got[0], got[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0),
                          [](const auto& p) { return std::string(traits(p.param).name); });
 
 }  // namespace

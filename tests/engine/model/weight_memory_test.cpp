@@ -177,20 +177,26 @@ void expect_interleaved_only_where_it_pays(const std::string& path, DType type) 
     opts.cpu_kernels = c.cap;
     auto model = Model::load(path, opts);
     ASSERT_TRUE(model.ok()) << model.error().message;
-    const auto want = c.interleaved ? backend::WeightLayout::Interleaved16 : backend::WeightLayout::Plain;
+    int of_type = 0;
     for (const LayerWeights& l : (*model)->weights().layers) {
       for (const backend::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down}) {
+        of_type += t->type == type;
+        const auto want = c.interleaved && t->type == type ? backend::WeightLayout::Interleaved16
+                                                           : backend::WeightLayout::Plain;
         EXPECT_EQ(t->layout, want) << t->name << " " << to_string(c.where) << " cap " << to_string(c.cap);
       }
       EXPECT_EQ(l.attn_norm->layout, backend::WeightLayout::Plain) << "norms are not interleaved";
     }
     EXPECT_GT(hearth::testing::expect_weights_hold_the_files_bytes(**model, c.where), 0u);
+    EXPECT_GT(of_type, 0) << path << " has no " << traits(type).name << " products";
   }
 }
 
-TEST(InterleavedWeights, Q4_0AndQ8_0ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
+TEST(InterleavedWeights, Q4_0Q5_0AndQ8_0ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_0.gguf"), DType::Q4_0);
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q8_0.gguf"), DType::Q8_0);
+  // Q4_K_M: the products of widths that are not whole 256-value blocks are Q5_0.
+  expect_interleaved_only_where_it_pays(data_path("models/tiny-gemma3-q4_k_m.gguf"), DType::Q5_0);
 }
 
 std::string weights_case_name(const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {

@@ -476,7 +476,9 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   const int64_t rows = 32, n = 96;
   const Matrix w = random_rows(DType::Q4_0, rows, n, 41);
   ASSERT_TRUE(can_interleave(DType::Q4_0, rows, n));
-  EXPECT_FALSE(can_interleave(DType::Q4_0, 24, n));
+  EXPECT_TRUE(can_interleave(DType::Q4_0, 24, n));  // one group, eight plain rows
+  EXPECT_FALSE(can_interleave(DType::Q4_0, 8, n));
+  EXPECT_FALSE(can_interleave(DType::Q4_0, rows, 48));
   EXPECT_FALSE(can_interleave(DType::Q4_K, rows, 256));
   std::vector<uint8_t> il(w.bytes.size());
   interleave_rows(DType::Q4_0, w.bytes.data(), il.data(), rows, n);
@@ -505,6 +507,45 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   }
   std::vector<uint8_t> in_place = w.bytes;
   interleave_rows_in_place(DType::Q4_0, in_place.data(), rows, n);
+  EXPECT_EQ(in_place, il);
+}
+
+// Q5_0: the scales, then mask j bit 4r + i = row r's fifth bit of value
+// 4j + i, then Q4_0's chunks; the last rows % 16 rows stay plain.
+TEST(Interleave, Q5_0LayoutIsTheDocumentedOneAndKeepsPlainLastRows) {
+  const int64_t rows = 21, n = 64;
+  const Matrix w = random_rows(DType::Q5_0, rows, n, 47);
+  ASSERT_TRUE(can_interleave(DType::Q5_0, rows, n));
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q5_0, w.bytes.data(), il.data(), rows, n);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* blk = il.data() + static_cast<size_t>(b) * 352;
+    for (int64_t r = 0; r < 16; ++r) {
+      const auto* plain = reinterpret_cast<const BlockQ5_0*>(w.bytes.data() + r * w.row_bytes) + b;
+      ASSERT_EQ(std::memcmp(blk + 2 * r, &plain->d, 2), 0) << "scale of row " << r << " block " << b;
+      const uint32_t qh = plain->qh[0] | plain->qh[1] << 8 | plain->qh[2] << 16 | uint32_t{plain->qh[3]} << 24;
+      for (int j = 0; j < 8; ++j) {
+        uint64_t mask;
+        std::memcpy(&mask, blk + 32 + 8 * j, 8);
+        for (int i = 0; i < 4; ++i) {
+          ASSERT_EQ((mask >> (4 * r + i)) & 1, (qh >> (4 * j + i)) & 1) << "row " << r << " value " << 4 * j + i;
+        }
+      }
+      for (int j = 0; j < 4; ++j) {
+        ASSERT_EQ(std::memcmp(blk + 96 + 64 * j + 4 * r, plain->qs + 4 * j, 4), 0) << "row " << r << " chunk " << j;
+      }
+    }
+  }
+  const size_t group_bytes = 16 * w.row_bytes;
+  EXPECT_EQ(std::memcmp(il.data() + group_bytes, w.bytes.data() + group_bytes, w.bytes.size() - group_bytes), 0)
+      << "the five last rows are plain";
+  for (int64_t r = 0; r < 16; ++r) {
+    std::vector<uint8_t> back(w.row_bytes);
+    deinterleave_row(DType::Q5_0, il.data(), r, n, back.data());
+    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
+  }
+  std::vector<uint8_t> in_place = w.bytes;
+  interleave_rows_in_place(DType::Q5_0, in_place.data(), rows, n);
   EXPECT_EQ(in_place, il);
 }
 
@@ -542,7 +583,8 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
     ASSERT_TRUE(k.rows_multi && k.prepare && k.prepared_bytes) << traits(type).name;
     const TypeKernels& ref = scalar_.get(type);
     for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{2080}}) {
-      const int64_t rows = 48;
+      // Three groups and five plain last rows (interleave.h).
+      const int64_t rows = 53;
       const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 5));
       std::vector<uint8_t> il(w.bytes.size());
       interleave_rows(type, w.bytes.data(), il.data(), rows, n);
@@ -582,6 +624,8 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
     EXPECT_NE(table_.get(DType::Q4_0).interleaved.decode.rows, nullptr);
     // Q8_0 needs vpdpbusd (vpmaddubsw pair sums of its codes would saturate).
     EXPECT_EQ(table_.get(DType::Q8_0).interleaved.decode.rows != nullptr, GetParam() != KernelLevel::Avx2);
+    // Q5_0's fifth bits go on by masked byte adds: 512-bit only.
+    EXPECT_EQ(table_.get(DType::Q5_0).interleaved.decode.rows != nullptr, GetParam() == KernelLevel::Avx512);
     EXPECT_GT(checked, 0);
   }
 }
@@ -596,7 +640,7 @@ TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
     const PrefillKernels& il = k.interleaved.prefill;
     if (!il.gemm) continue;
     ASSERT_NE(k.prefill.gemm, nullptr) << traits(type).name;
-    const int64_t n = 160, rows = 64, cols = 29;
+    const int64_t n = 160, rows = 69, cols = 29;  // four groups and five plain last rows
     const Matrix w = random_rows(type, rows, n, 17);
     std::vector<uint8_t> grouped(w.bytes.size());
     interleave_rows(type, w.bytes.data(), grouped.data(), rows, n);
@@ -605,7 +649,7 @@ TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
     il.prepare(n, a.bytes.data(), a.row_bytes, 0, cols, prepared.data());
     std::vector<uint8_t> scratch(std::max(il.tile_bytes(n), k.prefill.tile_bytes(n)));
     for (const int64_t r0 : {int64_t{0}, int64_t{16}}) {
-      for (const int64_t nr : {int64_t{16}, int64_t{48}}) {
+      for (const int64_t nr : {int64_t{16}, int64_t{48}, rows - r0}) {
         for (const int64_t c0 : {int64_t{0}, int64_t{8}}) {
         const int64_t nc = cols - c0;
         std::vector<float> plain(static_cast<size_t>(nr * nc)), got(plain.size(), -1.0f);

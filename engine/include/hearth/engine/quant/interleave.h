@@ -18,6 +18,15 @@
 //                   16+4j..16+4j+3 in the high nibbles)
 // Q8_0 group block (544 bytes = 16 x 34): the 16 scales, then eight 64-byte
 // chunks: chunk j, bytes 4r..4r+3 are row r's qs[4j..4j+3].
+// Q5_0 group block (352 bytes = 16 x 22): the 16 scales; then eight 64-bit
+// masks of fifth bits, mask j bit 4r + i = row r's qh bit 4j + i (the fifth
+// bit of value 4j + i: chunk j's low nibbles for j < 4, chunk j - 4's high
+// nibbles after), so a masked byte add puts them on the codes of a chunk;
+// then four 64-byte chunks of low bits as in Q4_0.
+//
+// A matrix whose row count is not a multiple of 16 keeps its last rows % 16
+// rows plain, after the groups (a vocabulary of 151669 tokens, say): the
+// kernels compute those rows one at a time.
 #pragma once
 
 #include <hearth/engine/quant/types.h>
@@ -28,12 +37,17 @@ namespace hearth::quant {
 
 inline constexpr int64_t kInterleaveRows = 16;
 
-// Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0 or
-// Q8_0 with a whole number of 16-row groups.
+// Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0,
+// Q5_0 or Q8_0 with at least one 16-row group.
 bool can_interleave(DType type, int64_t rows, int64_t cols);
 
-// Plain rows (src, row_bytes(type, cols) apart) -> interleaved groups at dst.
-// src and dst must not overlap; can_interleave(type, rows, cols) must hold.
+// The rows of a `rows`-row matrix that are in whole groups; the rest follow
+// in the plain layout.
+constexpr int64_t grouped_rows(int64_t rows) { return rows / kInterleaveRows * kInterleaveRows; }
+
+// Plain rows (src, row_bytes(type, cols) apart) -> interleaved groups at dst,
+// and the last rows % 16 rows copied as they are. src and dst must not
+// overlap; can_interleave(type, rows, cols) must hold.
 void interleave_rows(DType type, const void* src, void* dst, int64_t rows, int64_t cols);
 
 // The same in place, through one group's worth of temporary memory.
