@@ -301,7 +301,7 @@ void register_all() {
           ->Arg(2)->Arg(4)->Arg(8);
     }
   }
-  for (DType t : {DType::Q4_0, DType::Q8_0}) {
+  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K}) {
     const std::string name(traits(t).name);
     benchmark::RegisterBenchmark(("DecodeInterleavedCache/" + name).c_str(), BM_DecodeInterleaved, t, size_t{64} << 10)
         ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);

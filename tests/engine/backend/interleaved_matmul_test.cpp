@@ -69,7 +69,8 @@ TEST_P(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
   const int64_t rows = 165;  // ten groups and five plain last rows
   const quant::KernelTable table = quant::select_kernels(quant::detect_cpu_features(), testing::kMaxKernelLevel);
   const quant::TypeKernels& k = table.get(type);
-  for (const int64_t cols : {int64_t{896}, int64_t{2080}}) {
+  const bool k_quant = traits(type).block_elements == 256;
+  for (const int64_t cols : {k_quant ? int64_t{1024} : int64_t{896}, int64_t{2304}}) {
     const Weights w = random_weights(type, rows, cols, static_cast<unsigned>(cols));
     std::mt19937 rng(5);
     std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -112,7 +113,7 @@ TEST_P(InterleavedMatMul, EqualsThePlainLayoutOnEveryPath) {
 
 TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   const DType type = GetParam();
-  const int64_t rows = 53, cols = 96;
+  const int64_t rows = 53, cols = traits(type).block_elements == 256 ? 256 : 96;
   const Weights w = random_weights(type, rows, cols, 3);
   std::vector<int32_t> ids{0, 17, 47, 16, 15, 52, 48};
   std::vector<float> got[2];
@@ -138,7 +139,7 @@ TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   EXPECT_EQ(got[0], got[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K),
                          [](const auto& p) { return std::string(traits(p.param).name); });
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/model/model.h>
 #include <hearth/engine/model/weight_memory.h>
+#include <hearth/engine/quant/interleave.h>
 
 #include <fstream>
 #include <numeric>
@@ -159,17 +160,21 @@ TEST_P(FixtureWeights, BothPlacesHoldTheFilesBytesAndGiveTheReferenceLogits) {
   }
 }
 
-// With copied weights the products of `type` are interleaved where the CPU
-// has the kernels for that layout (and only there), never in a mapped file
-// (the logits through them are FixtureWeights' check).
+// With copied weights the products are interleaved where the CPU has the
+// kernels for their type in that layout (and only there), never in a mapped
+// file (the logits through them are FixtureWeights' check); `type` must be
+// among them.
 void expect_interleaved_only_where_it_pays(const std::string& path, DType type) {
-  const bool has_kernels = quant::select_kernels(quant::detect_cpu_features()).get(type).interleaved.decode.rows;
+  const quant::KernelTable best = quant::select_kernels(quant::detect_cpu_features());
+  const auto has_kernels = [&](const backend::Tensor* t) {
+    return best.get(t->type).interleaved.decode.rows != nullptr && quant::can_interleave(t->type, t->ne[1], t->ne[0]);
+  };
   struct Case {
     WeightMemory where;
     quant::KernelLevel cap;
     bool interleaved;
   };
-  for (const Case c : {Case{WeightMemory::HugePageCopy, quant::KernelLevel::Avx512, has_kernels},
+  for (const Case c : {Case{WeightMemory::HugePageCopy, quant::KernelLevel::Avx512, true},
                        Case{WeightMemory::HugePageCopy, quant::KernelLevel::Scalar, false},
                        Case{WeightMemory::Mapped, quant::KernelLevel::Avx512, false}}) {
     LoadOptions opts;
@@ -181,8 +186,8 @@ void expect_interleaved_only_where_it_pays(const std::string& path, DType type) 
     for (const LayerWeights& l : (*model)->weights().layers) {
       for (const backend::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down}) {
         of_type += t->type == type;
-        const auto want = c.interleaved && t->type == type ? backend::WeightLayout::Interleaved16
-                                                           : backend::WeightLayout::Plain;
+        const auto want = c.interleaved && has_kernels(t) ? backend::WeightLayout::Interleaved16
+                                                          : backend::WeightLayout::Plain;
         EXPECT_EQ(t->layout, want) << t->name << " " << to_string(c.where) << " cap " << to_string(c.cap);
       }
       EXPECT_EQ(l.attn_norm->layout, backend::WeightLayout::Plain) << "norms are not interleaved";
@@ -192,11 +197,13 @@ void expect_interleaved_only_where_it_pays(const std::string& path, DType type) 
   }
 }
 
-TEST(InterleavedWeights, Q4_0Q5_0AndQ8_0ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
+TEST(InterleavedWeights, ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_0.gguf"), DType::Q4_0);
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q8_0.gguf"), DType::Q8_0);
-  // Q4_K_M: the products of widths that are not whole 256-value blocks are Q5_0.
+  // Q4_K_M: Q4_K, and Q5_0 for the products of widths that are not whole
+  // 256-value blocks (Q6_K stays plain).
   expect_interleaved_only_where_it_pays(data_path("models/tiny-gemma3-q4_k_m.gguf"), DType::Q5_0);
+  expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_k_m.gguf"), DType::Q4_K);
 }
 
 std::string weights_case_name(const ::testing::TestParamInfo<hearth::testing::FixtureCase>& param_info) {

@@ -479,7 +479,7 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   EXPECT_TRUE(can_interleave(DType::Q4_0, 24, n));  // one group, eight plain rows
   EXPECT_FALSE(can_interleave(DType::Q4_0, 8, n));
   EXPECT_FALSE(can_interleave(DType::Q4_0, rows, 48));
-  EXPECT_FALSE(can_interleave(DType::Q4_K, rows, 256));
+  EXPECT_FALSE(can_interleave(DType::Q6_K, rows, 256));
   std::vector<uint8_t> il(w.bytes.size());
   interleave_rows(DType::Q4_0, w.bytes.data(), il.data(), rows, n);
   const size_t group_bytes = w.row_bytes * 16;
@@ -549,6 +549,52 @@ TEST(Interleave, Q5_0LayoutIsTheDocumentedOneAndKeepsPlainLastRows) {
   EXPECT_EQ(in_place, il);
 }
 
+// Q4_K: d, dmin, the scale and min words as interleave.h documents them
+// (the six-bit values read from the 12 packed bytes as GGUF lays them out),
+// the 32 code chunks, and every row read back exactly.
+TEST(Interleave, Q4_KLayoutIsTheDocumentedOneAndRoundTrips) {
+  const int64_t rows = 19, n = 512;
+  const Matrix w = random_rows(DType::Q4_K, rows, n, 53);
+  ASSERT_TRUE(can_interleave(DType::Q4_K, rows, n));
+  EXPECT_FALSE(can_interleave(DType::Q4_K, rows, 384));
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q4_K, w.bytes.data(), il.data(), rows, n);
+  auto word = [](const uint8_t* p) { return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24; };
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const uint8_t* blk = il.data() + static_cast<size_t>(b) * 2304;
+    for (int64_t r = 0; r < 16; ++r) {
+      const auto* x = reinterpret_cast<const BlockQ4_K*>(w.bytes.data() + r * w.row_bytes) + b;
+      ASSERT_EQ(std::memcmp(blk + 2 * r, &x->d, 2), 0) << "d of row " << r;
+      ASSERT_EQ(std::memcmp(blk + 32 + 2 * r, &x->dmin, 2), 0) << "dmin of row " << r;
+      const uint8_t* q = x->scales;
+      for (int j = 0; j < 8; ++j) {
+        const int sc = j < 4 ? q[j] & 63 : (q[j + 4] & 0x0F) | (q[j - 4] >> 6) << 4;
+        const int m = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | (q[j] >> 6) << 4;
+        ASSERT_EQ(static_cast<int>(word(blk + 64 + 4 * r) >> (4 * j) & 15), sc & 15) << "row " << r << " scale " << j;
+        ASSERT_EQ(static_cast<int>(word(blk + 128 + 4 * r) >> (4 * j) & 15), m & 15) << "row " << r << " min " << j;
+        ASSERT_EQ(static_cast<int>(word(blk + 192 + 4 * r) >> (2 * j) & 3), sc >> 4) << "row " << r << " scale " << j;
+        ASSERT_EQ(static_cast<int>(word(blk + 192 + 4 * r) >> (16 + 2 * j) & 3), m >> 4) << "row " << r << " min " << j;
+      }
+      for (int c = 0; c < 32; ++c) {
+        ASSERT_EQ(std::memcmp(blk + 256 + 64 * c + 4 * r, x->qs + 4 * c, 4), 0) << "row " << r << " chunk " << c;
+      }
+    }
+  }
+  for (int64_t r = 0; r < 16; ++r) {
+    std::vector<uint8_t> back(w.row_bytes);
+    deinterleave_row(DType::Q4_K, il.data(), r, n, back.data());
+    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
+  }
+  std::vector<uint8_t> group_back(16 * w.row_bytes);
+  deinterleave_group(DType::Q4_K, il.data(), n, group_back.data());
+  EXPECT_EQ(std::memcmp(group_back.data(), w.bytes.data(), group_back.size()), 0);
+  EXPECT_EQ(std::memcmp(il.data() + group_back.size(), w.bytes.data() + group_back.size(), 3 * w.row_bytes), 0)
+      << "the three last rows are plain";
+  std::vector<uint8_t> in_place = w.bytes;
+  interleave_rows_in_place(DType::Q4_K, in_place.data(), rows, n);
+  EXPECT_EQ(in_place, il);
+}
+
 TEST(Interleave, Q8_0LayoutIsTheDocumentedOneAndRoundTrips) {
   const int64_t rows = 16, n = 64;
   const Matrix w = random_rows(DType::Q8_0, rows, n, 43);
@@ -582,7 +628,8 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
     if (!k.rows) continue;
     ASSERT_TRUE(k.rows_multi && k.prepare && k.prepared_bytes) << traits(type).name;
     const TypeKernels& ref = scalar_.get(type);
-    for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{2080}}) {
+    const int64_t be = traits(type).block_elements;
+    for (int64_t n : {be, 3 * be, (be == kQK ? 65 : 9) * be}) {
       // Three groups and five plain last rows (interleave.h).
       const int64_t rows = 53;
       const Matrix w = random_rows(type, rows, n, static_cast<uint32_t>(n + 5));
@@ -624,8 +671,10 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
     EXPECT_NE(table_.get(DType::Q4_0).interleaved.decode.rows, nullptr);
     // Q8_0 needs vpdpbusd (vpmaddubsw pair sums of its codes would saturate).
     EXPECT_EQ(table_.get(DType::Q8_0).interleaved.decode.rows != nullptr, GetParam() != KernelLevel::Avx2);
-    // Q5_0's fifth bits go on by masked byte adds: 512-bit only.
+    // Q5_0's fifth bits go on by masked byte adds, Q4_K's scales need
+    // vpmulld lanes to spare: 512-bit only.
     EXPECT_EQ(table_.get(DType::Q5_0).interleaved.decode.rows != nullptr, GetParam() == KernelLevel::Avx512);
+    EXPECT_EQ(table_.get(DType::Q4_K).interleaved.decode.rows != nullptr, GetParam() == KernelLevel::Avx512);
     EXPECT_GT(checked, 0);
   }
 }
@@ -640,7 +689,8 @@ TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
     const PrefillKernels& il = k.interleaved.prefill;
     if (!il.gemm) continue;
     ASSERT_NE(k.prefill.gemm, nullptr) << traits(type).name;
-    const int64_t n = 160, rows = 69, cols = 29;  // four groups and five plain last rows
+    // Four groups and five plain last rows; five blocks of 32 or two of 256.
+    const int64_t n = traits(type).block_elements == kQK ? 160 : 512, rows = 69, cols = 29;
     const Matrix w = random_rows(type, rows, n, 17);
     std::vector<uint8_t> grouped(w.bytes.size());
     interleave_rows(type, w.bytes.data(), grouped.data(), rows, n);
@@ -665,6 +715,7 @@ TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
     }
   }
   if (GetParam() == KernelLevel::Avx512) {
+    EXPECT_NE(table_.get(DType::Q4_K).interleaved.prefill.gemm, nullptr);
     EXPECT_GT(checked, 0);
   }
 }

@@ -23,6 +23,16 @@
 // bit of value 4j + i: chunk j's low nibbles for j < 4, chunk j - 4's high
 // nibbles after), so a masked byte add puts them on the codes of a chunk;
 // then four 64-byte chunks of low bits as in Q4_0.
+// Q4_K group block (2304 bytes = 16 x 144, one per 256 values):
+//   bytes    0..31   the 16 rows' fp16 d, row order; 32..63 their fp16 dmin
+//   bytes   64..127  word r: row r's eight scales' low 4 bits, scale j in bits 4j..4j+3
+//   bytes  128..191  word r: the same for the eight mins
+//   bytes  192..255  word r: bits 2j..2j+1 scale j's high 2 bits, 16+2j.. min j's
+//   bytes  256..2303 32 chunks: chunk c, bytes 4r..4r+3 are row r's
+//                    qs[4c..4c+3] (chunk 8k + i: values 4i..4i+3 of
+//                    sub-block 2k in the low nibbles, of 2k+1 in the high)
+// The 12 packed scale bytes of a row use every bit, so they are rebuilt
+// exactly from these words.
 //
 // A matrix whose row count is not a multiple of 16 keeps its last rows % 16
 // rows plain, after the groups (a vocabulary of 151669 tokens, say): the
@@ -38,7 +48,7 @@ namespace hearth::quant {
 inline constexpr int64_t kInterleaveRows = 16;
 
 // Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0,
-// Q5_0 or Q8_0 with at least one 16-row group.
+// Q5_0, Q8_0 or Q4_K with at least one 16-row group.
 bool can_interleave(DType type, int64_t rows, int64_t cols);
 
 // The rows of a `rows`-row matrix that are in whole groups; the rest follow
