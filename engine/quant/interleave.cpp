@@ -24,8 +24,11 @@ struct BlockShape {
   size_t chunks_at() const { return kScaleBytes + (high_bytes ? kMaskBytes : 0); }
 };
 
-// The formats of 32-value blocks with a layout (Q4_K has its own code below).
-bool has_layout(DType type) { return type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q8_0; }
+// The formats with a layout: three of 32-value blocks, and Q4_K (its own
+// code below).
+bool has_layout(DType type) {
+  return type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q8_0 || type == DType::Q4_K;
+}
 
 BlockShape shape_of(DType type) {
   static_assert(sizeof(BlockQ4_0) == 2 + kQK / 2 && sizeof(BlockQ8_0) == 2 + kQK, "fp16 scale, then the codes");
@@ -158,7 +161,7 @@ void row_from_group(DType type, const uint8_t* group_blk, int64_t r, uint8_t* ro
 }  // namespace
 
 bool can_interleave(DType type, int64_t rows, int64_t cols) {
-  return (has_layout(type) || type == DType::Q4_K) && rows >= kInterleaveRows && cols > 0 &&
+  return has_layout(type) && rows >= kInterleaveRows && cols > 0 &&
          cols % block_values(type) == 0;
 }
 
@@ -196,7 +199,7 @@ void interleave_rows_in_place(DType type, void* data, int64_t rows, int64_t cols
 }
 
 void deinterleave_group(DType type, const void* group, int64_t cols, void* dst_rows) {
-  assert(has_layout(type) || type == DType::Q4_K);
+  assert(has_layout(type));
   const int64_t blocks = cols / block_values(type);
   const size_t bb = block_bytes(type);
   const size_t row_bytes = static_cast<size_t>(blocks) * bb;
@@ -212,7 +215,7 @@ void deinterleave_group(DType type, const void* group, int64_t cols, void* dst_r
 }
 
 void deinterleave_row(DType type, const void* group, int64_t r, int64_t cols, void* dst_row) {
-  assert((has_layout(type) || type == DType::Q4_K) && r >= 0 && r < kInterleaveRows);
+  assert(has_layout(type) && r >= 0 && r < kInterleaveRows);
   const size_t bb = block_bytes(type);
   const auto* in = static_cast<const uint8_t*>(group);
   auto* out = static_cast<uint8_t*>(dst_row);

@@ -470,6 +470,33 @@ INSTANTIATE_TEST_SUITE_P(AllLevels, LevelTest, ::testing::Values(HEARTH_SIMD_LEV
                            return s;
                          });
 
+// Every grouped row and group of `il` (interleave_rows of w) read back to
+// the plain bytes, the last rows % 16 rows plain as they were, and the
+// in-place conversion equal to `il`.
+void expect_round_trips(DType type, const Matrix& w, const std::vector<uint8_t>& il, int64_t rows, int64_t n) {
+  const size_t group_bytes = 16 * w.row_bytes;
+  const int64_t grouped = grouped_rows(rows);
+  for (int64_t g = 0; g < grouped / 16; ++g) {
+    const uint8_t* group = il.data() + static_cast<size_t>(g) * group_bytes;
+    for (int64_t r = 0; r < 16; ++r) {
+      std::vector<uint8_t> back(w.row_bytes);
+      deinterleave_row(type, group, r, n, back.data());
+      ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + (16 * g + r) * w.row_bytes, w.row_bytes), 0)
+          << traits(type).name << " row " << 16 * g + r;
+    }
+    std::vector<uint8_t> rows_back(group_bytes);
+    deinterleave_group(type, group, n, rows_back.data());
+    EXPECT_EQ(std::memcmp(rows_back.data(), w.bytes.data() + static_cast<size_t>(g) * group_bytes, group_bytes), 0)
+        << traits(type).name << " group " << g;
+  }
+  const size_t plain_at = static_cast<size_t>(grouped) * w.row_bytes;
+  EXPECT_EQ(std::memcmp(il.data() + plain_at, w.bytes.data() + plain_at, w.bytes.size() - plain_at), 0)
+      << traits(type).name << ": the last " << rows - grouped << " rows are plain";
+  std::vector<uint8_t> in_place = w.bytes;
+  interleave_rows_in_place(type, in_place.data(), rows, n);
+  EXPECT_EQ(in_place, il) << traits(type).name;
+}
+
 // The 16-row interleaved layout as interleave.h documents it, byte by byte,
 // and every row read back from it.
 TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
@@ -495,19 +522,8 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
         }
       }
     }
-    for (int64_t r = 0; r < 16; ++r) {
-      std::vector<uint8_t> back(w.row_bytes);
-      deinterleave_row(DType::Q4_0, il.data() + static_cast<size_t>(g) * group_bytes, r, n, back.data());
-      ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + (16 * g + r) * w.row_bytes, w.row_bytes), 0) << "row " << r;
-    }
-    std::vector<uint8_t> rows_back(group_bytes);
-    deinterleave_group(DType::Q4_0, il.data() + static_cast<size_t>(g) * group_bytes, n, rows_back.data());
-    EXPECT_EQ(std::memcmp(rows_back.data(), w.bytes.data() + static_cast<size_t>(g) * group_bytes, group_bytes), 0)
-        << "group " << g;
   }
-  std::vector<uint8_t> in_place = w.bytes;
-  interleave_rows_in_place(DType::Q4_0, in_place.data(), rows, n);
-  EXPECT_EQ(in_place, il);
+  expect_round_trips(DType::Q4_0, w, il, rows, n);
 }
 
 // Q5_0: the scales, then mask j bit 4r + i = row r's fifth bit of value
@@ -536,17 +552,7 @@ TEST(Interleave, Q5_0LayoutIsTheDocumentedOneAndKeepsPlainLastRows) {
       }
     }
   }
-  const size_t group_bytes = 16 * w.row_bytes;
-  EXPECT_EQ(std::memcmp(il.data() + group_bytes, w.bytes.data() + group_bytes, w.bytes.size() - group_bytes), 0)
-      << "the five last rows are plain";
-  for (int64_t r = 0; r < 16; ++r) {
-    std::vector<uint8_t> back(w.row_bytes);
-    deinterleave_row(DType::Q5_0, il.data(), r, n, back.data());
-    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
-  }
-  std::vector<uint8_t> in_place = w.bytes;
-  interleave_rows_in_place(DType::Q5_0, in_place.data(), rows, n);
-  EXPECT_EQ(in_place, il);
+  expect_round_trips(DType::Q5_0, w, il, rows, n);
 }
 
 // Q4_K: d, dmin, the scale and min words as interleave.h documents them
@@ -580,19 +586,7 @@ TEST(Interleave, Q4_KLayoutIsTheDocumentedOneAndRoundTrips) {
       }
     }
   }
-  for (int64_t r = 0; r < 16; ++r) {
-    std::vector<uint8_t> back(w.row_bytes);
-    deinterleave_row(DType::Q4_K, il.data(), r, n, back.data());
-    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
-  }
-  std::vector<uint8_t> group_back(16 * w.row_bytes);
-  deinterleave_group(DType::Q4_K, il.data(), n, group_back.data());
-  EXPECT_EQ(std::memcmp(group_back.data(), w.bytes.data(), group_back.size()), 0);
-  EXPECT_EQ(std::memcmp(il.data() + group_back.size(), w.bytes.data() + group_back.size(), 3 * w.row_bytes), 0)
-      << "the three last rows are plain";
-  std::vector<uint8_t> in_place = w.bytes;
-  interleave_rows_in_place(DType::Q4_K, in_place.data(), rows, n);
-  EXPECT_EQ(in_place, il);
+  expect_round_trips(DType::Q4_K, w, il, rows, n);
 }
 
 TEST(Interleave, Q8_0LayoutIsTheDocumentedOneAndRoundTrips) {
@@ -611,11 +605,7 @@ TEST(Interleave, Q8_0LayoutIsTheDocumentedOneAndRoundTrips) {
       }
     }
   }
-  for (int64_t r = 0; r < 16; ++r) {
-    std::vector<uint8_t> back(w.row_bytes);
-    deinterleave_row(DType::Q8_0, il.data(), r, n, back.data());
-    ASSERT_EQ(std::memcmp(back.data(), w.bytes.data() + r * w.row_bytes, w.row_bytes), 0) << "row " << r;
-  }
+  expect_round_trips(DType::Q8_0, w, il, rows, n);
 }
 
 // The interleaved decode kernels against the scalar vec_dot on the plain
