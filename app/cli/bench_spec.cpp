@@ -69,27 +69,29 @@ Result<nlohmann::json> bench_speculation(const SpecBenchInput& in) {
   }
 
   // The verify pass by batch size, after the prompt: n tokens in one pass,
-  // then cut back (what a rejected draft costs).
+  // then cut back (what a rejected draft costs). Each round times every
+  // size once, so a machine whose memory bandwidth drifts (other tenants)
+  // shifts all sizes alike instead of skewing their ratios; round 0 warms up.
   session->reset();
   HEARTH_CHECK(session->prefill(in.prompt));
   const size_t base = session->context().size();
   sampling::Rng rng(7);
   const auto n_vocab = static_cast<uint64_t>(in.model->hparams().n_vocab);
   std::vector<float> rows;
-  std::vector<double> verify_ms;
-  constexpr int kVerifySizes = 9, kVerifyReps = 7;
-  for (int n = 1; n <= kVerifySizes; ++n) {
-    std::vector<double> t;
-    for (int rep = 0; rep <= kVerifyReps; ++rep) {
+  constexpr int kVerifySizes = 9, kVerifyRounds = 9;
+  std::vector<std::vector<double>> times(kVerifySizes);
+  for (int round = 0; round <= kVerifyRounds; ++round) {
+    for (int n = 1; n <= kVerifySizes; ++n) {
       std::vector<int32_t> tokens(static_cast<size_t>(n));
       for (auto& id : tokens) id = static_cast<int32_t>(rng.next() % n_vocab);
       const auto t0 = Clock::now();
       HEARTH_CHECK(session->verify(tokens, rows));
-      if (rep > 0) t.push_back(ms_since(t0));
+      if (round > 0) times[static_cast<size_t>(n - 1)].push_back(ms_since(t0));
       HEARTH_CHECK(session->truncate(base));
     }
-    verify_ms.push_back(median(t));
   }
+  std::vector<double> verify_ms;
+  for (auto& t : times) verify_ms.push_back(median(t));
   nlohmann::json ratio = nlohmann::json::array();
   for (int k = 1; k < kVerifySizes; ++k) ratio.push_back(verify_ms[static_cast<size_t>(k)] / verify_ms[0]);
 

@@ -207,9 +207,12 @@ void BM_DecodeInterleaved(benchmark::State& state, DType type, size_t bytes) {
                             kRowLength);
     }
   }
-  const int64_t block = std::max<int64_t>(kInterleaveRows, static_cast<int64_t>((64u << 10) / w.row_bytes) / 16 * 16);
-  std::vector<float> out(static_cast<size_t>(block * tokens));
+  // Thread 0 makes the weights; the others may read them only inside the
+  // loop (its start waits for every thread).
+  std::vector<float> out;
   for (auto _ : state) {
+    const int64_t block = std::max<int64_t>(kInterleaveRows, static_cast<int64_t>((64u << 10) / w.row_bytes) / 16 * 16);
+    out.resize(static_cast<size_t>(block * tokens));
     const int64_t groups = w.rows / kInterleaveRows;
     const int64_t begin = groups * state.thread_index() / state.threads() * kInterleaveRows;
     const int64_t end = groups * (state.thread_index() + 1) / state.threads() * kInterleaveRows;
