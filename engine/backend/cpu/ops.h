@@ -52,9 +52,13 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
 // what a one-token decode of it gives. Used for passes over several
 // sequences of at most kMaxRowsBatch tokens with a multi-row decode kernel:
 // the GEMM tiles repack every weight tile per product, which a handful of
-// tokens does not repay (Qwen2.5-0.5B Q4_K_M, 2 threads: CPU time per token
-// lower up to 8 tokens, higher from 16; tests/bench/scheduler_bench.cpp).
-inline constexpr int64_t kMaxRowsBatch = 8;
+// tokens does not repay. With the interleaved kernels (8 tokens per pass,
+// more tokens in further passes over a group still in cache), 2 threads,
+// Zen 4: 8 tokens by rows 31.8 ms (1B Q4_0) and 21.2 ms (Qwen2.5-0.5B
+// Q4_K_M), by tiles 9 tokens 76.7 / 40.9 ms, 16 tokens 94.1 / 49.4 ms, 24
+// tokens 119.4 / 62.3 ms. Up to 16 the rows stay ahead, and a 9-token
+// verify pass (8 drafts) or a 16-stream step stays bit-identical per token.
+inline constexpr int64_t kMaxRowsBatch = 16;
 bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt);
 void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
 
