@@ -184,8 +184,13 @@ void BM_DecodeBatch(benchmark::State& state, DType type, bool multi) {
 // MiB: from memory, rows split across the benchmark threads; 64 KiB: from
 // cache), in the CPU backend's 64 KiB row blocks. Bytes counted as weight
 // bytes x tokens, comparable with DecodeBatch and DecodeMem.
-void BM_DecodeInterleaved(benchmark::State& state, DType type, size_t bytes) {
-  const KernelTable kt = select_kernels(detect_cpu_features());
+void BM_DecodeInterleaved(benchmark::State& state, DType type, KernelLevel level, size_t bytes) {
+  const CpuFeatures f = detect_cpu_features();
+  if (best_level(f) < level) {
+    state.SkipWithError("level not supported by this CPU");
+    return;
+  }
+  const KernelTable kt = select_kernels(f, level);
   const TypeKernels& k = kt.get(type);
   if (!k.interleaved.decode.rows) {
     state.SkipWithError("no interleaved decode kernel at this level");
@@ -305,11 +310,15 @@ void register_all() {
     }
   }
   for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K}) {
-    const std::string name(traits(t).name);
-    benchmark::RegisterBenchmark(("DecodeInterleavedCache/" + name).c_str(), BM_DecodeInterleaved, t, size_t{64} << 10)
-        ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);
-    benchmark::RegisterBenchmark(("DecodeInterleavedMem/" + name).c_str(), BM_DecodeInterleaved, t, size_t{256} << 20)
-        ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
+    for (KernelLevel l : {KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512}) {
+      const std::string name = std::string(traits(t).name) + "/" + std::string(to_string(l));
+      benchmark::RegisterBenchmark(("DecodeInterleavedCache/" + name).c_str(), BM_DecodeInterleaved, t, l,
+                                   size_t{64} << 10)
+          ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8);
+      benchmark::RegisterBenchmark(("DecodeInterleavedMem/" + name).c_str(), BM_DecodeInterleaved, t, l,
+                                   size_t{256} << 20)
+          ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
+    }
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
     benchmark::RegisterBenchmark(("QuantizeFromF16/" + std::string(traits(t).name)).c_str(),
