@@ -33,8 +33,9 @@ namespace avx2 {
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
 // that are accumulated in int16 over the groups of a (half) block and
 // widened once: exact while 2 * max(u) * 127 * groups < 32768, i.e. codes
-// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K) or <= 7 over 4 (Q3_K,
-// Q2_K). Other formats keep the plain tiles at this level.
+// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K) or <= 31 over 4 (Q5_0,
+// whose sums widen per half block; Q3_K, Q2_K). Other formats keep the plain
+// tiles at this level.
 struct PackVec {
   static constexpr int kRows = 8;
   using F = __m256;
@@ -47,6 +48,10 @@ struct PackVec {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32(word)));
   }
   static F cvt(I v) { return _mm256_cvtepi32_ps(_mm256_madd_epi16(v, _mm256_set1_epi16(1))); }
+  static F cvt_pair(I a, I b) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_madd_epi16(a, ones), _mm256_madd_epi16(b, ones)));
+  }
   static F load(const float* p) { return _mm256_loadu_ps(p); }
   static F set1(float v) { return _mm256_set1_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
@@ -79,12 +84,29 @@ struct Q4_0NibblePacker {
   }
 };
 
+// Q5_0 as raw codes u = q (0..31): x = d u - 16 d. Eight int16 pair sums of
+// such codes could pass 32767 (2 x 31 x 127 x 8), so they widen per 16
+// values (kSplitSums: 2 x 31 x 127 x 4 < 32768).
+struct Q5_0CodePacker {
+  using Act = BlockQ8_0;
+  static constexpr int kHalves = 1;
+  static constexpr bool kSym128 = false;
+  static constexpr bool kSplitSums = true;
+  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
+    const BlockQ5_0& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), _mm256_add_epi8(Q5_0Weights::values(blk), _mm256_set1_epi8(16)));
+    *d = half(blk.d);
+    *m = 16.0f * *d;
+  }
+};
+
 }  // namespace
 
 void fill_avx2_packed(KernelTable& t) {
   using detail::gemm_by_dot;
   const auto gemm = [&t](DType type, GemmFn fn) { t.by_type[static_cast<size_t>(type)].gemm = fn; };
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
+  gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);

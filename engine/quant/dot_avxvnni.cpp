@@ -42,6 +42,7 @@ struct PackVec {
   }
   static I iset1(int32_t v) { return _mm256_set1_epi32(v); }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+  static F cvt_pair(I a, I b) { return _mm256_cvtepi32_ps(_mm256_add_epi32(a, b)); }
   static F load(const float* p) { return _mm256_loadu_ps(p); }
   static F set1(float v) { return _mm256_set1_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
