@@ -33,9 +33,9 @@ namespace avx2 {
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
 // that are accumulated in int16 over the groups of a (half) block and
 // widened once: exact while 2 * max(u) * 127 * groups < 32768, i.e. codes
-// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K) or <= 31 over 4 (Q5_0,
-// whose sums widen per half block; Q3_K, Q2_K). Other formats keep the plain
-// tiles at this level.
+// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K), <= 31 over 4 (Q5_0,
+// whose sums widen per half block; Q3_K, Q2_K) or <= 63 over 2 (Q6_K).
+// Other formats keep the plain tiles at this level.
 struct PackVec {
   static constexpr int kRows = 8;
   using F = __m256;
@@ -100,6 +100,12 @@ struct Q5_0CodePacker {
   }
 };
 
+// Q6_K: codes up to 63, so its half blocks' sums widen every two groups
+// (kSplitSums: 2 x 63 x 127 x 2 < 32768).
+struct Q6KSplitPacker : Q6KPacker {
+  static constexpr bool kSplitSums = true;
+};
+
 }  // namespace
 
 void fill_avx2_packed(KernelTable& t) {
@@ -109,6 +115,7 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
+  gemm(DType::Q6_K, gemm_auto<Q6KSplitPacker, gemm_by_dot<dot_q6_k>, dot_q6_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
 }
 namespace {
