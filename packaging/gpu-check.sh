@@ -4,7 +4,9 @@
 # `hearth-cli bench --backend vulkan` on each and, when its path is given, the
 # reference engine's Vulkan `llama-bench` on the same files, and prints one
 # JSON line per model with both engines' prefill (pp) and decode (tg) tokens/s
-# and the fraction of the GPU's memory bandwidth that decode reaches.
+# and the fraction of the GPU's memory bandwidth that decode reaches. Hearth
+# runs once per matrix-vector path (`--gpu-path plain` and `int-dot`; the
+# automatic choice is the main figure), so each path's speed is on record.
 #
 # usage: packaging/gpu-check.sh [--ref-bench PATH] [--gpu-bandwidth GBPS]
 #                               [--hearth-cli PATH] [--work DIR] [--ci]
@@ -84,16 +86,24 @@ for entry in "${models[@]}"; do
   fi
   hearth_json="$work/$name.hearth.json"
   "$cli" bench -m "$file" -p "$pp" -n "$tg" -r "$reps" --backend vulkan --gpu-layers all --json >"$hearth_json"
+  for path in plain int-dot; do
+    # A device without integer dot products refuses int-dot (bench then runs
+    # on the CPU, which the JSON below notices): its line says why.
+    if ! "$cli" bench -m "$file" -p "$pp" -n "$tg" -r "$reps" --backend vulkan --gpu-layers all \
+        --gpu-path "$path" --json >"$work/$name.hearth-$path.json" 2>"$work/$name.hearth-$path.err"; then
+      rm -f "$work/$name.hearth-$path.json"
+    fi
+  done
   ref_json="$work/$name.ref.json"
   rm -f "$ref_json"
   if [ -n "$ref_bench" ]; then
     # -ngl 99: every layer on the GPU, as Hearth's --gpu-layers all.
     "$ref_bench" -m "$file" -p "$pp" -n "$tg" -r "$reps" -ngl 99 -o json >"$ref_json"
   fi
-  python3 - "$name" "$hearth_json" "$ref_json" "$gpu_bandwidth" <<'PY'
+  python3 - "$name" "$hearth_json" "$ref_json" "$gpu_bandwidth" "$work/$name.hearth" <<'PY'
 import json, os, sys
 
-name, hearth_path, ref_path, bandwidth_arg = sys.argv[1:5]
+name, hearth_path, ref_path, bandwidth_arg, path_prefix = sys.argv[1:6]
 with open(hearth_path) as f:
     h = json.load(f)
 for key in ("pp_tps", "tg_tps", "weight_bytes_per_token", "backend"):
@@ -124,6 +134,25 @@ if ref_path and os.path.exists(ref_path):
     ref = {"pp_tps": pp_rows[0]["avg_ts"], "tg_tps": tg_rows[0]["avg_ts"],
            "tg_bandwidth_fraction": fraction(tg_rows[0]["avg_ts"])}
 
+# Each forced matrix-vector path: its speed, or why it did not run on the GPU.
+paths = {}
+for path in ("plain", "int-dot"):
+    run_path = f"{path_prefix}-{path}.json"
+    if os.path.exists(run_path):
+        with open(run_path) as f:
+            p = json.load(f)
+        if p.get("backend") == "vulkan" and (p.get("pipeline") or {}).get("matvec") == path:
+            paths[path] = {"pp_tps": p["pp_tps"], "tg_tps": p["tg_tps"],
+                           "tg_bandwidth_fraction": fraction(p["tg_tps"])}
+            continue
+    err_path = f"{path_prefix}-{path}.err"
+    reason = ""
+    if os.path.exists(err_path):
+        with open(err_path) as f:
+            lines = [l.strip() for l in f if "Vulkan" in l or "error" in l.lower()]
+        reason = lines[-1] if lines else ""
+    paths[path] = {"error": reason or "did not run on the GPU"}
+
 line = {
     "model": name,
     "device": device,
@@ -134,6 +163,7 @@ line = {
     "gpu_bandwidth_gbps": bandwidth,
     "gpu_bandwidth_source": source,
     "hearth": {"pp_tps": h["pp_tps"], "tg_tps": h["tg_tps"], "tg_bandwidth_fraction": fraction(h["tg_tps"])},
+    "hearth_paths": paths,
     "reference": ref,
     "pp_ratio": h["pp_tps"] / ref["pp_tps"] if ref else None,
     "tg_ratio": h["tg_tps"] / ref["tg_tps"] if ref else None,

@@ -7,6 +7,9 @@
 // one-column pass, so column j of y is bit for bit the one-token result.
 // x: [MV_COLS][ncols], y: [MV_COLS][nrows].
 //
+// INT_DOT: x arrives as 8-bit blocks (quantize_q8.comp) and each chunk is
+// a few packed integer dot products (chunk_dot_int.glsl).
+//
 // USE_SUBGROUPS: each subgroup owns rows (ROWS_PER_WG per workgroup, spec
 // constant 1) and reduces with subgroupAdd: no shared memory, no barriers.
 // Otherwise: one row per workgroup with a shared-memory tree reduction.
@@ -30,17 +33,26 @@ layout(std430, binding = 3) readonly buffer Ids { int ids[]; };
 #else
 layout(push_constant) uniform Push { MatvecParams p; };
 #endif
-layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+#ifdef INT_DOT
+layout(std430, binding = 1) readonly buffer Codes { uvec4 codes4[]; };
+layout(std430, binding = 1) readonly buffer Scales { vec2 scales[]; };
+#else
+layout(std430, binding = 1) readonly buffer X { float x[]; };
 // Wider views of the same bindings for 16-byte loads (see chunk_dot.glsl);
 // x is 16-byte aligned (binding offsets are) and ncols a multiple of 32.
 #ifndef TYPE_PLAIN
 layout(std430, binding = 1) readonly buffer X128 { vec4 x4[]; };
 #endif
-#ifdef TYPE_Q4_K
+#endif
+#if defined(TYPE_Q4_K) || (defined(INT_DOT) && defined(TYPE_Q5_K))
 layout(std430, binding = 0) readonly buffer Weights128 { uvec4 w128[]; };
 #endif
+#ifdef INT_DOT
+#include "hearth/shaders/chunk_dot_int.glsl"
+#else
 #include "hearth/shaders/chunk_dot.glsl"
+#endif
 
 // This invocation's share of row `row` for every column, added to sums:
 // lane `lane` of `lanes`. The weights start `wbase` storage units in, column
@@ -55,7 +67,11 @@ void row_partial(uint row, uint lane, uint lanes, uint wbase, uint xoff, inout f
 #else
   const uint nchunks = p.ncols / 32u;
   for (uint c = lane; c < nchunks; c += lanes) {
+#ifdef INT_DOT
+    chunk_dot_int(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, c, sums);
+#else
     chunk_dot(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, xoff + c * 32u, p.ncols, sums);
+#endif
   }
 #endif
 }

@@ -19,6 +19,9 @@ std::vector<FlagSpec> engine_flags() {
       {"threads", FlagKind::Value, "CPU threads (default 2)", "t", "N"},
       {"kv-type", FlagKind::Value, "KV cache type: f16 or q8_0 (default f16)", "", "TYPE"},
       {"gpu-layers", FlagKind::Value, "layers on the GPU with --backend vulkan: N, auto (from free VRAM) or all (default)", "", "N"},
+      {"gpu-path", FlagKind::Value,
+       "Vulkan matrix-vector products: plain (f32 activations), int-dot (8-bit activations, packed integer dot "
+       "products) or auto (int-dot where the GPU accelerates it; default)", "", "PATH"},
       {"cpu-kernels", FlagKind::Value,
        "highest CPU kernel level: scalar, neon, neon-dotprod (ARM), avx2, avx-vnni or avx512 (x86) (default: the "
        "best this CPU has)", "", "LEVEL"},
@@ -86,6 +89,14 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("--cpu-kernels '{}' is not one of scalar, neon, neon-dotprod, avx2, avx-vnni, avx512", *level));
     }
+  }
+  if (const auto path = args.get("gpu-path")) {
+    if (backend != "vulkan") return make_error(ErrorCode::InvalidArgument, "--gpu-path needs --backend vulkan");
+    const auto parsed = vulkan::parse_matvec_path(*path);
+    if (!parsed) {
+      return make_error(ErrorCode::InvalidArgument, fmt::format("--gpu-path '{}' is not one of auto, plain, int-dot", *path));
+    }
+    request.gpu_matvec_path = *parsed;
   }
   // Only bench declares --profile; other verbs never have it set.
   if (args.has("profile")) request.profiling = runtime::BackendProfiling::GpuTimestamps;

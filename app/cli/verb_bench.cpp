@@ -103,6 +103,9 @@ int run_bench(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "bench: %s\n", speculation.error().message.c_str());
     return speculation.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;
   }
+  // The Vulkan pipeline choice (layer 0's backend: the GPU part of a split).
+  const auto* gpu = dynamic_cast<const vulkan::VulkanBackend*>(&be.backend_for_layer(0));
+  const char* gpu_path = gpu ? vulkan::to_string(gpu->stats().matvec_path) : nullptr;
   // Timestamps come from the Vulkan backend; the CPU backend has none.
   const auto* vk = args->has("profile") ? dynamic_cast<const vulkan::VulkanBackend*>(&be) : nullptr;
   if (args->has("profile") && !vk) std::fprintf(stderr, "bench: --profile times GPU ops; the %s backend has none\n", be.name());
@@ -180,6 +183,9 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"read_bandwidth_gbps_sd", bws.sd},
                         {"roofline_fraction", roofline},
                         {"roofline_fraction_runs", run_fractions}};
+    // The GPU pipelines this run used: the matrix-vector path (plain or
+    // int-dot) and the prefill products (float tiles on every device).
+    if (gpu_path) j["pipeline"] = {{"matvec", gpu_path}, {"matmul", "tiles"}};
     if (vk) j["profile"] = {{"pp", profile_json(pp_profile)}, {"tg", profile_json(tg_profile)}};
     if (!spec_figures.is_null()) {
       // tg_tps becomes the speculative figure (tg_tps_nospec beside it); the
@@ -191,6 +197,7 @@ int run_bench(const std::vector<std::string>& argv) {
   } else {
     std::printf("model      %s\nbackend    %s (%s), %d threads\n", args->get("model")->c_str(), be.name(),
                 be.device().name.c_str(), setup->threads);
+    if (gpu_path) std::printf("gpu        matrix-vector products: %s\n", gpu_path);
     std::printf("pp%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*pp), pps.mean, pps.sd);
     std::printf("tg%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*tg), tgs.mean, tgs.sd);
     std::printf("weights    %.1f MB read per generated token (%s)\n", static_cast<double>(bpt) / 1e6,

@@ -16,6 +16,7 @@ namespace {
 vulkan::VulkanConfig vulkan_config(const BackendRequest& request) {
   vulkan::VulkanConfig config;
   config.preference.name = request.gpu_device;
+  config.matvec_path = request.gpu_matvec_path;
   config.profiling = request.profiling == BackendProfiling::GpuTimestamps ? vulkan::ProfilingMode::Timestamps
                                                                             : vulkan::ProfilingMode::Off;
   // Software devices (lavapipe) are slower than the CPU backend: only used

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs packaging/gpu-check.sh in its CI mode (tiny models, on whatever Vulkan
 device the suite uses: lavapipe) and checks what it prints: one JSON line per
-model with Hearth's pp/tg, the device, and a bandwidth fraction that follows
-from the bench figures; and that bad arguments are refused with a reason.
+model with Hearth's pp/tg (the automatic pipeline and each forced
+matrix-vector path), the device, and a bandwidth fraction that follows from
+the bench figures; and that bad arguments are refused with a reason.
 
 usage: gpu_check_test.py SOURCE_DIR HEARTH_CLI WORK_DIR
 """
@@ -58,6 +59,14 @@ def main():
             want = j["weight_bytes_per_token"] * j["hearth"]["tg_tps"] / (bw * 1e9)
             if abs(j["hearth"]["tg_bandwidth_fraction"] - want) > 1e-9 * max(1.0, want):
                 fail(f"{j['model']}: fraction {j['hearth']['tg_bandwidth_fraction']} != {want}")
+        # Every matrix-vector path ran on the device (lavapipe has integer
+        # dot products), and the automatic choice is named.
+        if (j["pipeline"] or {}).get("matvec") not in ("plain", "int-dot"):
+            fail(f"{j['model']}: no pipeline choice: {line}")
+        for path in ("plain", "int-dot"):
+            figures = j["hearth_paths"].get(path, {})
+            if not (figures.get("pp_tps", 0) > 0 and figures.get("tg_tps", 0) > 0):
+                fail(f"{j['model']}: --gpu-path {path} gave no speed: {figures}")
         if j["reference"] is not None or j["tg_ratio"] is not None:
             fail(f"{j['model']}: a reference figure without --ref-bench: {line}")
     print(r.stdout, end="")

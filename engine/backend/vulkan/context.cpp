@@ -95,11 +95,21 @@ DeviceDescription describe(VkPhysicalDevice pd, uint32_t index) {
   auto subgroup = vk_struct<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
   auto props = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   props.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties(pd, &props.properties);
+  // The integer-dot structures may only be chained where the device knows them.
+  const bool dot_core = props.properties.apiVersion >= VK_API_VERSION_1_3;
+  const bool dot_ext = has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  auto dot_props = vk_struct<VkPhysicalDeviceShaderIntegerDotProductProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES);
+  if (dot_core || dot_ext) subgroup.pNext = &dot_props;
   vkGetPhysicalDeviceProperties2(pd, &props);
 
   auto f11 = vk_struct<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
   auto f12 = vk_struct<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
   f11.pNext = &f12;
+  auto dot_features = vk_struct<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  if (dot_core || dot_ext) f12.pNext = &dot_features;
   auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
   features.pNext = &f11;
   const bool v12 = props.properties.apiVersion >= VK_API_VERSION_1_2;
@@ -136,6 +146,9 @@ DeviceDescription describe(VkPhysicalDevice pd, uint32_t index) {
   d.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                           (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                           (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+  d.integer_dot = v12 && (dot_core || dot_ext) && dot_features.shaderIntegerDotProduct;
+  d.integer_dot_accelerated = d.integer_dot && dot_props.integerDotProduct4x8BitPackedSignedAccelerated;
+  d.integer_dot_needs_extension = d.integer_dot && !dot_core;
   return d;
 }
 
@@ -245,11 +258,16 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanConfig&
   f11.storageBuffer16BitAccess = VK_TRUE;
   f12.storageBuffer8BitAccess = desc.storage_8bit ? VK_TRUE : VK_FALSE;
   f12.shaderFloat16 = desc.shader_float16 ? VK_TRUE : VK_FALSE;
+  auto dot_features = vk_struct<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  dot_features.shaderIntegerDotProduct = VK_TRUE;
+  if (desc.integer_dot) f12.pNext = &dot_features;
   auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
   features.pNext = &f11;
 
   std::vector<const char*> extensions;
   if (desc.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (desc.integer_dot_needs_extension) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
 
   auto device_info = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
   device_info.pNext = &features;
@@ -264,8 +282,10 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanConfig&
   }
   ctx->instance_ = instance.release();
   vkGetDeviceQueue(ctx->device_, ctx->queue_family_, 0, &ctx->queue_);
-  logger.info("Vulkan: using {} ({}, {} MiB, Vulkan {}, subgroup {})", desc.name, to_string(desc.kind),
-              desc.device_local_bytes >> 20, format_api_version(desc.api_version), desc.subgroup_size);
+  logger.info("Vulkan: using {} ({}, {} MiB, Vulkan {}, subgroup {}, integer dot {})", desc.name,
+              to_string(desc.kind), desc.device_local_bytes >> 20, format_api_version(desc.api_version),
+              desc.subgroup_size,
+              desc.integer_dot_accelerated ? "accelerated" : desc.integer_dot ? "not accelerated" : "none");
   return ctx;
 }
 

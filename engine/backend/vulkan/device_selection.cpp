@@ -164,4 +164,36 @@ DeviceChoice select_device(std::span<const DeviceDescription> devices,
   return choice;
 }
 
+const char* to_string(MatvecPath path) {
+  switch (path) {
+    case MatvecPath::Auto: return "auto";
+    case MatvecPath::Plain: return "plain";
+    case MatvecPath::IntegerDot: return "int-dot";
+  }
+  return "?";
+}
+
+std::optional<MatvecPath> parse_matvec_path(std::string_view text) {
+  for (auto p : {MatvecPath::Auto, MatvecPath::Plain, MatvecPath::IntegerDot}) {
+    if (text == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+Result<MatvecPath> resolve_matvec_path(MatvecPath requested, const DeviceDescription& d) {
+  switch (requested) {
+    case MatvecPath::Auto: return d.integer_dot_accelerated ? MatvecPath::IntegerDot : MatvecPath::Plain;
+    case MatvecPath::Plain: return MatvecPath::Plain;
+    case MatvecPath::IntegerDot:
+      if (!d.integer_dot) {
+        return make_error(ErrorCode::Unsupported,
+                          fmt::format("Vulkan: {} has no integer dot products (shaderIntegerDotProduct); the int-dot "
+                                      "matvec path needs them",
+                                      d.name));
+      }
+      return MatvecPath::IntegerDot;
+  }
+  return MatvecPath::Plain;
+}
+
 }  // namespace hearth::vulkan

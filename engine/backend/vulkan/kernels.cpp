@@ -33,6 +33,29 @@ constexpr WeightShaders kWeightShaders[] = {
 };
 #undef HEARTH_WEIGHT_ENTRY
 
+// The integer-dot matvec's shaders (shaders.cmake: HEARTH_INT_DOT_TYPES).
+struct IntDotShaders {
+  DType type;
+  ShaderId plain, subgroup;
+};
+constexpr IntDotShaders kIntDotShaders[] = {
+    {DType::Q8_0, ShaderId::matvec_dp_q8_0, ShaderId::matvec_dp_sg_q8_0},
+    {DType::Q4_0, ShaderId::matvec_dp_q4_0, ShaderId::matvec_dp_sg_q4_0},
+    {DType::Q4_1, ShaderId::matvec_dp_q4_1, ShaderId::matvec_dp_sg_q4_1},
+    {DType::Q5_0, ShaderId::matvec_dp_q5_0, ShaderId::matvec_dp_sg_q5_0},
+    {DType::Q5_1, ShaderId::matvec_dp_q5_1, ShaderId::matvec_dp_sg_q5_1},
+    {DType::Q4_K, ShaderId::matvec_dp_q4_k, ShaderId::matvec_dp_sg_q4_k},
+    {DType::Q5_K, ShaderId::matvec_dp_q5_k, ShaderId::matvec_dp_sg_q5_k},
+    {DType::Q6_K, ShaderId::matvec_dp_q6_k, ShaderId::matvec_dp_sg_q6_k},
+};
+
+std::optional<IntDotShaders> int_dot_shaders(DType type) {
+  for (const auto& s : kIntDotShaders) {
+    if (s.type == type) return s;
+  }
+  return std::nullopt;
+}
+
 std::optional<WeightShaders> weight_shaders(DType type) {
   for (const auto& w : kWeightShaders) {
     if (w.type == type) return w;
@@ -272,19 +295,67 @@ Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matvec", "weights", w, uint64_t{stride} * nrows * (type == DType::F32 ? 4 : 2)));
   HEARTH_CHECK(need_bytes("matvec", "x", x, 4ull * ncols * n_tokens));
   HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows * n_tokens));
-  const sp::MatvecParams p{ncols, nrows, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  return dispatch_matvec(seq, shaders->matvec, shaders->matvec_sg, bind, ncols, nrows, stride, n_tokens, "matvec");
+}
+
+Status Kernels::dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup,
+                                std::span<const Binding> bind, uint32_t ncols, uint32_t nrows,
+                                uint32_t row_stride, uint32_t n_tokens, std::string_view label) {
+  const sp::MatvecParams p{ncols, nrows, row_stride};
   // The token count is specialization constant 2 (MV_COLS): the shader's
   // per-token loops unroll, and each count is its own pipeline.
   if (tuning_.matvec_reduction == Reduction::Subgroup) {
     const uint32_t rows = std::max<uint32_t>(tuning_.matvec_rows, 1);
-    HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec_sg, {3, push_size<sp::MatvecParams>()},
+    HEARTH_TRY(const Pipeline* pl, pipelines_.get(subgroup, {3, push_size<sp::MatvecParams>()},
                                                   Specialization{tuning_.matvec, rows, n_tokens}));
-    return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((nrows + rows - 1) / rows), "matvec");
+    return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((p.nrows + rows - 1) / rows), label);
   }
-  HEARTH_TRY(const Pipeline* pl, pipelines_.get(shaders->matvec, {3, push_size<sp::MatvecParams>()},
+  HEARTH_TRY(const Pipeline* pl, pipelines_.get(plain, {3, push_size<sp::MatvecParams>()},
                                                 Specialization{tuning_.matvec, 1, n_tokens}));
-  return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid(nrows), "matvec");
+  return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid(p.nrows), label);
+}
+
+bool Kernels::supports_int_dot(DType type) { return int_dot_shaders(type).has_value(); }
+
+uint64_t Kernels::quantized_bytes(uint32_t ncols, uint32_t n_tokens) {
+  return 4ull * sp::token_words(ncols / 32) * n_tokens;
+}
+
+Status Kernels::quantize_activations(CommandSequence& seq, const BufferView& x, const BufferView& xq, uint32_t ncols,
+                                     uint32_t n_tokens) {
+  if (ncols == 0 || ncols % 32 != 0 || n_tokens == 0) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan quantize_activations: {} columns x {} tokens (columns: a multiple of 32)",
+                                  ncols, n_tokens));
+  }
+  HEARTH_CHECK(need_bytes("quantize_activations", "x", x, 4ull * ncols * n_tokens));
+  HEARTH_CHECK(need_bytes("quantize_activations", "xq", xq, quantized_bytes(ncols, n_tokens)));
+  const sp::QuantizeParams p{ncols, n_tokens};
+  const Binding bind[] = {{x, Access::Read}, {xq, Access::Write}};
+  const uint64_t blocks = uint64_t{ncols / 32} * n_tokens;
+  return run(seq, ShaderId::quantize_q8, tuning_.elementwise, bind, &p, push_size<sp::QuantizeParams>(),
+             grid((blocks + tuning_.elementwise - 1) / tuning_.elementwise), "quantize_q8");
+}
+
+Status Kernels::matvec_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                               const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens) {
+  const auto shaders = int_dot_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("Vulkan matvec_int_dot: no integer-dot shader for {}", traits(type).name));
+  }
+  if (n_tokens == 0 || n_tokens > kMatvecMaxTokens) {
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("Vulkan matvec_int_dot: {} tokens (1..{})", n_tokens, kMatvecMaxTokens));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, ncols, "matvec_int_dot"));
+  HEARTH_CHECK(need_bytes("matvec_int_dot", "weights", w, uint64_t{stride} * nrows * 2));
+  HEARTH_CHECK(need_bytes("matvec_int_dot", "xq", xq, quantized_bytes(ncols, n_tokens)));
+  HEARTH_CHECK(need_bytes("matvec_int_dot", "y", y, 4ull * nrows * n_tokens));
+  const Binding bind[] = {{w, Access::Read}, {xq, Access::Read}, {y, Access::Write}};
+  return dispatch_matvec(seq, shaders->plain, shaders->subgroup, bind, ncols, nrows, stride, n_tokens,
+                         "matvec_int_dot");
 }
 
 Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,

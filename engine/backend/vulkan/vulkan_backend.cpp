@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "hearth/engine/backend/activation_plan.h"
@@ -80,6 +81,9 @@ class VulkanBackendImpl final : public VulkanBackend {
     pipelines_ = std::make_unique<PipelineSet>(*ctx_, cache_.get());
     kernels_ = std::make_unique<Kernels>(*ctx_, *pipelines_, default_tuning(*ctx_));
     HEARTH_TRY(seq_, CommandSequence::create(*ctx_, kMaxDispatches, config.profiling));
+    HEARTH_TRY(const MatvecPath path, resolve_matvec_path(config.matvec_path, ctx_->description()));
+    int_dot_ = path == MatvecPath::IntegerDot;
+    logger.info("Vulkan: matrix-vector products: {}", int_dot_ ? "int-dot" : "plain");
     return {};
   }
 
@@ -88,6 +92,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     seq_.reset();
     weights_.clear();
     activations_.buffer.reset();
+    quantized_.buffer.reset();
     inputs_.buffer.reset();
     output_.reset();
     kernels_.reset();
@@ -153,7 +158,8 @@ class VulkanBackendImpl final : public VulkanBackend {
     backend::MemoryUse use;
     use.weights_bytes = stats_.weight_bytes + counters_->of(backend::BufferUsage::Weights);
     use.kv_bytes = counters_->of(backend::BufferUsage::KvCache);
-    use.scratch_bytes = counters_->of(backend::BufferUsage::Scratch) + activations_.buffer.size();
+    use.scratch_bytes =
+        counters_->of(backend::BufferUsage::Scratch) + activations_.buffer.size() + quantized_.buffer.size();
     use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
     use.scratch_growths = scratch_growths_;
     return use;
@@ -164,6 +170,8 @@ class VulkanBackendImpl final : public VulkanBackend {
     s.device_bytes = allocator_->stats().device_bytes;
     s.used_bytes = allocator_->stats().used_bytes;
     s.activation_bytes = activations_.buffer.size();
+    s.quantized_activation_bytes = quantized_.buffer.size();
+    s.matvec_path = int_dot_ ? MatvecPath::IntegerDot : MatvecPath::Plain;
     s.staging_bytes = inputs_.buffer.size() + output_.size();
     return s;
   }
@@ -193,6 +201,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig);
   TokenTables token_tables(const backend::KvView& kv) const;
   BufferView view(const Tensor* t) const { return views_.at(t); }
+  // Whether a MatMul node runs as an integer-dot matvec: the path is on, the
+  // weights have a shader, the product has at most kMatvecMaxTokens tokens
+  // and its weights fit one binding.
+  bool int_dot_product(const Node& n) const;
   // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
   // piece's offset aligned as the device requires; `rows` when all fit.
   uint32_t rows_per_binding(uint64_t row_bytes, uint32_t rows) const;
@@ -222,6 +234,12 @@ class VulkanBackendImpl final : public VulkanBackend {
   // the CPU; CommandSequence::track puts a barrier before a dispatch that
   // overwrites a range an earlier dispatch still reads (write after read).
   backend::ActivationPlanner planner_;
+  // The integer-dot path's 8-bit activations, one range per distinct MatMul
+  // input of the graph: Q, K and V (gate and up) share one quantization.
+  Arena quantized_;                                  // device-local
+  std::unordered_map<const Tensor*, BufferView> quantized_views_;
+  std::unordered_set<const Tensor*> quantized_recorded_;  // inputs quantized so far in this recording
+  bool int_dot_ = false;                                  // MatvecPath resolved for this device
   Arena inputs_;                                     // host-visible: ids, positions, block tables
   Buffer output_;                                    // host-visible: graph.output
   std::unordered_map<const Tensor*, BufferView> views_;
@@ -375,7 +393,13 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     act_bytes = plan.arena_bytes;
   }
   const uint64_t planned_bytes = act_bytes;
+  uint64_t quantized_bytes = 0;
+  std::unordered_set<const Tensor*> quantized_inputs;
   for (const Node& n : graph.nodes()) {
+    if (int_dot_product(n) && quantized_inputs.insert(n.src[1]).second) {
+      grow(quantized_bytes, Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
+                                                     static_cast<uint32_t>(n.src[1]->ne[1])));
+    }
     for (const Tensor* s : n.src) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
     }
@@ -396,7 +420,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
   if (activations_.buffer.size() < act_bytes || inputs_.buffer.size() < in_bytes ||
-      output_.size() < graph.output->bytes()) {
+      output_.size() < graph.output->bytes() || quantized_.buffer.size() < quantized_bytes) {
     // Grow with headroom so prefill followed by decode does not reallocate.
     HEARTH_CHECK(seq_->begin());  // drop the recording that references the old buffers
     signature_.clear();
@@ -407,6 +431,11 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       // Planned graphs need exactly the plan (a larger batch plans larger);
       // unplanned ones grow with headroom so prefill then decode fits.
       HEARTH_CHECK(set_activation_arena(use_plan ? act_bytes : act_bytes + act_bytes / 2));
+    }
+    if (quantized_.buffer.size() < quantized_bytes) {
+      quantized_.buffer.reset();
+      HEARTH_TRY(quantized_.buffer, Buffer::create(*ctx_, *allocator_, quantized_bytes + quantized_bytes / 2,
+                                                   MemoryUsage::DeviceLocal));
     }
     if (inputs_.buffer.size() < in_bytes) {
       inputs_.buffer.reset();
@@ -420,6 +449,8 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   note_scratch();
   activations_.used = planned_bytes;  // tensors outside the plan go after it
   inputs_.used = 0;
+  quantized_.used = 0;
+  quantized_views_.clear();
   views_.clear();
   tables_.clear();
   seq_counts_.clear();
@@ -465,6 +496,16 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       add_sig(static_cast<uint64_t>(kv.n_blocks));
       add_sig(static_cast<uint64_t>(kv.table_blocks));
       add_sig(static_cast<uint64_t>(kv.type));
+    }
+    if (int_dot_product(n)) {
+      const Tensor* x = n.src[1];
+      if (!quantized_views_.count(x)) {
+        HEARTH_TRY(quantized_views_[x], quantized_.take(Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
+                                                                                 static_cast<uint32_t>(x->ne[1])),
+                                                        align));
+      }
+      add_sig(quantized_views_[x].buffer->generation());
+      add_sig(quantized_views_[x].offset);
     }
     if (n.op == Op::Rope && n.params.rope.freq_factors) {
       // Llama 3.1 frequency factors: host data copied with the other inputs.
@@ -544,9 +585,16 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         // matvec shader with one column per token: each row of the result is
         // bit for bit a one-token decode's, so greedy speculation matches
         // plain greedy decoding exactly; the matmul tiles round differently.
-        HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
-                         ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
-                         : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+        if (int_dot_product(n)) {
+          // Quantized once per input: the products that share it reuse the blocks.
+          const BufferView xq = quantized_views_.at(b);
+          if (quantized_recorded_.insert(b).second) HEARTH_CHECK(k.quantize_activations(s, view(b), xq, cols, tokens));
+          HEARTH_CHECK(k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens));
+        } else {
+          HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
+                           ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
+                           : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
+        }
       } else {
         // Weights larger than one storage binding (a tied 150k-token output
         // matrix): matrix-vector products over row pieces, token by token,
@@ -676,9 +724,20 @@ Status VulkanBackendImpl::record_node(const Node& n) {
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }
 
+bool VulkanBackendImpl::int_dot_product(const Node& n) const {
+  if (!int_dot_ || n.op != Op::MatMul) return false;
+  const Tensor* a = n.src[0];
+  const Tensor* b = n.src[1];
+  if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0 || b->ne[1] > Kernels::kMatvecMaxTokens) return false;
+  const auto row = row_bytes(a->type, a->ne[0]);
+  const auto rows = static_cast<uint32_t>(a->ne[1]);
+  return row.ok() && rows_per_binding(*row, rows) >= rows;
+}
+
 Status VulkanBackendImpl::record(const Graph& graph) {
   // With profiling, one timed span per node: bench reports time per graph op.
   HEARTH_CHECK(seq_->begin(SpanMode::Explicit));
+  quantized_recorded_.clear();
   for (const Node& n : graph.nodes()) {
     auto st = record_node(n);
     if (st.ok()) st = seq_->close_span(to_string(n.op));

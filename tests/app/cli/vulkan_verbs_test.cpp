@@ -170,4 +170,30 @@ TEST(CliVulkanBench, WeightsStayMappedWhenEveryLayerRunsOnTheGpu) {
   }
 }
 
+// --gpu-path forces the matrix-vector path and bench names the one that ran
+// (the logits of each path: test_vulkan_model_logits). Bad values, and the
+// flag without Vulkan, are refused.
+TEST(CliVulkanGpuPath, EachPathRunsAndIsNamedAndBadValuesAreRefused) {
+  const std::string model = data_path("models/tiny-llama-q4_k_m.gguf");
+  for (const char* path : {"plain", "int-dot"}) {
+    const std::string out = ::testing::TempDir() + "hearth-cli-vk-path-" + path + ".json";
+    const std::string cmd = cli() + " bench --backend vulkan --model " + model + " -p 8 -n 4 -r 1 --gpu-path " + path +
+                            " --json > " + out + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(slurp(out), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << slurp(out);
+    EXPECT_EQ(j["backend"], "vulkan") << path;
+    EXPECT_EQ(j["pipeline"]["matvec"], path);
+    EXPECT_GT(j["tg_tps"].get<double>(), 0.0) << path;
+  }
+
+  const std::string err = ::testing::TempDir() + "hearth-cli-vk-path.err";
+  const std::string base = cli() + " logits --model " + model + " --tokens \"1 2\" --out " + ::testing::TempDir() +
+                           "hearth-cli-gpu-path.f32";
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend vulkan --gpu-path fast 2>" + err).c_str())), 1);
+  EXPECT_NE(slurp(err).find("--gpu-path 'fast' is not one of auto, plain, int-dot"), std::string::npos) << slurp(err);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + " --backend cpu --gpu-path int-dot 2>" + err).c_str())), 1);
+  EXPECT_NE(slurp(err).find("--gpu-path needs --backend vulkan"), std::string::npos) << slurp(err);
+}
+
 }  // namespace

@@ -85,6 +85,23 @@ struct MatvecParams {
   uint row_stride;
 };
 
+// Activations quantized to 8-bit blocks (quantize_q8.comp) for the
+// integer-dot matvec: x: [n_tokens][ncols] f32, ncols a multiple of 32.
+struct QuantizeParams {
+  uint ncols;
+  uint n_tokens;
+};
+// Per token: padded_blocks(nb) blocks of 8 code words, then one (d, sum)
+// float pair per block, so a token's codes and pairs start on 16 bytes.
+#ifdef __cplusplus
+#define HEARTH_SHARED_FN constexpr
+#else
+#define HEARTH_SHARED_FN
+#endif
+HEARTH_SHARED_FN uint padded_blocks(uint nb) { return (nb + 1u) & ~1u; }
+HEARTH_SHARED_FN uint token_words(uint nb) { return 10u * padded_blocks(nb); }
+#undef HEARTH_SHARED_FN
+
 // Products by expert id: slot s (token s / k, its (s % k)-th expert) gives
 // y[s][r] = sum_c W[ids[s]][r][c] * x[xs][c], xs = s when x_per_slot != 0
 // (one input row per slot), s / k otherwise (the token's row); the experts'
@@ -175,6 +192,7 @@ static_assert(sizeof(RmsNormParams) == 12);
 static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(GetRowsParams) == 20);
 static_assert(sizeof(MatvecParams) == 12);
+static_assert(sizeof(QuantizeParams) == 8);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);

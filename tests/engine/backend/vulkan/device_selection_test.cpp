@@ -163,5 +163,29 @@ TEST(DeviceSelection, NoDevicesAtAll) {
   EXPECT_EQ(c.fallback_reason, "Vulkan: no devices found; running on CPU");
 }
 
+// The matvec path: automatic takes integer dot products only where the
+// device accelerates them; forcing them needs the feature, and the refusal
+// names the device.
+TEST(MatvecPathChoice, AutoFollowsAccelerationAndForcingNeedsTheFeature) {
+  DeviceDescription none = good(0, "Old GPU", DeviceKind::Discrete, 4 * kGiB);
+  DeviceDescription emulated = none;
+  emulated.integer_dot = true;
+  DeviceDescription fast = emulated;
+  fast.integer_dot_accelerated = true;
+  EXPECT_EQ(*resolve_matvec_path(MatvecPath::Auto, none), MatvecPath::Plain);
+  EXPECT_EQ(*resolve_matvec_path(MatvecPath::Auto, emulated), MatvecPath::Plain);
+  EXPECT_EQ(*resolve_matvec_path(MatvecPath::Auto, fast), MatvecPath::IntegerDot);
+  EXPECT_EQ(*resolve_matvec_path(MatvecPath::Plain, fast), MatvecPath::Plain);
+  EXPECT_EQ(*resolve_matvec_path(MatvecPath::IntegerDot, emulated), MatvecPath::IntegerDot);
+  const auto refused = resolve_matvec_path(MatvecPath::IntegerDot, none);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(refused.error().message.find("Old GPU"), std::string::npos) << refused.error().message;
+  for (auto p : {MatvecPath::Auto, MatvecPath::Plain, MatvecPath::IntegerDot}) {
+    EXPECT_EQ(parse_matvec_path(to_string(p)), p);
+  }
+  EXPECT_FALSE(parse_matvec_path("int8"));
+}
+
 }  // namespace
 }  // namespace hearth::vulkan

@@ -1,7 +1,9 @@
 // The Vulkan backend runs the real model graphs: every fixture model's logits
 // against the reference engine's (tolerances from tests/data/FIXTURES-README.md),
 // as one prefill batch (tiled matmul, batched attention) and token by token
-// (matvec, decode attention, a recording reused between tokens).
+// (matvec, decode attention, a recording reused between tokens); and the
+// quantized models again with the integer-dot matvec path forced, token by
+// token and in 5-token passes (the multi-token products of a verify pass).
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/model/model.h>
@@ -22,7 +24,7 @@ using hearth::testing::read_ids;
 using Case = hearth::testing::FixtureCase;
 constexpr const auto& kCases = hearth::testing::kFixtureCases;
 
-enum class Feed { OneBatch, TokenByToken };
+enum class Feed { OneBatch, TokenByToken, FiveTokenPasses };
 
 class VulkanModelLogits : public ::testing::TestWithParam<Case> {};
 
@@ -32,8 +34,10 @@ struct Tolerance {
   double min_top1;
 };
 
-void check(const Case& c, Feed feed, DType kv_type, Tolerance tol) {
-  auto be = VulkanBackend::create(testing::test_config());
+void check(const Case& c, Feed feed, DType kv_type, Tolerance tol, MatvecPath path = MatvecPath::Auto) {
+  VulkanConfig config = testing::test_config();
+  config.matvec_path = path;
+  auto be = VulkanBackend::create(config);
   ASSERT_TRUE(be.ok()) << be.error().message;
   const uint64_t device_start = (*be)->stats().device_bytes;
   {
@@ -48,6 +52,14 @@ void check(const Case& c, Feed feed, DType kv_type, Tolerance tol) {
     if (feed == Feed::OneBatch) {
       auto st = (*model)->forward(**be, **cache, model::Batch{ids, pos}, model::LogitsRows::All, all);
       ASSERT_TRUE(st.ok()) << st.error().message;
+    } else if (feed == Feed::FiveTokenPasses) {
+      for (size_t i = 0; i < ids.size(); i += 5) {
+        const size_t n = std::min<size_t>(5, ids.size() - i);
+        auto st = (*model)->forward(**be, **cache, model::Batch{std::span(ids).subspan(i, n), std::span(pos).subspan(i, n)},
+                                    model::LogitsRows::All, logits);
+        ASSERT_TRUE(st.ok()) << st.error().message;
+        all.insert(all.end(), logits.begin(), logits.end());
+      }
     } else {
       for (size_t i = 0; i < ids.size(); ++i) {
         auto st = (*model)->forward(**be, **cache, model::Batch{std::span(ids).subspan(i, 1), std::span(pos).subspan(i, 1)},
@@ -62,10 +74,17 @@ void check(const Case& c, Feed feed, DType kv_type, Tolerance tol) {
     const auto ref = read_f32(data_path(std::string("models/") + c.model + ".logits.f32"));
     ASSERT_EQ(all.size(), ref.size());
     const auto a = compare_logits(all, ref, ref.size() / ids.size());
-    hearth::testing::print_agreement(feed == Feed::OneBatch ? "vk" : "vk-dec", c.model, a);
+    const char* label = feed == Feed::OneBatch ? "vk" : feed == Feed::TokenByToken ? "vk-dec" : "vk-5tok";
+    hearth::testing::print_agreement(path == MatvecPath::IntegerDot ? (std::string(label) + "-intdot").c_str() : label,
+                                     c.model, a);
     EXPECT_GE(hearth::testing::checked_cosine(a, c), tol.min_cosine) << c.model << " " << traits(kv_type).name << " KV";
     EXPECT_GE(a.top1, tol.min_top1) << c.model << " " << traits(kv_type).name << " KV";
     EXPECT_GT((*be)->stats().weight_bytes, 0u);
+    if (path == MatvecPath::IntegerDot) {
+      // The path really ran: products read 8-bit activations.
+      EXPECT_EQ((*be)->stats().matvec_path, MatvecPath::IntegerDot);
+      EXPECT_GT((*be)->stats().quantized_activation_bytes, 0u) << c.model;
+    }
   }
   // Unloading (weights released, cache destroyed) returns the device memory;
   // the backend's own scratch (activations, inputs, output) stays for reuse.
@@ -90,6 +109,38 @@ TEST(VulkanModelLogitsKv, Q8_0CacheStaysWithinTheQuantizedTolerance) {
     check(c, Feed::OneBatch, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85});
   }
 }
+
+// The fixtures with quantized matrices: those the integer-dot path changes.
+std::vector<Case> quantized_cases() {
+  std::vector<Case> out;
+  for (const Case& c : kCases) {
+    if (c.min_cosine == hearth::testing::kQuantCosine) out.push_back(c);
+  }
+  for (const Case& c : hearth::testing::kMoeFixtureCases) {
+    if (c.min_cosine == hearth::testing::kQuantCosine) out.push_back(c);
+  }
+  return out;
+}
+
+class VulkanIntDotLogits : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VulkanIntDotLogits, TokenByToken) {
+  check(GetParam(), Feed::TokenByToken, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
+        MatvecPath::IntegerDot);
+}
+TEST_P(VulkanIntDotLogits, FiveTokenPasses) {
+  check(GetParam(), Feed::FiveTokenPasses, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
+        MatvecPath::IntegerDot);
+}
+
+INSTANTIATE_TEST_SUITE_P(QuantizedFixtures, VulkanIntDotLogits, ::testing::ValuesIn(quantized_cases()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.model;
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanModelLogits, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& param_info) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <hearth/engine/backend/backend.h>
+#include <hearth/engine/backend/vulkan/config.h>
 #include <hearth/core/log.h>
 #include <hearth/core/result.h>
 #include <hearth/engine/kv/memory_estimate.h>
@@ -58,6 +59,7 @@ struct BackendRequest {
   int cpu_threads = 2;
   quant::KernelLevel cpu_max_level = quant::KernelLevel::Avx512;  // cap on the CPU kernels
   BackendProfiling profiling = BackendProfiling::Off;
+  vulkan::MatvecPath gpu_matvec_path = vulkan::MatvecPath::Auto;  // forced per device in tests and bench
   GpuLayers gpu_layers;    // with a Vulkan device and a known model
   // Without it the whole model goes to the GPU (gpu_layers is not applied).
   std::optional<ModelFootprint> model;

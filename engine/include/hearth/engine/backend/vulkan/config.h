@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace hearth::vulkan {
 
@@ -13,6 +14,16 @@ enum class ValidationLayers { Off, On };
 // they are only chosen when allowed (tests) or picked by the user.
 enum class SoftwareDevices { Reject, Allow };
 enum class ProfilingMode { Off, Timestamps };
+
+// How matrix-vector products (decode, and products of up to 8 tokens) read
+// their activations. Plain: f32 activations, weights decoded to floats.
+// IntegerDot: activations quantized to 8-bit blocks once per product input,
+// then packed 4x8-bit dot products on the weights' integer codes. Auto takes
+// IntegerDot where the device says its packed dot product is accelerated.
+// Forcing IntegerDot on a device without the feature fails backend creation.
+enum class MatvecPath { Auto, Plain, IntegerDot };
+const char* to_string(MatvecPath path);  // "auto", "plain", "int-dot"
+std::optional<MatvecPath> parse_matvec_path(std::string_view text);  // to_string's names
 
 struct DeviceRequirements {
   uint32_t min_api_version = (1u << 22) | (2u << 12);  // VK_MAKE_API_VERSION(0, 1, 2, 0)
@@ -32,6 +43,7 @@ struct VulkanConfig {
   DeviceRequirements requirements;
   DevicePreference preference;
   ProfilingMode profiling = ProfilingMode::Off;
+  MatvecPath matvec_path = MatvecPath::Auto;
   // Pipeline cache file; empty = pipelines are compiled at every start.
   std::string pipeline_cache_path;
 };

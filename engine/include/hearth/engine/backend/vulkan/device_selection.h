@@ -2,6 +2,7 @@
 // policy (and every rejection message) is unit-tested with fake device lists.
 #pragma once
 
+#include <hearth/core/result.h>
 #include <hearth/engine/backend/vulkan/config.h>
 
 #include <cstdint>
@@ -30,6 +31,12 @@ struct DeviceDescription {
   bool unified_memory = false;       // a device-local type is also host-visible
   uint32_t subgroup_size = 0;
   bool subgroup_arithmetic = false;  // subgroupAdd etc. in compute shaders
+  // Packed 4x8-bit integer dot products in shaders (Vulkan 1.3 or
+  // VK_KHR_shader_integer_dot_product), and whether the device says its
+  // signed packed form is faster than the same arithmetic done by hand.
+  bool integer_dot = false;
+  bool integer_dot_accelerated = false;
+  bool integer_dot_needs_extension = false;  // a Vulkan 1.2 device: enable the KHR extension
 };
 
 enum class RejectReason { NotPicked, ApiTooOld, NoComputeQueue, No16BitStorage, TooLittleMemory, SoftwareDevice };
@@ -58,5 +65,11 @@ DeviceChoice select_device(std::span<const DeviceDescription> devices,
                            const DevicePreference& preference);
 
 std::string format_api_version(uint32_t version);
+
+// The matvec path a device runs: Auto takes IntegerDot only where the
+// device says its packed dot product is accelerated (emulated, it is slower
+// than floats); a forced IntegerDot on a device without the feature is an
+// error naming the device.
+Result<MatvecPath> resolve_matvec_path(MatvecPath requested, const DeviceDescription& d);
 
 }  // namespace hearth::vulkan

@@ -135,6 +135,17 @@ class Kernels {
   static constexpr uint32_t kMatvecMaxTokens = 8;
   Status matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1);
+  // The integer-dot path (MatvecPath::IntegerDot): x: [n_tokens][ncols] f32
+  // -> xq, 8-bit blocks of quantized_bytes(ncols, n_tokens) bytes (layout:
+  // quantize_q8.comp); then y = W xq as matvec() computes it, with packed
+  // 4x8-bit dot products on the weights' codes. The device must have
+  // DeviceDescription::integer_dot; only supports_int_dot() types have shaders.
+  static bool supports_int_dot(DType type);
+  static uint64_t quantized_bytes(uint32_t ncols, uint32_t n_tokens);
+  Status quantize_activations(CommandSequence& seq, const BufferView& x, const BufferView& xq, uint32_t ncols,
+                              uint32_t n_tokens);
+  Status matvec_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                        const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1);
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
@@ -188,6 +199,10 @@ class Kernels {
   Status run(CommandSequence& seq, ShaderId shader, uint32_t workgroup, std::span<const Binding> bindings,
              const void* push, uint32_t push_bytes, DispatchSize groups, std::string_view label);
   DispatchSize grid(uint64_t groups) const;
+  // One matvec dispatch with the tuning's reduction (params.h: MatvecParams).
+  Status dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, std::span<const Binding> bind,
+                         uint32_t ncols, uint32_t nrows, uint32_t row_stride, uint32_t n_tokens,
+                         std::string_view label);
 
   const VulkanContext& ctx_;
   PipelineSet& pipelines_;
