@@ -9,7 +9,10 @@
 // per load where head_dim allows: loads are what CPU devices pay for. In a
 // batch of several sequences each query token reads its own sequence's block
 // table (token_seq, table_stride: params.h), so it sees only that sequence's
-// keys, causally by its position.
+// keys, causally by its position. With n_splits > 1 (long contexts, few
+// queries: flash decoding) workgroup z covers one slice of the positions and
+// writes partial results that attention_combine.comp merges, so a long
+// context spreads over n_heads * n_tokens * n_splits workgroups.
 #define NEEDS_REDUCE
 #include "hearth/shaders/common.glsl"
 #include "hearth/shaders/params.h"
@@ -94,7 +97,12 @@ void main() {
 
   const uint last = uint(positions[token]);
   const uint table = p.table_stride > 0u ? uint(token_seq[token]) * p.table_stride : 0u;
-  const uint first = (p.window > 0u && last + 1u > p.window) ? last + 1u - p.window : 0u;
+  const uint visible_first = (p.window > 0u && last + 1u > p.window) ? last + 1u - p.window : 0u;
+  const uint split = gl_WorkGroupID.z;
+  // This split's positions [first, end); an empty slice leaves m, l and acc
+  // at their start values, which the combine pass weighs as zero.
+  const uint first = visible_first + split * p.split_len;
+  const uint end = p.n_splits > 1u ? min(last + 1u, first + p.split_len) : last + 1u;
   barrier();
 
   float m = -3.402823466e38, l = 0.0;
@@ -103,10 +111,10 @@ void main() {
   vec2 acc[PAIRS];
   for (uint j = 0u; j < PAIRS; ++j) acc[j] = vec2(0.0);
 
-  for (uint t0 = first; t0 <= last; t0 += WG_SIZE) {
+  for (uint t0 = first; t0 < end; t0 += WG_SIZE) {
     const uint pos = t0 + tid;
     float s = -3.402823466e38;
-    if (pos <= last) {
+    if (pos < end) {
       const uint phys = uint(block_table[table + pos / p.block_tokens]);
       const uint row = ((phys * p.n_kv_heads + kv_head) * p.block_tokens + pos % p.block_tokens) * row_units();
       row_sh[tid] = row;
@@ -114,12 +122,12 @@ void main() {
       if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
     }
     const float m_new = max(m, workgroup_max(s));
-    const float pr = pos <= last ? exp(s - m_new) : 0.0;
+    const float pr = pos < end ? exp(s - m_new) : 0.0;
     const float corr = exp(m - m_new);
     l = l * corr + workgroup_sum(pr);
     p_sh[tid] = pr;
     barrier();
-    const uint tile_len = min(WG_SIZE, last + 1u - t0);
+    const uint tile_len = min(WG_SIZE, end - t0);
     for (uint j = 0u; j < PAIRS; ++j) {
       const uint d = 2u * (tid + j * WG_SIZE);
       if (d >= p.head_dim) break;
@@ -129,6 +137,19 @@ void main() {
     }
     barrier();
     m = m_new;
+  }
+  if (p.n_splits > 1u) {
+    const uint pb = ((token * p.n_heads + head) * p.n_splits + split) * (p.head_dim + 2u);
+    for (uint j = 0u; j < PAIRS; ++j) {
+      const uint d = 2u * (tid + j * WG_SIZE);
+      if (d < p.head_dim) outv[pb + d] = acc[j].x;
+      if (d + 1u < p.head_dim) outv[pb + d + 1u] = acc[j].y;
+    }
+    if (tid == 0u) {
+      outv[pb + p.head_dim] = m;
+      outv[pb + p.head_dim + 1u] = l;
+    }
+    return;
   }
   if (p.has_sinks != 0u) {
     // The sink joins the softmax: a logit with no value (m is the same in

@@ -111,6 +111,7 @@ KernelTuning default_tuning(const VulkanContext& ctx) {
     t.matvec = clamp(4 * std::bit_floor(sg));
   }
   t.attention = clamp(32);
+  if (ctx.description().kind == DeviceKind::Software) t.attention_split_positions = 0;
   return t;
 }
 
@@ -537,9 +538,24 @@ Status Kernels::kv_store(CommandSequence& seq, const BufferView& k_new, const Bu
              push_size<sp::KvStoreParams>(), grid((items + tuning_.elementwise - 1) / tuning_.elementwise), "kv_store");
 }
 
+AttentionSplit Kernels::attention_split(uint32_t n_tokens, uint32_t max_visible) const {
+  AttentionSplit split;
+  const uint32_t per = tuning_.attention_split_positions;
+  if (per == 0 || n_tokens > kMatvecMaxTokens || max_visible <= per) return split;
+  split.n_splits = std::min<uint32_t>(std::max<uint32_t>(tuning_.attention_max_splits, 1), (max_visible + per - 1) / per);
+  split.split_len = (max_visible + split.n_splits - 1) / split.n_splits;
+  if (split.n_splits == 1) split.split_len = 0;
+  return split;
+}
+
+uint64_t Kernels::attention_partial_bytes(uint32_t head_dim, uint32_t n_heads, uint32_t n_tokens, uint32_t n_splits) {
+  return 4ull * (head_dim + 2) * n_heads * n_tokens * n_splits;
+}
+
 Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                           const BufferView& positions, const BufferView& out, const AttentionShape& s,
-                          const AttentionOptions& o, const BufferView& sinks, const TokenTables& tables) {
+                          const AttentionOptions& o, const BufferView& sinks, const TokenTables& tables,
+                          const AttentionSplit& split) {
   HEARTH_CHECK(check_kv_layout("attention", layout));
   if (s.n_heads == 0 || s.n_heads % layout.n_kv_heads != 0 || s.n_tokens == 0 || layout.head_dim > 256 ||
       layout.head_dim > 8 * tuning_.attention) {
@@ -558,9 +574,19 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   HEARTH_CHECK(check_token_tables("attention", tables, kv.block_table, s.n_tokens));
   const bool has_sinks = sinks.buffer != nullptr;
   if (has_sinks) HEARTH_CHECK(need_bytes("attention", "sinks", sinks, 4ull * s.n_heads));
-  const sp::AttentionParams p{layout.head_dim, s.n_heads,  layout.n_kv_heads, s.n_tokens,
-                              layout.block_tokens, o.window, o.scale,         o.softcap, has_sinks ? 1u : 0u,
-                              tables.table_blocks};
+  const bool splits = split.n_splits > 1;
+  if (splits) {
+    if (split.split_len == 0 || split.n_splits > ctx_.limits().max_workgroup_count[2]) {
+      return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan attention: {} splits of {} positions",
+                                                                split.n_splits, split.split_len));
+    }
+    HEARTH_CHECK(need_bytes("attention", "partials", split.partials,
+                            attention_partial_bytes(layout.head_dim, s.n_heads, s.n_tokens, split.n_splits)));
+  }
+  const sp::AttentionParams p{layout.head_dim,    s.n_heads, layout.n_kv_heads, s.n_tokens,
+                              layout.block_tokens, o.window,  o.scale,           o.softcap,
+                              has_sinks ? 1u : 0u, tables.table_blocks, splits ? split.n_splits : 1u,
+                              splits ? split.split_len : 0u};
   // Without sinks, or with one table, the positions are bound again as a
   // placeholder (never read).
   const Binding bind[] = {{q, Access::Read},
@@ -568,14 +594,21 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
                           {kv.v, Access::Read},
                           {kv.block_table, Access::Read},
                           {positions, Access::Read},
-                          {out, Access::Write},
+                          {splits ? split.partials : out, Access::Write},
                           {has_sinks ? sinks : positions, Access::Read},
                           {tables.table_blocks > 0 ? tables.token_seq : positions, Access::Read}};
   if (s.n_tokens > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded, fmt::format("Vulkan attention: {} tokens in one dispatch", s.n_tokens));
   }
-  return run(seq, layout.type == DType::Q8_0 ? ShaderId::attention_q8_0 : ShaderId::attention_f16, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
-             {s.n_heads, s.n_tokens, 1}, "attention");
+  const ShaderId shader = layout.type == DType::Q8_0 ? ShaderId::attention_q8_0 : ShaderId::attention_f16;
+  HEARTH_CHECK(run(seq, shader, tuning_.attention, bind, &p, push_size<sp::AttentionParams>(),
+                   {s.n_heads, s.n_tokens, splits ? split.n_splits : 1u}, "attention"));
+  if (!splits) return {};
+  const sp::AttentionCombineParams c{layout.head_dim, s.n_heads, s.n_tokens, split.n_splits, has_sinks ? 1u : 0u};
+  const Binding merge[] = {{split.partials, Access::Read}, {has_sinks ? sinks : split.partials, Access::Read},
+                           {out, Access::Write}};
+  return run(seq, ShaderId::attention_combine, tuning_.attention, merge, &c, push_size<sp::AttentionCombineParams>(),
+             {s.n_heads, s.n_tokens, 1}, "attention_combine");
 }
 
 }  // namespace hearth::vulkan

@@ -15,6 +15,8 @@
 #include "hearth/engine/backend/activation_plan.h"
 #include "hearth/engine/backend/weight_layout.h"
 #include "hearth/engine/backend/vulkan/kernels.h"
+#include "backend_buffer.h"
+#include "kernel_scratch.h"
 #include "hearth/engine/backend/vulkan/transfer.h"
 #include "hearth/core/checked_math.h"
 
@@ -26,33 +28,6 @@ using backend::Node;
 using backend::Op;
 using backend::Tensor;
 using backend::TensorKind;
-
-// Bytes of the live buffers handed out by allocate(), by usage. Shared with
-// the buffers so one that outlives a memory_use() call still subtracts itself.
-struct BufferCounters {
-  std::array<std::atomic<uint64_t>, 3> bytes{};
-  std::atomic<uint64_t>& of(backend::BufferUsage usage) { return bytes[static_cast<size_t>(usage)]; }
-};
-
-class VulkanBuffer final : public backend::Buffer {
- public:
-  VulkanBuffer(vulkan::Buffer buffer, backend::BufferUsage usage, std::shared_ptr<BufferCounters> counters)
-      : buffer_(std::move(buffer)), usage_(usage), counters_(std::move(counters)) {
-    counters_->of(usage_) += buffer_.size();
-  }
-  ~VulkanBuffer() override { counters_->of(usage_) -= buffer_.size(); }
-  VulkanBuffer(const VulkanBuffer&) = delete;
-  VulkanBuffer& operator=(const VulkanBuffer&) = delete;
-  size_t size() const override { return buffer_.size(); }
-  backend::BufferUsage usage() const override { return usage_; }
-  void* host_data() override { return buffer_.mapped(); }
-  const vulkan::Buffer& buffer() const { return buffer_; }
-
- private:
-  vulkan::Buffer buffer_;
-  backend::BufferUsage usage_;
-  std::shared_ptr<BufferCounters> counters_;
-};
 
 // A bump allocator over one buffer; offsets keep the descriptor alignment.
 struct Arena {
@@ -79,7 +54,9 @@ class VulkanBackendImpl final : public VulkanBackend {
       HEARTH_TRY(cache_, PipelineCache::open(*ctx_, config.pipeline_cache_path));
     }
     pipelines_ = std::make_unique<PipelineSet>(*ctx_, cache_.get());
-    kernels_ = std::make_unique<Kernels>(*ctx_, *pipelines_, default_tuning(*ctx_));
+    KernelTuning tuning = default_tuning(*ctx_);
+    if (config.attention_split_positions) tuning.attention_split_positions = *config.attention_split_positions;
+    kernels_ = std::make_unique<Kernels>(*ctx_, *pipelines_, tuning);
     HEARTH_TRY(seq_, CommandSequence::create(*ctx_, kMaxDispatches, config.profiling));
     HEARTH_TRY(const MatvecPath path, resolve_matvec_path(config.matvec_path, ctx_->description()));
     int_dot_ = path == MatvecPath::IntegerDot;
@@ -92,7 +69,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     seq_.reset();
     weights_.clear();
     activations_.buffer.reset();
-    quantized_.buffer.reset();
+    scratch_.release();
     inputs_.buffer.reset();
     output_.reset();
     kernels_.reset();
@@ -159,7 +136,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     use.weights_bytes = stats_.weight_bytes + counters_->of(backend::BufferUsage::Weights);
     use.kv_bytes = counters_->of(backend::BufferUsage::KvCache);
     use.scratch_bytes =
-        counters_->of(backend::BufferUsage::Scratch) + activations_.buffer.size() + quantized_.buffer.size();
+        counters_->of(backend::BufferUsage::Scratch) + activations_.buffer.size() + scratch_.buffer_bytes();
     use.scratch_high_water_bytes = std::max(scratch_high_water_, use.scratch_bytes);
     use.scratch_growths = scratch_growths_;
     return use;
@@ -170,7 +147,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     s.device_bytes = allocator_->stats().device_bytes;
     s.used_bytes = allocator_->stats().used_bytes;
     s.activation_bytes = activations_.buffer.size();
-    s.quantized_activation_bytes = quantized_.buffer.size();
+    s.kernel_scratch_bytes = scratch_.buffer_bytes();
     s.matvec_path = int_dot_ ? MatvecPath::IntegerDot : MatvecPath::Plain;
     s.staging_bytes = inputs_.buffer.size() + output_.size();
     return s;
@@ -205,6 +182,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   // weights have a shader, the product has at most kMatvecMaxTokens tokens
   // and its weights fit one binding.
   bool int_dot_product(const Node& n) const;
+  // How an Attention node splits its positions (Kernels::attention_split):
+  // by the most positions a query can see, the whole table or the window,
+  // so the split stays the same while a conversation grows.
+  AttentionSplit attention_split(const Node& n) const;
   // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
   // piece's offset aligned as the device requires; `rows` when all fit.
   uint32_t rows_per_binding(uint64_t row_bytes, uint32_t rows) const;
@@ -234,10 +215,8 @@ class VulkanBackendImpl final : public VulkanBackend {
   // the CPU; CommandSequence::track puts a barrier before a dispatch that
   // overwrites a range an earlier dispatch still reads (write after read).
   backend::ActivationPlanner planner_;
-  // The integer-dot path's 8-bit activations, one range per distinct MatMul
-  // input of the graph: Q, K and V (gate and up) share one quantization.
-  Arena quantized_;                                  // device-local
-  std::unordered_map<const Tensor*, BufferView> quantized_views_;
+  // The integer-dot path's 8-bit activations and split attention's partials.
+  KernelScratch scratch_;                                 // device-local
   std::unordered_set<const Tensor*> quantized_recorded_;  // inputs quantized so far in this recording
   bool int_dot_ = false;                                  // MatvecPath resolved for this device
   Arena inputs_;                                     // host-visible: ids, positions, block tables
@@ -393,12 +372,22 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     act_bytes = plan.arena_bytes;
   }
   const uint64_t planned_bytes = act_bytes;
-  uint64_t quantized_bytes = 0;
-  std::unordered_set<const Tensor*> quantized_inputs;
+  scratch_.begin();
   for (const Node& n : graph.nodes()) {
-    if (int_dot_product(n) && quantized_inputs.insert(n.src[1]).second) {
-      grow(quantized_bytes, Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
-                                                     static_cast<uint32_t>(n.src[1]->ne[1])));
+    if (int_dot_product(n)) {
+      scratch_.request(n.src[1], ScratchUse::QuantizedInput,
+                       Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
+                                                static_cast<uint32_t>(n.src[1]->ne[1])),
+                       align);
+    }
+    if (n.op == Op::Attention) {
+      if (const AttentionSplit split = attention_split(n); split.n_splits > 1) {
+        scratch_.request(n.dst, ScratchUse::AttentionPartials,
+                         Kernels::attention_partial_bytes(static_cast<uint32_t>(n.params.kv.head_dim),
+                                                          static_cast<uint32_t>(n.params.attn.n_head),
+                                                          static_cast<uint32_t>(n.src[0]->ne[1]), split.n_splits),
+                         align);
+      }
     }
     for (const Tensor* s : n.src) {
       if (s && s->kind == TensorKind::Input) grow(in_bytes, s->bytes());
@@ -419,8 +408,11 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
+  bool scratch_grew = false;
+  HEARTH_CHECK(scratch_.ensure(*ctx_, *allocator_, scratch_grew));
+  if (scratch_grew) signature_.clear();  // the recording bound the old buffer
   if (activations_.buffer.size() < act_bytes || inputs_.buffer.size() < in_bytes ||
-      output_.size() < graph.output->bytes() || quantized_.buffer.size() < quantized_bytes) {
+      output_.size() < graph.output->bytes()) {
     // Grow with headroom so prefill followed by decode does not reallocate.
     HEARTH_CHECK(seq_->begin());  // drop the recording that references the old buffers
     signature_.clear();
@@ -431,11 +423,6 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       // Planned graphs need exactly the plan (a larger batch plans larger);
       // unplanned ones grow with headroom so prefill then decode fits.
       HEARTH_CHECK(set_activation_arena(use_plan ? act_bytes : act_bytes + act_bytes / 2));
-    }
-    if (quantized_.buffer.size() < quantized_bytes) {
-      quantized_.buffer.reset();
-      HEARTH_TRY(quantized_.buffer, Buffer::create(*ctx_, *allocator_, quantized_bytes + quantized_bytes / 2,
-                                                   MemoryUsage::DeviceLocal));
     }
     if (inputs_.buffer.size() < in_bytes) {
       inputs_.buffer.reset();
@@ -449,8 +436,6 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   note_scratch();
   activations_.used = planned_bytes;  // tensors outside the plan go after it
   inputs_.used = 0;
-  quantized_.used = 0;
-  quantized_views_.clear();
   views_.clear();
   tables_.clear();
   seq_counts_.clear();
@@ -497,15 +482,13 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
       add_sig(static_cast<uint64_t>(kv.table_blocks));
       add_sig(static_cast<uint64_t>(kv.type));
     }
-    if (int_dot_product(n)) {
-      const Tensor* x = n.src[1];
-      if (!quantized_views_.count(x)) {
-        HEARTH_TRY(quantized_views_[x], quantized_.take(Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
-                                                                                 static_cast<uint32_t>(x->ne[1])),
-                                                        align));
-      }
-      add_sig(quantized_views_[x].buffer->generation());
-      add_sig(quantized_views_[x].offset);
+    using Placed = std::pair<const Tensor*, ScratchUse>;
+    for (const auto& [tensor, use] : {Placed{n.src[1], ScratchUse::QuantizedInput},
+                                      Placed{n.dst, ScratchUse::AttentionPartials}}) {
+      if (!scratch_.has(tensor, use)) continue;
+      HEARTH_TRY(const BufferView v, scratch_.view(tensor, use));
+      add_sig(v.buffer->generation());
+      add_sig(v.offset);
     }
     if (n.op == Op::Rope && n.params.rope.freq_factors) {
       // Llama 3.1 frequency factors: host data copied with the other inputs.
@@ -587,7 +570,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         // plain greedy decoding exactly; the matmul tiles round differently.
         if (int_dot_product(n)) {
           // Quantized once per input: the products that share it reuse the blocks.
-          const BufferView xq = quantized_views_.at(b);
+          HEARTH_TRY(const BufferView xq, scratch_.view(b, ScratchUse::QuantizedInput));
           if (quantized_recorded_.insert(b).second) HEARTH_CHECK(k.quantize_activations(s, view(b), xq, cols, tokens));
           HEARTH_CHECK(k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens));
         } else {
@@ -651,8 +634,12 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         }
         sinks = view(t);
       }
+      AttentionSplit split = attention_split(n);
+      if (split.n_splits > 1) {
+        HEARTH_TRY(split.partials, scratch_.view(n.dst, ScratchUse::AttentionPartials));
+      }
       return k.attention(s, view(a), bufs, layout, view(b), view(n.dst), {u32(p.n_head), u32(a->ne[1])},
-                         {p.scale, p.softcap, u32(std::max(0, p.window))}, sinks, token_tables(kv));
+                         {p.scale, p.softcap, u32(std::max(0, p.window))}, sinks, token_tables(kv), split);
     }
     case Op::SwiGlu: return k.glu(s, GluKind::SwiGlu, view(a), view(b), view(n.dst), u32(a->elements()));
     case Op::GeluGlu: return k.glu(s, GluKind::GeGlu, view(a), view(b), view(n.dst), u32(a->elements()));
@@ -732,6 +719,14 @@ bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   const auto row = row_bytes(a->type, a->ne[0]);
   const auto rows = static_cast<uint32_t>(a->ne[1]);
   return row.ok() && rows_per_binding(*row, rows) >= rows;
+}
+
+AttentionSplit VulkanBackendImpl::attention_split(const Node& n) const {
+  const auto& kv = n.params.kv;
+  uint64_t visible = uint64_t{static_cast<uint32_t>(kv.table_blocks)} * static_cast<uint32_t>(kv.block_tokens);
+  if (n.params.attn.window > 0) visible = std::min<uint64_t>(visible, static_cast<uint32_t>(n.params.attn.window));
+  return kernels_->attention_split(static_cast<uint32_t>(n.src[0]->ne[1]),
+                                   static_cast<uint32_t>(std::min<uint64_t>(visible, UINT32_MAX)));
 }
 
 Status VulkanBackendImpl::record(const Graph& graph) {

@@ -171,6 +171,24 @@ struct AttentionParams {
   float softcap;
   uint has_sinks;
   uint table_stride;
+  // n_splits > 1: workgroup z = split handles visible positions
+  // [first + z * split_len, first + (z + 1) * split_len) and writes its
+  // unnormalized output, running max and sum to the partials (out's binding:
+  // AttentionCombineParams); sinks are left to the combine pass.
+  uint n_splits;
+  uint split_len;
+};
+
+// Merges split attention (attention_combine.comp): partials hold, per
+// (token, head, split), head_dim accumulated values then the split's max and
+// sum; out = sum_s acc_s * exp(m_s - M) / sum_s l_s * exp(m_s - M) (plus the
+// head's sink logit in the sum when has_sinks != 0), M the largest of them.
+struct AttentionCombineParams {
+  uint head_dim;
+  uint n_heads;
+  uint n_tokens;
+  uint n_splits;
+  uint has_sinks;
 };
 
 // Writes K and V rows (f32, [n_tokens][n_kv_heads][head_dim]) as f16 into
@@ -196,7 +214,8 @@ static_assert(sizeof(QuantizeParams) == 8);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);
-static_assert(sizeof(AttentionParams) == 40);
+static_assert(sizeof(AttentionParams) == 48);
+static_assert(sizeof(AttentionCombineParams) == 20);
 static_assert(sizeof(KvStoreParams) == 20);
 }  // namespace hearth::shaders
 #endif

@@ -5,6 +5,7 @@
 
 #include <hearth/engine/quant/reference.h>
 
+#include "attention_reference.h"
 #include "reference_dequant.h"
 #include "vulkan_test_env.h"
 
@@ -129,40 +130,6 @@ TEST_F(VulkanKernels, RopeNormalAndNeoxFullAndPartial) {
   }
 }
 
-// Reference attention over dense per-position K/V ([pos][kv_head][head_dim]).
-std::vector<float> attention_reference(const std::vector<float>& q, const std::vector<float>& k,
-                                       const std::vector<float>& v, const std::vector<int32_t>& positions,
-                                       const KvLayout& l, uint32_t n_heads, const AttentionOptions& o) {
-  const uint32_t group = n_heads / l.n_kv_heads, hd = l.head_dim;
-  std::vector<float> out(q.size());
-  for (size_t t = 0; t < positions.size(); ++t) {
-    const int32_t last = positions[t];
-    const int32_t first = o.window > 0 ? std::max<int32_t>(0, last - static_cast<int32_t>(o.window) + 1) : 0;
-    for (uint32_t h = 0; h < n_heads; ++h) {
-      const uint32_t kvh = h / group;
-      const float* qv = &q[(t * n_heads + h) * hd];
-      std::vector<double> w;
-      double m = -1e300;
-      for (int32_t p = first; p <= last; ++p) {
-        double dot = 0;
-        for (uint32_t d = 0; d < hd; ++d) dot += double(qv[d]) * k[(size_t(p) * l.n_kv_heads + kvh) * hd + d];
-        double sc = dot * o.scale;
-        if (o.softcap > 0) sc = o.softcap * std::tanh(sc / o.softcap);
-        w.push_back(sc);
-        m = std::max(m, sc);
-      }
-      double sum = 0;
-      for (auto& e : w) sum += (e = std::exp(e - m));
-      for (uint32_t d = 0; d < hd; ++d) {
-        double acc = 0;
-        for (int32_t p = first; p <= last; ++p) acc += w[p - first] * v[(size_t(p) * l.n_kv_heads + kvh) * hd + d];
-        out[(t * n_heads + h) * hd + d] = static_cast<float>(acc / sum);
-      }
-    }
-  }
-  return out;
-}
-
 struct AttentionCase {
   KvLayout layout;
   uint32_t n_heads;
@@ -230,7 +197,7 @@ TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedF16Cache) {
         }
       }
     }
-    const auto want = attention_reference(q, k, v, qpos, l, c.n_heads, c.options);
+    const auto want = testing::attention_reference(q, k, v, qpos, l, c.n_heads, c.options);
     expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention");
   }
 }
@@ -305,7 +272,7 @@ TEST_F(VulkanKernels, KvStoreAndAttentionOverPagedQ8_0Cache) {
         }
       }
     }
-    const auto want = attention_reference(q, kd, vd, qpos, l, c.n_heads, c.options);
+    const auto want = testing::attention_reference(q, kd, vd, qpos, l, c.n_heads, c.options);
     expect_near_all(gpu_->download<float>(bo, want.size()), want, 1e-5f, 1e-4f, "attention q8_0");
   }
 }

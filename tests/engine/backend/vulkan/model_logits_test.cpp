@@ -34,9 +34,18 @@ struct Tolerance {
   double min_top1;
 };
 
-void check(const Case& c, Feed feed, DType kv_type, Tolerance tol, MatvecPath path = MatvecPath::Auto) {
+// Forced pipeline choices: the matvec path, and attention split into slices
+// of this many positions (0 = the device default).
+struct Paths {
+  MatvecPath matvec = MatvecPath::Auto;
+  uint32_t attention_split = 0;
+};
+
+void check(const Case& c, Feed feed, DType kv_type, Tolerance tol, Paths paths = {}) {
   VulkanConfig config = testing::test_config();
-  config.matvec_path = path;
+  config.matvec_path = paths.matvec;
+  if (paths.attention_split > 0) config.attention_split_positions = paths.attention_split;
+  const MatvecPath path = paths.matvec;
   auto be = VulkanBackend::create(config);
   ASSERT_TRUE(be.ok()) << be.error().message;
   const uint64_t device_start = (*be)->stats().device_bytes;
@@ -75,15 +84,20 @@ void check(const Case& c, Feed feed, DType kv_type, Tolerance tol, MatvecPath pa
     ASSERT_EQ(all.size(), ref.size());
     const auto a = compare_logits(all, ref, ref.size() / ids.size());
     const char* label = feed == Feed::OneBatch ? "vk" : feed == Feed::TokenByToken ? "vk-dec" : "vk-5tok";
-    hearth::testing::print_agreement(path == MatvecPath::IntegerDot ? (std::string(label) + "-intdot").c_str() : label,
-                                     c.model, a);
+    const std::string where = std::string(label) + (path == MatvecPath::IntegerDot ? "-intdot" : "") +
+                              (paths.attention_split > 0 ? "-split" : "");
+    hearth::testing::print_agreement(where.c_str(), c.model, a);
     EXPECT_GE(hearth::testing::checked_cosine(a, c), tol.min_cosine) << c.model << " " << traits(kv_type).name << " KV";
     EXPECT_GE(a.top1, tol.min_top1) << c.model << " " << traits(kv_type).name << " KV";
     EXPECT_GT((*be)->stats().weight_bytes, 0u);
+    // A forced split really ran: its partials live in the kernel scratch.
+    if (paths.attention_split > 0) {
+      EXPECT_GT((*be)->stats().kernel_scratch_bytes, 0u) << c.model;
+    }
     if (path == MatvecPath::IntegerDot) {
       // The path really ran: products read 8-bit activations.
       EXPECT_EQ((*be)->stats().matvec_path, MatvecPath::IntegerDot);
-      EXPECT_GT((*be)->stats().quantized_activation_bytes, 0u) << c.model;
+      EXPECT_GT((*be)->stats().kernel_scratch_bytes, 0u) << c.model;
     }
   }
   // Unloading (weights released, cache destroyed) returns the device memory;
@@ -126,11 +140,28 @@ class VulkanIntDotLogits : public ::testing::TestWithParam<Case> {};
 
 TEST_P(VulkanIntDotLogits, TokenByToken) {
   check(GetParam(), Feed::TokenByToken, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
-        MatvecPath::IntegerDot);
+        {MatvecPath::IntegerDot});
 }
 TEST_P(VulkanIntDotLogits, FiveTokenPasses) {
   check(GetParam(), Feed::FiveTokenPasses, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
-        MatvecPath::IntegerDot);
+        {MatvecPath::IntegerDot});
+}
+
+// Attention split into slices of 8 positions (flash decoding; lavapipe
+// never splits by default), token by token and in 5-token passes, with the
+// F16 and the Q8_0 cache, on every fixture (sliding windows and sinks included).
+TEST_P(VulkanModelLogits, SplitAttentionTokenByToken) {
+  check(GetParam(), Feed::TokenByToken, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
+        {MatvecPath::Auto, 8});
+}
+TEST_P(VulkanModelLogits, SplitAttentionFiveTokenPasses) {
+  check(GetParam(), Feed::FiveTokenPasses, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
+        {MatvecPath::Auto, 8});
+}
+TEST(VulkanModelLogitsKv, SplitAttentionOverTheQ8_0Cache) {
+  for (const Case& c : {kCases[0], kCases[1], kCases[6]}) {
+    check(c, Feed::TokenByToken, DType::Q8_0, {hearth::testing::kQuantCosine, 0.85}, {MatvecPath::Auto, 8});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(QuantizedFixtures, VulkanIntDotLogits, ::testing::ValuesIn(quantized_cases()),

@@ -44,6 +44,10 @@ struct VulkanConfig {
   DevicePreference preference;
   ProfilingMode profiling = ProfilingMode::Off;
   MatvecPath matvec_path = MatvecPath::Auto;
+  // Attention over long contexts split into slices of about this many
+  // positions (KernelTuning::attention_split_positions; 0 = never split);
+  // unset = the device's default. Tests force the split on any device.
+  std::optional<uint32_t> attention_split_positions;
   // Pipeline cache file; empty = pipelines are compiled at every start.
   std::string pipeline_cache_path;
 };

@@ -25,6 +25,13 @@ struct KernelTuning {
   uint32_t matvec_rows = 1;  // rows per workgroup with Reduction::Subgroup
   uint32_t get_rows = 64;
   uint32_t attention = 32;   // power of two; head_dim <= 8 * attention
+  // Attention of up to kMatvecMaxTokens queries over a cache where a query
+  // may see more than this many positions is split into slices of about
+  // this many (at most attention_max_splits): flash decoding, so a long
+  // context keeps the GPU busy. 0 = never split (CPU devices: the heads
+  // already fill their threads, and the merge pass would be pure cost).
+  uint32_t attention_split_positions = 512;
+  uint32_t attention_max_splits = 32;
 };
 KernelTuning default_tuning(const VulkanContext& ctx);
 
@@ -62,6 +69,14 @@ struct KvLayout {
 struct AttentionShape {
   uint32_t n_heads = 0;   // query heads; a multiple of n_kv_heads
   uint32_t n_tokens = 0;  // queries (1 for decode)
+};
+
+// How one attention dispatch splits positions (Kernels::attention_split);
+// partials: attention_partial_bytes() of scratch when n_splits > 1.
+struct AttentionSplit {
+  uint32_t n_splits = 1;
+  uint32_t split_len = 0;  // positions per split
+  BufferView partials;
 };
 
 struct AttentionOptions {
@@ -189,9 +204,18 @@ class Kernels {
   // [n_heads] f32 per-head sink logits (gpt-oss), or no buffer for none;
   // `tables`: each query's sequence table (TokenTables), so a query sees
   // only its own sequence's keys.
+  // With split.n_splits > 1 the positions are split (flash decoding) and a
+  // second pass merges the partials into out.
   Status attention(CommandSequence& seq, const BufferView& q, const KvBuffers& kv, const KvLayout& layout,
                    const BufferView& positions, const BufferView& out, const AttentionShape& shape,
-                   const AttentionOptions& options, const BufferView& sinks = {}, const TokenTables& tables = {});
+                   const AttentionOptions& options, const BufferView& sinks = {}, const TokenTables& tables = {},
+                   const AttentionSplit& split = {});
+  // The split for `n_tokens` queries that may each see up to `max_visible`
+  // positions, by the tuning (one split when it says never, or for more
+  // than kMatvecMaxTokens queries: a prefill has workgroups enough). The
+  // same for 1..kMatvecMaxTokens queries, so a verify pass rounds as decode does.
+  AttentionSplit attention_split(uint32_t n_tokens, uint32_t max_visible) const;
+  static uint64_t attention_partial_bytes(uint32_t head_dim, uint32_t n_heads, uint32_t n_tokens, uint32_t n_splits);
 
   const KernelTuning& tuning() const { return tuning_; }
 

@@ -19,7 +19,7 @@ struct VulkanBackendStats {
   uint64_t used_bytes = 0;      // of that, what buffers use (weights, KV, scratch)
   uint64_t activation_bytes = 0;  // the device-local activation arena (MemoryUse::scratch_bytes counts it)
   uint64_t staging_bytes = 0;   // host-visible per-step inputs and the read-back output (not in MemoryUse)
-  uint64_t quantized_activation_bytes = 0;  // the integer-dot path's 8-bit activations (in MemoryUse::scratch_bytes)
+  uint64_t kernel_scratch_bytes = 0;  // 8-bit activations (int-dot) and split attention's partials (in MemoryUse::scratch_bytes)
   MatvecPath matvec_path = MatvecPath::Plain;  // the path this device runs (Auto resolved)
   uint32_t recordings = 0;      // command buffers recorded
   uint32_t reuses = 0;          // computes that resubmitted the previous recording
