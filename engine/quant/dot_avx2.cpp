@@ -35,6 +35,8 @@ namespace avx2 {
 // widened once: exact while 2 * max(u) * 127 * groups < 32768, i.e. codes
 // <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K), <= 31 over 4 (Q5_0,
 // whose sums widen per half block; Q3_K, Q2_K) or <= 63 over 2 (Q6_K).
+// Q8_0's signed codes go through dp_signed: |v| times the activation with
+// v's sign (vpsignb), widened every group (2 x 128 x 127 < 32768).
 // Other formats keep the plain tiles at this level.
 struct PackVec {
   static constexpr int kRows = 8;
@@ -47,7 +49,15 @@ struct PackVec {
     const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32(word)));
   }
+  // acc: 8 int32 row sums; mag, sign: the codes' magnitudes and the codes.
+  static I dp_signed(I acc, const uint32_t* mag, const uint32_t* sign, int32_t word) {
+    const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(sign));
+    const __m256i a = _mm256_sign_epi8(_mm256_set1_epi32(word), v);
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(mag)), a);
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
   static F cvt(I v) { return _mm256_cvtepi32_ps(_mm256_madd_epi16(v, _mm256_set1_epi16(1))); }
+  static F cvt_wide(I v) { return _mm256_cvtepi32_ps(v); }
   static F cvt_pair(I a, I b) {
     const __m256i ones = _mm256_set1_epi16(1);
     return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_madd_epi16(a, ones), _mm256_madd_epi16(b, ones)));
@@ -100,6 +110,20 @@ struct Q5_0CodePacker {
   }
 };
 
+// Q8_0's codes as they are (x = d v): see PackVec::dp_signed.
+struct Q8_0SignedPacker {
+  using Act = BlockQ8_0;
+  static constexpr int kHalves = 1;
+  static constexpr bool kSym128 = false;
+  static constexpr bool kSignedCodes = true;
+  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
+    const BlockQ8_0& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+    std::memcpy(u, blk.qs, 32);
+    *d = half(blk.d);
+    *m = 0.0f;
+  }
+};
+
 // Q6_K: codes up to 63, so its half blocks' sums widen every two groups
 // (kSplitSums: 2 x 63 x 127 x 2 < 32768).
 struct Q6KSplitPacker : Q6KPacker {
@@ -111,6 +135,7 @@ struct Q6KSplitPacker : Q6KPacker {
 void fill_avx2_packed(KernelTable& t) {
   using detail::gemm_by_dot;
   const auto gemm = [&t](DType type, GemmFn fn) { t.by_type[static_cast<size_t>(type)].gemm = fn; };
+  gemm(DType::Q8_0, gemm_auto<Q8_0SignedPacker, gemm_sym32<Q8_0Weights>, dot_sym32<Q8_0Weights>>);
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
   gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);

@@ -15,12 +15,10 @@ void KernelScratch::request(const backend::Tensor* tensor, ScratchUse use, uint6
   bytes_ = offset + size;
 }
 
-Status KernelScratch::ensure(const VulkanContext& ctx, DeviceAllocator& allocator, bool& grew) {
-  grew = false;
-  if (bytes_ == 0 || buffer_.size() >= bytes_) return {};
+Status KernelScratch::ensure(const VulkanContext& ctx, DeviceAllocator& allocator) {
+  if (!needs_growth()) return {};
   buffer_.reset();
   HEARTH_TRY(buffer_, Buffer::create(ctx, allocator, bytes_ + bytes_ / 2, MemoryUsage::DeviceLocal));
-  grew = true;
   return {};
 }
 

@@ -24,9 +24,11 @@ class KernelScratch {
   void begin() { ranges_.clear(); bytes_ = 0; }
   // Asks for `bytes` for (tensor, use); a repeated request keeps the first.
   void request(const backend::Tensor* tensor, ScratchUse use, uint64_t bytes, uint64_t align);
-  // Makes the buffer hold every requested range; `grew` says whether it was
-  // replaced (a recording that bound the old one must be made again).
-  Status ensure(const VulkanContext& ctx, DeviceAllocator& allocator, bool& grew);
+  // Whether ensure() will replace the buffer: a recording that binds the
+  // old one must be dropped first.
+  bool needs_growth() const { return bytes_ > buffer_.size(); }
+  // Makes the buffer hold every requested range.
+  Status ensure(const VulkanContext& ctx, DeviceAllocator& allocator);
   // The range of (tensor, use); an Internal error when it was not requested.
   Result<BufferView> view(const backend::Tensor* tensor, ScratchUse use) const;
   bool has(const backend::Tensor* tensor, ScratchUse use) const { return ranges_.count({tensor, use}) != 0; }

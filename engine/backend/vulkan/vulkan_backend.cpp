@@ -408,9 +408,11 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
-  bool scratch_grew = false;
-  HEARTH_CHECK(scratch_.ensure(*ctx_, *allocator_, scratch_grew));
-  if (scratch_grew) signature_.clear();  // the recording bound the old buffer
+  if (scratch_.needs_growth()) {
+    HEARTH_CHECK(seq_->begin());  // drop the recording that binds the old buffer
+    signature_.clear();
+    HEARTH_CHECK(scratch_.ensure(*ctx_, *allocator_));
+  }
   if (activations_.buffer.size() < act_bytes || inputs_.buffer.size() < in_bytes ||
       output_.size() < graph.output->bytes()) {
     // Grow with headroom so prefill followed by decode does not reallocate.

@@ -166,6 +166,31 @@ TEST_P(LevelTest, GemmMatchesScalarVecDot) {
   }
 }
 
+// Q8_0 codes of -128 (the format allows them; the quantizer never writes
+// them, a foreign file may): the tiles that take magnitudes and signs apart
+// (AVX2) must read 128, not -128 or a saturated sum.
+TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
+  const TypeKernels& k = table_.get(DType::Q8_0);
+  const TypeKernels& ref = scalar_.get(DType::Q8_0);
+  constexpr int64_t n = 160, rows = 16, cols = 5;
+  Matrix w = random_rows(DType::Q8_0, rows, n, 21);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      for (int i = 0; i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
+    }
+  }
+  const Matrix a = random_rows(k.act_type, cols, n, 22);
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-4 * (1 + std::fabs(want))) << "r=" << r << " c=" << c;
+    }
+  }
+}
+
 // The multi-row decode kernels against the scalar vec_dot on the same
 // activation row: odd row counts (the 4-, 2- and 1-row passes), lengths that
 // leave a partial 4-block group, and a row stride larger than the row.
