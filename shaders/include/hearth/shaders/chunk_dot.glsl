@@ -47,15 +47,8 @@ void chunk_dot(uint b, uint chunk, uint xb, uint xs, inout float sums[MAX_COLS])
   const uvec4 head = w128[bi];
   const vec2 dm = unpackHalf2x16(head.x);
   // 6-bit scale/min of sub-block `chunk` (scales bytes 0..11 = head.y, .z, .w).
-  const uint j = chunk & 3u, sh = 8u * j;
   uint sc, mn;
-  if (chunk < 4u) {
-    sc = (head.y >> sh) & 63u;
-    mn = (head.z >> sh) & 63u;
-  } else {
-    sc = ((head.w >> sh) & 0xFu) | (((head.y >> sh) >> 6 & 3u) << 4);
-    mn = ((head.w >> sh) >> 4 & 0xFu) | (((head.z >> sh) >> 6 & 3u) << 4);
-  }
+  scale_min_k4_head(head, chunk, sc, mn);
   const uint qi = bi + 1u + 2u * (chunk >> 1);
   const uint shift = 4u * (chunk & 1u);
   const uvec4 q0 = w128[qi], q1 = w128[qi + 1u];

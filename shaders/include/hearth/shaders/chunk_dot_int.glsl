@@ -111,15 +111,8 @@ void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
   const uint bi = b >> 3;
   const uvec4 head = w128[bi];
   const vec2 dm = unpackHalf2x16(head.x);
-  const uint j = chunk & 3u, sh = 8u * j;
   uint sc, mn;
-  if (chunk < 4u) {
-    sc = (head.y >> sh) & 63u;
-    mn = (head.z >> sh) & 63u;
-  } else {
-    sc = ((head.w >> sh) & 0xFu) | (((head.y >> sh) >> 6 & 3u) << 4);
-    mn = ((head.w >> sh) >> 4 & 0xFu) | (((head.z >> sh) >> 6 & 3u) << 4);
-  }
+  scale_min_k4_head(head, chunk, sc, mn);
 #ifdef TYPE_Q4_K
   const uint qi = bi + 1u + 2u * (chunk >> 1);
 #else

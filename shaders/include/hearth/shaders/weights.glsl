@@ -171,6 +171,18 @@ void scale_min_k4(uint b, uint j, out float sc, out float mn) {
     mn = float((wbyte(b, 8u + j) >> 4) | ((wbyte(b, 4u + j) >> 6) << 4));
   }
 }
+// The same from the block's first 16 bytes read as one uvec4 (d and dmin in
+// .x, the 12 scale bytes in .y .z .w): matvec's wide loads.
+void scale_min_k4_head(uvec4 head, uint chunk, out uint sc, out uint mn) {
+  const uint sh = 8u * (chunk & 3u);
+  if (chunk < 4u) {
+    sc = (head.y >> sh) & 63u;
+    mn = (head.z >> sh) & 63u;
+  } else {
+    sc = ((head.w >> sh) & 0xFu) | (((head.y >> sh) >> 6 & 3u) << 4);
+    mn = ((head.w >> sh) >> 4 & 0xFu) | (((head.z >> sh) >> 6 & 3u) << 4);
+  }
+}
 void dequant_chunk(uint b, uint chunk, out float v[32]) {
   float sc, mn;
   scale_min_k4(b, chunk, sc, mn);
