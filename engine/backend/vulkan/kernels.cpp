@@ -341,6 +341,10 @@ Status Kernels::quantize_activations(CommandSequence& seq, const BufferView& x, 
 
 Status Kernels::matvec_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
                                const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens) {
+  if (!ctx_.description().integer_dot) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec_int_dot: {} has no integer dot products",
+                                                          ctx_.description().name));
+  }
   const auto shaders = int_dot_shaders(type);
   if (!shaders) {
     return make_error(ErrorCode::Unsupported,
