@@ -68,7 +68,7 @@ void row_partial(uint row, uint lane, uint lanes, uint wbase, uint xoff, inout f
   const uint nchunks = p.ncols / 32u;
   for (uint c = lane; c < nchunks; c += lanes) {
 #ifdef INT_DOT
-    chunk_dot_int(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, c, sums);
+    chunk_dot_int(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, c, xoff / p.ncols, sums);
 #else
     chunk_dot(base + (c / CHUNKS_PER_BLOCK) * BLOCK_U16, c % CHUNKS_PER_BLOCK, xoff + c * 32u, p.ncols, sums);
 #endif

@@ -36,18 +36,16 @@ constexpr WeightShaders kWeightShaders[] = {
 // The integer-dot matvec's shaders (shaders.cmake: HEARTH_INT_DOT_TYPES).
 struct IntDotShaders {
   DType type;
-  ShaderId plain, subgroup;
+  ShaderId plain, subgroup, by_id;
 };
+#define HEARTH_INT_DOT_ENTRY(T, t) \
+  IntDotShaders { DType::T, ShaderId::matvec_dp_##t, ShaderId::matvec_dp_sg_##t, ShaderId::matvec_id_dp_##t }
 constexpr IntDotShaders kIntDotShaders[] = {
-    {DType::Q8_0, ShaderId::matvec_dp_q8_0, ShaderId::matvec_dp_sg_q8_0},
-    {DType::Q4_0, ShaderId::matvec_dp_q4_0, ShaderId::matvec_dp_sg_q4_0},
-    {DType::Q4_1, ShaderId::matvec_dp_q4_1, ShaderId::matvec_dp_sg_q4_1},
-    {DType::Q5_0, ShaderId::matvec_dp_q5_0, ShaderId::matvec_dp_sg_q5_0},
-    {DType::Q5_1, ShaderId::matvec_dp_q5_1, ShaderId::matvec_dp_sg_q5_1},
-    {DType::Q4_K, ShaderId::matvec_dp_q4_k, ShaderId::matvec_dp_sg_q4_k},
-    {DType::Q5_K, ShaderId::matvec_dp_q5_k, ShaderId::matvec_dp_sg_q5_k},
-    {DType::Q6_K, ShaderId::matvec_dp_q6_k, ShaderId::matvec_dp_sg_q6_k},
+    HEARTH_INT_DOT_ENTRY(Q8_0, q8_0), HEARTH_INT_DOT_ENTRY(Q4_0, q4_0), HEARTH_INT_DOT_ENTRY(Q4_1, q4_1),
+    HEARTH_INT_DOT_ENTRY(Q5_0, q5_0), HEARTH_INT_DOT_ENTRY(Q5_1, q5_1), HEARTH_INT_DOT_ENTRY(Q4_K, q4_k),
+    HEARTH_INT_DOT_ENTRY(Q5_K, q5_k), HEARTH_INT_DOT_ENTRY(Q6_K, q6_k),
 };
+#undef HEARTH_INT_DOT_ENTRY
 
 std::optional<IntDotShaders> int_dot_shaders(DType type) {
   for (const auto& s : kIntDotShaders) {
@@ -394,6 +392,30 @@ Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w,
   if (!shaders) {
     return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec_id: no shader for {}", traits(type).name));
   }
+  const uint64_t x_rows = s.k == 0 ? 0 : (s.x_per_slot ? s.n_slots : s.n_slots / s.k);
+  HEARTH_CHECK(need_bytes("matvec_id", "x", x, 4ull * s.ncols * x_rows));
+  return dispatch_matvec_id(seq, shaders->matvec_id, type, w, x, ids, y, s, "matvec_id");
+}
+
+Status Kernels::matvec_id_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                                  const BufferView& ids, const BufferView& y, const MatvecIdShape& s) {
+  if (!ctx_.description().integer_dot) {
+    return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec_id_int_dot: {} has no integer dot products",
+                                                          ctx_.description().name));
+  }
+  const auto shaders = int_dot_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("Vulkan matvec_id_int_dot: no integer-dot shader for {}", traits(type).name));
+  }
+  const uint32_t x_rows = s.k == 0 ? 0 : (s.x_per_slot ? s.n_slots : s.n_slots / s.k);
+  HEARTH_CHECK(need_bytes("matvec_id_int_dot", "xq", xq, quantized_bytes(s.ncols, x_rows)));
+  return dispatch_matvec_id(seq, shaders->by_id, type, w, xq, ids, y, s, "matvec_id_int_dot");
+}
+
+Status Kernels::dispatch_matvec_id(CommandSequence& seq, ShaderId shader, DType type, const BufferView& w,
+                                   const BufferView& x, const BufferView& ids, const BufferView& y,
+                                   const MatvecIdShape& s, std::string_view label) {
   if (s.k == 0 || s.n_slots % s.k != 0 || s.n_expert == 0) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan matvec_id: {} slots of {} experts out of {}",
                                                               s.n_slots, s.k, s.n_expert));
@@ -410,7 +432,6 @@ Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w,
   }
   HEARTH_CHECK(need_bytes("matvec_id", "weights", w, expert_units * s.n_expert * unit));
   HEARTH_CHECK(need_bytes("matvec_id", "ids", ids, 4ull * s.n_slots));
-  HEARTH_CHECK(need_bytes("matvec_id", "x", x, 4ull * s.ncols * (s.x_per_slot ? s.n_slots : s.n_slots / s.k)));
   HEARTH_CHECK(need_bytes("matvec_id", "y", y, 4ull * s.nrows * s.n_slots));
   if (s.nrows > ctx_.limits().max_workgroup_count[0] || s.n_slots > ctx_.limits().max_workgroup_count[1]) {
     return make_error(ErrorCode::LimitExceeded,
@@ -419,8 +440,7 @@ Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w,
   const sp::MatvecIdParams p{s.ncols, s.nrows, stride, static_cast<uint32_t>(expert_units), s.k,
                              s.x_per_slot ? 1u : 0u, s.expert_begin, s.n_expert};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}, {ids, Access::Read}};
-  return run(seq, shaders->matvec_id, tuning_.matvec, bind, &p, push_size<sp::MatvecIdParams>(),
-             {s.nrows, s.n_slots, 1}, "matvec_id");
+  return run(seq, shader, tuning_.matvec, bind, &p, push_size<sp::MatvecIdParams>(), {s.nrows, s.n_slots, 1}, label);
 }
 
 Status Kernels::moe_top_k(CommandSequence& seq, const BufferView& logits, const BufferView& ids, const MoeShape& s) {

@@ -178,9 +178,9 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig);
   TokenTables token_tables(const backend::KvView& kv) const;
   BufferView view(const Tensor* t) const { return views_.at(t); }
-  // Whether a MatMul node runs as an integer-dot matvec: the path is on, the
+  // Whether a MatMul node runs as an integer-dot matvec (the path is on, the
   // weights have a shader, the product has at most kMatvecMaxTokens tokens
-  // and its weights fit one binding.
+  // and its weights fit one binding), or a MatMulId node on 8-bit activations.
   bool int_dot_product(const Node& n) const;
   // How an Attention node splits its positions (Kernels::attention_split):
   // by the most positions a query can see, the whole table or the window,
@@ -688,11 +688,20 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const uint64_t expert_bytes = row * static_cast<uint64_t>(a->ne[1]);
       const uint32_t experts = u32(a->ne[2]);
       const uint32_t piece = rows_per_binding(expert_bytes, experts);
+      const bool int_dot = int_dot_product(n);
+      BufferView xq;
+      if (int_dot) {
+        HEARTH_TRY(xq, scratch_.view(b, ScratchUse::QuantizedInput));
+        if (quantized_recorded_.insert(b).second) {
+          HEARTH_CHECK(k.quantize_activations(s, view(b), xq, shape.ncols, u32(b->ne[1])));
+        }
+      }
       for (uint32_t e0 = 0; e0 < experts; e0 += piece) {
         shape.expert_begin = e0;
         shape.n_expert = std::min(piece, experts - e0);
-        HEARTH_CHECK(k.matvec_id(s, a->type, view(a).sub(e0 * expert_bytes, shape.n_expert * expert_bytes), view(b),
-                                 view(ids), view(n.dst), shape));
+        const BufferView w = view(a).sub(e0 * expert_bytes, shape.n_expert * expert_bytes);
+        HEARTH_CHECK(int_dot ? k.matvec_id_int_dot(s, a->type, w, xq, view(ids), view(n.dst), shape)
+                             : k.matvec_id(s, a->type, w, view(b), view(ids), view(n.dst), shape));
       }
       return {};
     }
@@ -714,10 +723,12 @@ Status VulkanBackendImpl::record_node(const Node& n) {
 }
 
 bool VulkanBackendImpl::int_dot_product(const Node& n) const {
-  if (!int_dot_ || n.op != Op::MatMul) return false;
+  if (!int_dot_ || (n.op != Op::MatMul && n.op != Op::MatMulId)) return false;
   const Tensor* a = n.src[0];
   const Tensor* b = n.src[1];
-  if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0 || b->ne[1] > Kernels::kMatvecMaxTokens) return false;
+  if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0) return false;
+  if (n.op == Op::MatMulId) return true;  // one workgroup per (row, slot) at any batch size
+  if (b->ne[1] > Kernels::kMatvecMaxTokens) return false;
   const auto row = row_bytes(a->type, a->ne[0]);
   const auto rows = static_cast<uint32_t>(a->ne[1]);
   return row.ok() && rows_per_binding(*row, rows) >= rows;

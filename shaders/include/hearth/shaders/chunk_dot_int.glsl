@@ -1,6 +1,7 @@
-// chunk_dot_int(block_base, chunk, c, sums): the integer-dot twin of
-// chunk_dot (chunk_dot.glsl) for the matvec's INT_DOT variant. The
-// activations arrive as 8-bit blocks (quantize_q8.comp): column j's block c
+// chunk_dot_int(block_base, chunk, c, token0, sums): the integer-dot twin of
+// chunk_dot (chunk_dot.glsl) for the matvec's INT_DOT variants. The
+// activations arrive as 8-bit blocks (quantize_q8.comp); column j reads
+// token token0 + j of them (products by expert id: its slot's row), whose block c
 // (the row's c-th 32-value chunk) has code words codes4[2c], [2c + 1] and the
 // pair scales[c] = (d, d * sum of codes) of its token. The weights' codes are packed
 // four signed bytes to a word, so each 32-value product is eight packed dot
@@ -35,11 +36,11 @@ uint minus_bytes(uint w, uint offset) { return ((w | 0x80808080u) - offset * 0x0
 // Bits 0..3 of x moved to bit 0 of bytes 0..3 (the four shifted copies never overlap).
 uint spread4(uint x) { return ((x & 0xFu) * 0x00204081u) & 0x01010101u; }
 
-// Column col's code words of chunk c, and where its (d, sum) pair is.
-uint codes_index(uint col, uint c) { return col * (token_words(p.ncols / 32u) / 4u) + 2u * c; }
-uint scales_index(uint col, uint c) {
+// Token tok's code words of chunk c, and where its (d, sum) pair is.
+uint codes_index(uint tok, uint c) { return tok * (token_words(p.ncols / 32u) / 4u) + 2u * c; }
+uint scales_index(uint tok, uint c) {
   const uint nb = p.ncols / 32u;
-  return (col * token_words(nb) + 8u * padded_blocks(nb)) / 2u + c;
+  return (tok * token_words(nb) + 8u * padded_blocks(nb)) / 2u + c;
 }
 
 // sum of w[i] . x[i] over the eight words of a chunk, as packed dot products.
@@ -50,24 +51,24 @@ int dot8(uint w[8], uvec4 x0, uvec4 x1) {
 
 // d_w * d_x * (codes . x codes) + m * d_x * (sum of x codes) for every column: the
 // common tail of the 32-value block formats (m = 0 for symmetric codes).
-void block_columns(uint w[8], float d, float m, uint c, inout float sums[MAX_COLS]) {
+void block_columns(uint w[8], float d, float m, uint c, uint token0, inout float sums[MAX_COLS]) {
   for (uint col = 0u; col < MV_COLS; ++col) {
-    const uint ci = codes_index(col, c);
-    const vec2 ds = scales[scales_index(col, c)];
+    const uint ci = codes_index(token0 + col, c);
+    const vec2 ds = scales[scales_index(token0 + col, c)];
     sums[col] += d * ds.x * float(dot8(w, codes4[ci], codes4[ci + 1u])) + m * ds.y;
   }
 }
 
 #if defined(TYPE_Q8_0)
-void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
   uint w[8];
   [[unroll]] for (uint i = 0u; i < 8u; ++i) w[i] = w32(b + 1u + 2u * i);
-  block_columns(w, whalf(b, 0u), 0.0, c, sums);
+  block_columns(w, whalf(b, 0u), 0.0, c, token0, sums);
 }
 
 #elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1)
 // Byte j of qs holds values j (low nibble) and j + 16 (high nibble).
-void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
 #ifdef TYPE_Q4_0
   const uint qs = b + 1u, offset = 8u;
   const float m = 0.0;
@@ -81,12 +82,12 @@ void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
     w[i] = minus_bytes(q & 0x0F0F0F0Fu, offset);
     w[i + 4u] = minus_bytes((q >> 4) & 0x0F0F0F0Fu, offset);
   }
-  block_columns(w, whalf(b, 0u), m, c, sums);
+  block_columns(w, whalf(b, 0u), m, c, token0, sums);
 }
 
 #elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
 // As Q4_0/Q4_1, with bit j of qh the fifth bit of value j.
-void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
 #ifdef TYPE_Q5_0
   const uint qh_at = b + 1u, offset = 16u;
   const float m = 0.0;
@@ -101,13 +102,13 @@ void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
     w[i] = minus_bytes((q & 0x0F0F0F0Fu) | (spread4(qh >> (4u * i)) << 4), offset);
     w[i + 4u] = minus_bytes(((q >> 4) & 0x0F0F0F0Fu) | (spread4(qh >> (16u + 4u * i)) << 4), offset);
   }
-  block_columns(w, whalf(b, 0u), m, c, sums);
+  block_columns(w, whalf(b, 0u), m, c, token0, sums);
 }
 
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // 144- and 176-byte blocks are 16-byte aligned: read as uvec4s (w128). The
 // first holds d, dmin and the twelve bytes of 6-bit scales and mins.
-void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
   const uint bi = b >> 3;
   const uvec4 head = w128[bi];
   const vec2 dm = unpackHalf2x16(head.x);
@@ -129,12 +130,12 @@ void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
     w[i] |= ((hb[i] >> chunk) & 0x01010101u) << 4;
 #endif
   }
-  block_columns(w, dm.x * float(sc), -dm.y * float(mn), c, sums);
+  block_columns(w, dm.x * float(sc), -dm.y * float(mn), c, token0, sums);
 }
 
 #elif defined(TYPE_Q6_K)
 // Two 16-value halves with their own signed scales; codes are q - 32.
-void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
   const uint n = chunk >> 2, k = chunk & 3u;
   const uint lbase = b + 32u * n + 16u * (k & 1u);
   const uint hbase = b + 64u + 16u * n;
@@ -149,11 +150,11 @@ void chunk_dot_int(uint b, uint chunk, uint c, inout float sums[MAX_COLS]) {
   const float s1 = float(sext8(wbyte(b, 193u + 8u * n + 2u * k)));
   const float d = whalf(b, 208u);
   for (uint col = 0u; col < MV_COLS; ++col) {
-    const uint ci = codes_index(col, c);
+    const uint ci = codes_index(token0 + col, c);
     const uvec4 x0 = codes4[ci], x1 = codes4[ci + 1u];
     const int lo = SDOT(w[0], x0.x) + SDOT(w[1], x0.y) + SDOT(w[2], x0.z) + SDOT(w[3], x0.w);
     const int hi = SDOT(w[4], x1.x) + SDOT(w[5], x1.y) + SDOT(w[6], x1.z) + SDOT(w[7], x1.w);
-    sums[col] += d * scales[scales_index(col, c)].x * (s0 * float(lo) + s1 * float(hi));
+    sums[col] += d * scales[scales_index(token0 + col, c)].x * (s0 * float(lo) + s1 * float(hi));
   }
 }
 #endif

@@ -52,7 +52,9 @@
 namespace hearth::backend {
 namespace {
 
-enum class Target { CpuFast, Vulkan };
+// VulkanIntDot: the Vulkan backend with the integer-dot matvec path forced
+// (products on 8-bit activations), for the products it changes.
+enum class Target { CpuFast, Vulkan, VulkanIntDot };
 
 struct OpCase {
   Op op;
@@ -74,6 +76,10 @@ std::vector<OpCase> all_cases() {
       if (!cpu->supports(static_cast<Op>(o), t)) continue;
       out.push_back({static_cast<Op>(o), t, Target::CpuFast});
       out.push_back({static_cast<Op>(o), t, Target::Vulkan});
+      const auto op = static_cast<Op>(o);
+      if ((op == Op::MatMul || op == Op::MatMulId) && vulkan::Kernels::supports_int_dot(t)) {
+        out.push_back({op, t, Target::VulkanIntDot});
+      }
     }
   }
   return out;
@@ -453,7 +459,7 @@ std::vector<float> run(Backend& be, const OpCase& c, Draw d) {
 
 std::string case_name(const OpCase& c) {
   return std::string(to_string(c.op)) + "_" + std::string(traits(c.type).name) + "_" +
-         (c.target == Target::Vulkan ? "vulkan" : "cpu");
+         (c.target == Target::Vulkan ? "vulkan" : c.target == Target::VulkanIntDot ? "vulkan_intdot" : "cpu");
 }
 
 // gtest prints the parameter in test listings (and so in ctest's names).
@@ -462,19 +468,28 @@ void PrintTo(const OpCase& c, std::ostream* os) { *os << case_name(c); }
 class BackendOps : public ::testing::TestWithParam<OpCase> {
  protected:
   static void SetUpTestSuite() {
-    auto vk = vulkan::VulkanBackend::create(vulkan::testing::test_config());
-    if (vk.ok()) {
-      vulkan_ = std::move(vk).value();
-    } else {
-      vulkan_error_ = vk.error().message;
+    for (const auto path : {vulkan::MatvecPath::Auto, vulkan::MatvecPath::IntegerDot}) {
+      vulkan::VulkanConfig config = vulkan::testing::test_config();
+      config.matvec_path = path;
+      auto vk = vulkan::VulkanBackend::create(config);
+      auto& slot = path == vulkan::MatvecPath::Auto ? vulkan_ : vulkan_int_dot_;
+      if (vk.ok()) {
+        slot = std::move(vk).value();
+      } else {
+        vulkan_error_ = vk.error().message;
+      }
     }
   }
-  static void TearDownTestSuite() { vulkan_.reset(); }
+  static void TearDownTestSuite() {
+    vulkan_.reset();
+    vulkan_int_dot_.reset();
+  }
 
-  static std::unique_ptr<vulkan::VulkanBackend> vulkan_;
+  static std::unique_ptr<vulkan::VulkanBackend> vulkan_, vulkan_int_dot_;
   static std::string vulkan_error_;
 };
 std::unique_ptr<vulkan::VulkanBackend> BackendOps::vulkan_;
+std::unique_ptr<vulkan::VulkanBackend> BackendOps::vulkan_int_dot_;
 std::string BackendOps::vulkan_error_;
 
 TEST_P(BackendOps, MatchesTheScalarReference) {
@@ -486,6 +501,9 @@ TEST_P(BackendOps, MatchesTheScalarReference) {
     // Fails (never skips) when no Vulkan device opens, as the other Vulkan tests.
     ASSERT_TRUE(vulkan_) << vulkan_error_;
     be = vulkan_.get();
+  } else if (c.target == Target::VulkanIntDot) {
+    ASSERT_TRUE(vulkan_int_dot_) << vulkan_error_;
+    be = vulkan_int_dot_.get();
   } else {
     fast = make_cpu_backend(testing::cpu_options(2));
     be = fast.get();
@@ -495,7 +513,7 @@ TEST_P(BackendOps, MatchesTheScalarReference) {
     // a new gap fails: Q8_K is the CPU kernels' activation format (no model
     // stores weights in it), and the Vulkan KV cache is F16 or Q8_0.
     const bool known_gap =
-        c.target == Target::Vulkan &&
+        c.target != Target::CpuFast &&
         (c.type == DType::Q8_K || ((c.op == Op::KvStore || c.op == Op::Attention) && c.type == DType::F32));
     EXPECT_TRUE(known_gap) << be->name() << " does not run " << to_string(c.op) << " on " << traits(c.type).name;
     return;

@@ -176,6 +176,9 @@ class Kernels {
   };
   Status matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& ids,
                    const BufferView& y, const MatvecIdShape& shape);
+  // The same on 8-bit activations (quantize_activations of x's rows).
+  Status matvec_id_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                           const BufferView& ids, const BufferView& y, const MatvecIdShape& shape);
   // Mixture-of-experts routing (params.h: MoeRouteParams). top_k: logits
   // [n_tokens][n_expert] -> ids [n_tokens][k] i32; gate: logits, ids ->
   // weights [n_tokens][k]; sum: y [n_tokens * k][width], weights ->
@@ -223,6 +226,11 @@ class Kernels {
   Status run(CommandSequence& seq, ShaderId shader, uint32_t workgroup, std::span<const Binding> bindings,
              const void* push, uint32_t push_bytes, DispatchSize groups, std::string_view label);
   DispatchSize grid(uint64_t groups) const;
+  // One product by expert id (checks the shape, ids, weights and y; the
+  // caller checks x in its own form).
+  Status dispatch_matvec_id(CommandSequence& seq, ShaderId shader, DType type, const BufferView& w,
+                            const BufferView& x, const BufferView& ids, const BufferView& y,
+                            const MatvecIdShape& s, std::string_view label);
   // One matvec dispatch with the tuning's reduction (params.h: MatvecParams).
   Status dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, std::span<const Binding> bind,
                          uint32_t ncols, uint32_t nrows, uint32_t row_stride, uint32_t n_tokens,
