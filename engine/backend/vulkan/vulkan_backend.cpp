@@ -186,6 +186,9 @@ class VulkanBackendImpl final : public VulkanBackend {
   // by the most positions a query can see, the whole table or the window,
   // so the split stays the same while a conversation grows.
   AttentionSplit attention_split(const Node& n) const;
+  // Product input x (ncols wide) as 8-bit blocks, quantized the first time
+  // this recording asks: the products that share an input reuse them.
+  Result<BufferView> quantized_input(const Tensor* x, uint32_t ncols);
   // Rows of `row_bytes` bytes that one storage binding may hold, keeping each
   // piece's offset aligned as the device requires; `rows` when all fit.
   uint32_t rows_per_binding(uint64_t row_bytes, uint32_t rows) const;
@@ -571,9 +574,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         // bit for bit a one-token decode's, so greedy speculation matches
         // plain greedy decoding exactly; the matmul tiles round differently.
         if (int_dot_product(n)) {
-          // Quantized once per input: the products that share it reuse the blocks.
-          HEARTH_TRY(const BufferView xq, scratch_.view(b, ScratchUse::QuantizedInput));
-          if (quantized_recorded_.insert(b).second) HEARTH_CHECK(k.quantize_activations(s, view(b), xq, cols, tokens));
+          HEARTH_TRY(const BufferView xq, quantized_input(b, cols));
           HEARTH_CHECK(k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens));
         } else {
           HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
@@ -691,10 +692,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const bool int_dot = int_dot_product(n);
       BufferView xq;
       if (int_dot) {
-        HEARTH_TRY(xq, scratch_.view(b, ScratchUse::QuantizedInput));
-        if (quantized_recorded_.insert(b).second) {
-          HEARTH_CHECK(k.quantize_activations(s, view(b), xq, shape.ncols, u32(b->ne[1])));
-        }
+        HEARTH_TRY(xq, quantized_input(b, shape.ncols));
       }
       for (uint32_t e0 = 0; e0 < experts; e0 += piece) {
         shape.expert_begin = e0;
@@ -732,6 +730,14 @@ bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   const auto row = row_bytes(a->type, a->ne[0]);
   const auto rows = static_cast<uint32_t>(a->ne[1]);
   return row.ok() && rows_per_binding(*row, rows) >= rows;
+}
+
+Result<BufferView> VulkanBackendImpl::quantized_input(const Tensor* x, uint32_t ncols) {
+  HEARTH_TRY(const BufferView xq, scratch_.view(x, ScratchUse::QuantizedInput));
+  if (quantized_recorded_.insert(x).second) {
+    HEARTH_CHECK(kernels_->quantize_activations(*seq_, view(x), xq, ncols, static_cast<uint32_t>(x->ne[1])));
+  }
+  return xq;
 }
 
 AttentionSplit VulkanBackendImpl::attention_split(const Node& n) const {
