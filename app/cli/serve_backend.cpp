@@ -33,7 +33,7 @@ Result<std::unique_ptr<server::CompletionBackend>> make_backend(EngineSetup& set
       return std::unique_ptr<server::CompletionBackend>(std::move(batched));
     }
     std::fprintf(stderr, "serve: the %s backend cannot decode several requests in one pass; requests are served "
-                         "one at a time (--parallel %lld applies when the whole model runs on the CPU or on Vulkan)\n",
+                         "one at a time (--parallel %lld is ignored)\n",
                  setup.backend->name(), static_cast<long long>(shape.parallel));
     if (speculators) {
       std::fprintf(stderr, "serve: speculative decoding runs in the batched server, which the %s backend cannot "

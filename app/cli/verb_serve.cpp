@@ -112,7 +112,9 @@ int run_serve(const std::vector<std::string>& argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto setup = setup_engine(*args, *ctx);
+  // The KV of every parallel request joins the memory check and the
+  // placement of --gpu-layers auto (the scheduler's pool holds them all).
+  auto setup = setup_engine(*args, *ctx * *parallel);
   if (!setup.ok()) {
     std::fprintf(stderr, "serve: %s\n", setup.error().message.c_str());
     return setup.error().code == ErrorCode::InvalidArgument ? kExitUsage : kExitBadInput;

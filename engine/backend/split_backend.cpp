@@ -50,6 +50,10 @@ bool SplitBackend::supports(Op op, DType type) const {
   return front_->supports(op, type) && back_->supports(op, type);
 }
 
+bool SplitBackend::supports_sequence_batches() const {
+  return back_->supports_sequence_batches() && (placement_.front_layers <= 0 || front_->supports_sequence_batches());
+}
+
 Result<std::unique_ptr<Buffer>> SplitBackend::allocate(size_t bytes, BufferUsage usage) {
   return back_->allocate(bytes, usage);
 }

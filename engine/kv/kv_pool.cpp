@@ -32,7 +32,25 @@ Result<std::unique_ptr<KvPool>> KvPool::create(backend::Backend& backend, const 
   pool->table_blocks_ = static_cast<int32_t>(allocated_positions(config.max_seq_positions) / kBlockTokens);
   // Device memory the host cannot see (a discrete GPU) serves passes too;
   // only copy_block needs host access (host_visible()).
-  HEARTH_TRY(pool->buffer_, backend.allocate(static_cast<size_t>(bytes), backend::BufferUsage::KvCache));
+  const size_t layer_bytes = 2 * pool->half_bytes_;
+  backend::Backend* owner = nullptr;
+  for (int64_t l = 0; l < config.n_layer; ++l) {
+    backend::Backend& layer_owner = backend.backend_for_layer(l);
+    if (&layer_owner != owner) {
+      owner = &layer_owner;
+      pool->segments_.push_back(Segment{l, 0, nullptr});
+    }
+    ++pool->segments_.back().n_layer;
+  }
+  size_t total = 0;
+  for (Segment& seg : pool->segments_) {
+    const size_t seg_bytes = static_cast<size_t>(seg.n_layer) * layer_bytes;
+    HEARTH_TRY(seg.buffer, backend.backend_for_layer(seg.first_layer).allocate(seg_bytes, backend::BufferUsage::KvCache));
+    total += seg_bytes;
+  }
+  if (total != bytes) {
+    return make_error(ErrorCode::Internal, fmt::format("KV pool layout of {} bytes differs from its size {}", total, bytes));
+  }
   pool->refs_.assign(static_cast<size_t>(config.n_blocks), 0);
   for (int64_t b = config.n_blocks - 1; b >= 0; --b) pool->free_.push_back(static_cast<int32_t>(b));
   return pool;
@@ -57,27 +75,44 @@ void KvPool::release(int32_t block) {
   if (--r == 0) free_.push_back(block);
 }
 
+bool KvPool::host_visible() const {
+  for (const Segment& seg : segments_) {
+    if (seg.buffer->host_data() == nullptr) return false;
+  }
+  return true;
+}
+
+const KvPool::Segment& KvPool::segment_of(int64_t layer) const {
+  for (const Segment& seg : segments_) {
+    if (layer < seg.first_layer + seg.n_layer) return seg;
+  }
+  return segments_.back();
+}
+
 void KvPool::copy_block(int32_t src, int32_t dst, int64_t positions) {
-  auto* base = static_cast<uint8_t*>(buffer_->host_data());
-  if (base == nullptr) return;  // callers check host_visible()
+  if (!host_visible()) return;  // callers check host_visible()
   const size_t block_bytes = static_cast<size_t>(config_.n_head_kv * kBlockTokens) * row_bytes_;
   const size_t head_bytes = static_cast<size_t>(kBlockTokens) * row_bytes_;
-  for (int64_t l = 0; l < config_.n_layer; ++l) {
-    uint8_t* layer = base + static_cast<size_t>(l) * 2 * half_bytes_;
-    for (uint8_t* half : {layer, layer + half_bytes_}) {
-      for (int64_t h = 0; h < config_.n_head_kv; ++h) {
-        // Rows of a head are contiguous within a block: one copy per head.
-        std::memcpy(half + static_cast<size_t>(dst) * block_bytes + static_cast<size_t>(h) * head_bytes,
-                    half + static_cast<size_t>(src) * block_bytes + static_cast<size_t>(h) * head_bytes,
-                    static_cast<size_t>(positions) * row_bytes_);
+  for (const Segment& seg : segments_) {
+    auto* base = static_cast<uint8_t*>(seg.buffer->host_data());
+    for (int64_t l = 0; l < seg.n_layer; ++l) {
+      uint8_t* layer = base + static_cast<size_t>(l) * 2 * half_bytes_;
+      for (uint8_t* half : {layer, layer + half_bytes_}) {
+        for (int64_t h = 0; h < config_.n_head_kv; ++h) {
+          // Rows of a head are contiguous within a block: one copy per head.
+          std::memcpy(half + static_cast<size_t>(dst) * block_bytes + static_cast<size_t>(h) * head_bytes,
+                      half + static_cast<size_t>(src) * block_bytes + static_cast<size_t>(h) * head_bytes,
+                      static_cast<size_t>(positions) * row_bytes_);
+        }
       }
     }
   }
 }
 
 backend::KvView KvPool::layer_view(int64_t layer, const int32_t* token_seq, const int32_t* seq_tables) const {
-  auto* base = static_cast<uint8_t*>(buffer_->host_data());
-  const size_t offset = static_cast<size_t>(layer) * 2 * half_bytes_;
+  const Segment& seg = segment_of(layer);
+  auto* base = static_cast<uint8_t*>(seg.buffer->host_data());
+  const size_t offset = static_cast<size_t>(layer - seg.first_layer) * 2 * half_bytes_;
   backend::KvView v;
   v.type = config_.type;
   v.n_head_kv = static_cast<int32_t>(config_.n_head_kv);
@@ -86,7 +121,7 @@ backend::KvView KvPool::layer_view(int64_t layer, const int32_t* token_seq, cons
   v.row_bytes = row_bytes_;
   v.k = base ? base + offset : nullptr;  // host addresses: the CPU backend's (always host-visible)
   v.v = base ? base + offset + half_bytes_ : nullptr;
-  v.buffer = buffer_.get();
+  v.buffer = seg.buffer.get();
   v.k_offset = offset;
   v.v_offset = offset + half_bytes_;
   v.table_blocks = table_blocks_;

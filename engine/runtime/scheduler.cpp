@@ -74,7 +74,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(const model::Model& model, 
   if (!backend.supports_sequence_batches()) {
     return make_error(ErrorCode::Unsupported,
                       fmt::format("the {} backend cannot run several sequences in one forward pass (its attention "
-                                  "takes one block table); run the whole model on the CPU or on Vulkan",
+                                  "takes one block table)",
                                   backend.name()));
   }
   std::unique_ptr<Scheduler> s(new Scheduler(model, backend, config));

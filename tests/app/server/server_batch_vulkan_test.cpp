@@ -1,7 +1,9 @@
 // hearth-cli serve --backend vulkan --parallel N (lavapipe in CI): the
 // Vulkan backend decodes requests together in one forward pass per step
 // (continuous batching), and a greedy reply inside such a batch equals the
-// reference engine's continuation (tests/data/models/stories260K.greedy-text.txt).
+// reference engine's continuation (tests/data/models/stories260K.greedy-text.txt),
+// with the whole model on the GPU and with part of it (partial offload: the
+// split pass runs the first layers on Vulkan and the rest on the CPU).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -26,8 +28,8 @@ json post(const ServeProcess& server, const json& body) {
   return json::parse(r->body, nullptr, false);
 }
 
-TEST(VulkanBatchedServer, GreedyCompletionEqualsTheReferenceEngineInsideABatch) {
-  ServeProcess server({"--backend", "vulkan", "--parallel", "4"});
+void expect_greedy_inside_a_batch(const std::vector<std::string>& args) {
+  ServeProcess server(args);
   ASSERT_TRUE(server.ok()) << server.stderr_text();
   // The batched server, not the one-at-a-time fallback.
   EXPECT_NE(server.stderr_text().find("decoded together"), std::string::npos) << server.stderr_text();
@@ -48,6 +50,14 @@ TEST(VulkanBatchedServer, GreedyCompletionEqualsTheReferenceEngineInsideABatch) 
   EXPECT_EQ(j["choices"][0]["text"], golden.substr(prompt.size())) << j.dump();
   EXPECT_EQ(j["usage"]["completion_tokens"], 58);
   for (auto& o : others) EXPECT_EQ(o.get()["usage"]["completion_tokens"], 58);
+}
+
+TEST(VulkanBatchedServer, GreedyCompletionEqualsTheReferenceEngineInsideABatch) {
+  expect_greedy_inside_a_batch({"--backend", "vulkan", "--parallel", "4"});
+}
+
+TEST(VulkanBatchedServer, PartialOffloadBatchesToo) {
+  expect_greedy_inside_a_batch({"--backend", "vulkan", "--gpu-layers", "2", "--parallel", "4"});
 }
 
 }  // namespace

@@ -42,6 +42,10 @@ class SplitBackend final : public Backend {
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override;
   Status compute(Graph& graph) override;
   Backend& backend_for_layer(int64_t layer) override;
+  // A pass over several sequences splits like any other: each segment's
+  // attention reads the per-token block tables of the layers it runs, whose
+  // pool lives on that segment's backend. So it batches when both sides do.
+  bool supports_sequence_batches() const override;
   // The reservation (sized for the whole model, kv::scratch_sizes) goes to
   // both backends: the back one runs the embedding lookup, its layers and the
   // output head; the front one (when it runs any layer) runs whole layers,

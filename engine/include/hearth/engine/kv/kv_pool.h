@@ -37,8 +37,11 @@ Result<uint64_t> kv_pool_bytes(const KvPoolConfig& config);
 
 class KvPool {
  public:
-  // One buffer on `backend` (the scheduler's passes run there), host-visible
-  // or not.
+  // Each layer's K and V live on the backend that runs the layer
+  // (Backend::backend_for_layer): one buffer per run of consecutive layers
+  // with the same owner, so a GPU+CPU split keeps its GPU layers' blocks in
+  // device memory and the rest in host memory. A buffer may or may not be
+  // host-visible.
   static Result<std::unique_ptr<KvPool>> create(backend::Backend& backend, const KvPoolConfig& config);
 
   const KvPoolConfig& config() const { return config_; }
@@ -57,7 +60,7 @@ class KvPool {
   int32_t holders(int32_t block) const { return refs_[static_cast<size_t>(block)]; }
   // Whether the host can read and write the blocks (CPU memory, unified or
   // host-visible GPU memory): copy_block needs it.
-  bool host_visible() const { return buffer_->host_data() != nullptr; }
+  bool host_visible() const;
   // Copies the first `positions` rows of block `src` into block `dst` in
   // every layer, K and V (copy-on-write of a partly shared block). Only on a
   // host-visible pool (elsewhere it copies nothing).
@@ -74,7 +77,14 @@ class KvPool {
   size_t row_bytes_ = 0;
   size_t half_bytes_ = 0;  // one layer's K (or V) region
   int32_t table_blocks_ = 0;
-  std::unique_ptr<backend::Buffer> buffer_;
+  // Consecutive layers [first_layer, first_layer + n_layer) in one buffer.
+  struct Segment {
+    int64_t first_layer = 0;
+    int64_t n_layer = 0;
+    std::unique_ptr<backend::Buffer> buffer;
+  };
+  const Segment& segment_of(int64_t layer) const;
+  std::vector<Segment> segments_;
   std::vector<int32_t> refs_;
   std::vector<int32_t> free_;  // a stack: the most recently freed block is reused first
 };
