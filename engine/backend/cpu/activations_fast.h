@@ -1,5 +1,6 @@
-// The AVX-512 gated activations (activations_avx512.cpp), compiled only for
-// x86-64 and called only when the kernel table reached the Avx512 level.
+// The vector gated activations (activations_simd.inc), compiled only for
+// x86-64: activations_avx512.cpp, called only when the kernel table reached
+// the Avx512 level, and activations_avx2.cpp, at the Avx2 and AvxVnni levels.
 #pragma once
 
 #include <cstdint>
@@ -10,5 +11,8 @@ namespace hearth::backend::cpu {
 void swiglu_avx512(const float* g, const float* u, float* y, int64_t n);
 // y[i] = gelu_tanh(x[i]) for i < n, as op_gelu's scalar loop (up to float rounding).
 void gelu_avx512(const float* x, float* y, int64_t n);
+// The same with 8 lanes (AVX2 + FMA).
+void swiglu_avx2(const float* g, const float* u, float* y, int64_t n);
+void gelu_avx2(const float* x, float* y, int64_t n);
 
 }  // namespace hearth::backend::cpu

@@ -1,5 +1,6 @@
-// The AVX-512 attention (attention_avx512.cpp), compiled only for x86-64 and
-// called only when the kernel table reached the Avx512 level.
+// The vector attention kernels (attention_simd.inc), compiled only for
+// x86-64: attention_avx512.cpp, called only when the kernel table reached the
+// Avx512 level, and attention_avx2.cpp, at the Avx2 and AvxVnni levels.
 #pragma once
 
 #include <hearth/engine/backend/graph.h>
@@ -13,5 +14,8 @@ namespace hearth::backend::cpu {
 bool attention_avx512_handles(const AttentionParams& p, const KvView& kv);
 // The same result as op_attention's scalar path (up to float rounding).
 void attention_avx512(const Node& n, ThreadPool& pool);
+// The same with 8 lanes (AVX2 + FMA + F16C).
+bool attention_avx2_handles(const AttentionParams& p, const KvView& kv);
+void attention_avx2(const Node& n, ThreadPool& pool);
 
 }  // namespace hearth::backend::cpu

@@ -93,10 +93,15 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
   const KvView& kv = n.params.kv;
   const AttentionParams& p = n.params.attn;
 #if defined(HEARTH_BACKEND_X86)
-  // The kernel table's level says the CPU runs AVX-512 (and the reference
+  // The kernel table's level says what the CPU runs (and the reference
   // choice keeps this scalar path as the oracle).
   if (kt.level == quant::KernelLevel::Avx512 && attention_avx512_handles(p, kv)) {
     attention_avx512(n, pool);
+    return;
+  }
+  if ((kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) &&
+      attention_avx2_handles(p, kv)) {
+    attention_avx2(n, pool);
     return;
   }
 #endif

@@ -85,6 +85,10 @@ void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
     pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx512(g + b, u + b, y + b, e - b); });
     return;
   }
+  if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx2(g + b, u + b, y + b, e - b); });
+    return;
+  }
 #else
   (void)kt;
 #endif
@@ -155,6 +159,10 @@ void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
 #if defined(HEARTH_BACKEND_X86)
   if (kt.level == quant::KernelLevel::Avx512) {
     pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_avx512(a + b, y + b, e - b); });
+    return;
+  }
+  if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_avx2(a + b, y + b, e - b); });
     return;
   }
 #else
