@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include <hearth/engine/quant/blocks.h>
 
 #include "attention_fast.h"
-#include "attention_tiles.h"
 #include "math_avx512.h"
 #include "ops.h"
 
@@ -18,6 +18,8 @@ namespace hearth::backend::cpu {
 namespace {
 
 #include <hearth/engine/quant/isa_buffer.inc>
+
+#include "attention_tiles.inc"
 
 #include "simd_zmm.inc"
 #include "attention_simd.inc"

@@ -12,15 +12,16 @@
 #include <hearth/engine/quant/fp16.h>
 #include <hearth/engine/quant/reference.h>
 
-#include "attention_tiles.h"
 #include "weight_rows.h"
 
-#if defined(HEARTH_BACKEND_X86)
+#if defined(HEARTH_BACKEND_X86) || defined(HEARTH_BACKEND_ARM)
 #include "attention_fast.h"
 #endif
 
 namespace hearth::backend::cpu {
 namespace {
+
+#include "attention_tiles.inc"
 
 uint8_t* kv_row(uint8_t* base, const KvView& kv, const int32_t* table, int32_t pos, int32_t head) {
   const int32_t block = table[pos / kv.block_tokens];
@@ -102,6 +103,12 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
   if ((kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) &&
       attention_avx2_handles(p, kv)) {
     attention_avx2(n, pool);
+    return;
+  }
+#elif defined(HEARTH_BACKEND_ARM)
+  if ((kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) &&
+      attention_neon_handles(p, kv)) {
+    attention_neon(n, pool);
     return;
   }
 #endif

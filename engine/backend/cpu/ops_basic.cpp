@@ -9,7 +9,7 @@
 
 #include "ops.h"
 
-#if defined(HEARTH_BACKEND_X86)
+#if defined(HEARTH_BACKEND_X86) || defined(HEARTH_BACKEND_ARM)
 #include "activations_fast.h"
 #endif
 #include "weight_rows.h"
@@ -89,6 +89,11 @@ void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
     pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx2(g + b, u + b, y + b, e - b); });
     return;
   }
+#elif defined(HEARTH_BACKEND_ARM)
+  if (kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_neon(g + b, u + b, y + b, e - b); });
+    return;
+  }
 #else
   (void)kt;
 #endif
@@ -163,6 +168,11 @@ void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   }
   if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) {
     pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_avx2(a + b, y + b, e - b); });
+    return;
+  }
+#elif defined(HEARTH_BACKEND_ARM)
+  if (kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) {
+    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_neon(a + b, y + b, e - b); });
     return;
   }
 #else
