@@ -35,7 +35,7 @@ endforeach()
 # The integer-dot matvec (Kernels::matvec_int_dot, matvec_id_int_dot) for the formats whose
 # codes fit signed bytes, and the activation quantizer that feeds it.
 hearth_add_shader(quantize_q8 quantize_q8.comp)
-set(HEARTH_INT_DOT_TYPES Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K)
+set(HEARTH_INT_DOT_TYPES Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K Q2_K Q3_K IQ4_NL IQ4_XS MXFP4)
 foreach(type IN LISTS HEARTH_INT_DOT_TYPES)
   string(TOLOWER ${type} lower)
   hearth_add_shader(matvec_dp_${lower} matvec.comp DEFINES TYPE_${type} INT_DOT)

@@ -133,6 +133,103 @@ void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX
   block_columns(w, dm.x * float(sc), -dm.y * float(mn), c, token0, sums);
 }
 
+#elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
+// Nibbles index a table of small integers (IQ4's non-linear grid, MXFP4's
+// E2M1 values doubled, as the plain path's kMxfp4), held as 16 signed bytes
+// in one uvec4: picking a component and a byte needs no array in private
+// memory (which a dynamically indexed constant array becomes).
+#ifdef TYPE_MXFP4
+const uvec4 kCodeBytes = uvec4(0x03020100u, 0x0C080604u, 0xFDFEFF00u, 0xF4F8FAFCu);  // 0 1 2 3 4 6 8 12, then negated
+#else
+const uvec4 kCodeBytes = uvec4(0xBFAD9881u, 0xF6EADDCFu, 0x26190D01u, 0x71594535u);  // -127 -104 ... 89 113
+#endif
+uint code_byte(uint n) { return (kCodeBytes[n >> 2] >> (8u * (n & 3u))) & 0xFFu; }
+// The four nibbles in bits 0..3 of each byte of `n`, as four signed table bytes.
+uint lookup4(uint n) {
+  return code_byte(n & 0xFu) | (code_byte((n >> 8) & 0xFu) << 8) | (code_byte((n >> 16) & 0xFu) << 16) |
+         (code_byte((n >> 24) & 0xFu) << 24);
+}
+// Byte j of a chunk's 16 code bytes holds values j (low nibble) and j + 16
+// (high nibble); qword(i) is code bytes 4i..4i+3.
+void nibble_words(uint qword[4], out uint w[8]) {
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    w[i] = lookup4(qword[i] & 0x0F0F0F0Fu);
+    w[i + 4u] = lookup4((qword[i] >> 4) & 0x0F0F0F0Fu);
+  }
+}
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
+  uint qword[4];
+#if defined(TYPE_IQ4_NL)
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) qword[i] = w32(b + 1u + 2u * i);
+  const float d = whalf(b, 0u);
+#elif defined(TYPE_IQ4_XS)
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) qword[i] = w32(b + 4u + 8u * chunk + 2u * i);
+  const uint ls = ((wbyte(b, 4u + (chunk >> 1)) >> (4u * (chunk & 1u))) & 0xFu) |
+                  (((uint(w16[b + 1u]) >> (2u * chunk)) & 3u) << 4);
+  const float d = whalf(b, 0u) * float(int(ls) - 32);
+#else
+  // 17-byte blocks: the chunk's codes start at an odd byte, so they are
+  // gathered byte by byte.
+  const uint o = 17u * chunk;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    qword[i] = wbyte(b, o + 1u + 4u * i) | (wbyte(b, o + 2u + 4u * i) << 8) | (wbyte(b, o + 3u + 4u * i) << 16) |
+               (wbyte(b, o + 4u + 4u * i) << 24);
+  }
+  const float d = ldexp(1.0, int(wbyte(b, o)) - 128);
+#endif
+  uint w[8];
+  nibble_words(qword, w);
+  block_columns(w, d, 0.0, c, token0, sums);
+}
+
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+// Two 16-value halves with their own scales. Q2_K: codes 0..3 with a
+// scale and a min per half, so the min takes each half's activation code
+// sum (packed dot products with ones). Q3_K: signed codes q - 4 (the high
+// bit set means no offset) with a signed 6-bit scale per half.
+void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {
+  const uint n = chunk >> 2, jj = chunk & 3u;
+  uint w[8];
+#ifdef TYPE_Q2_K
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) w[i] = (w32(b + 8u + 16u * n + 2u * i) >> (2u * jj)) & 0x03030303u;
+  const float d = whalf(b, 80u), dmin = whalf(b, 82u);
+  float dl[2], ml[2];
+  [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+    const uint sc = wbyte(b, 8u * n + 2u * jj + h);
+    dl[h] = d * float(sc & 0xFu);
+    ml[h] = dmin * float(sc >> 4);
+  }
+#else
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    const uint q = (w32(b + 16u + 16u * n + 2u * i) >> (2u * jj)) & 0x03030303u;
+    const uint high = (w32(b + 2u * i) >> (4u * n + jj)) & 0x01010101u;
+    w[i] = minus_bytes(q | (high << 2), 4u);
+  }
+  const float d = whalf(b, 108u);
+  float dl[2];
+  [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+    const uint i = 8u * n + 2u * jj + h;  // 6-bit scale index, 0..15
+    const uint lo = i < 8u ? (wbyte(b, 96u + i) & 0xFu) : (wbyte(b, 96u + i - 8u) >> 4);
+    const uint hi = (wbyte(b, 104u + (i & 3u)) >> (2u * (i >> 2))) & 3u;
+    dl[h] = d * float(int(lo | (hi << 4)) - 32);
+  }
+#endif
+  for (uint col = 0u; col < MV_COLS; ++col) {
+    const uint ci = codes_index(token0 + col, c);
+    const uvec4 x0 = codes4[ci], x1 = codes4[ci + 1u];
+    const int lo = SDOT(w[0], x0.x) + SDOT(w[1], x0.y) + SDOT(w[2], x0.z) + SDOT(w[3], x0.w);
+    const int hi = SDOT(w[4], x1.x) + SDOT(w[5], x1.y) + SDOT(w[6], x1.z) + SDOT(w[7], x1.w);
+    float sum = dl[0] * float(lo) + dl[1] * float(hi);
+#ifdef TYPE_Q2_K
+    const uint ones = 0x01010101u;
+    const int xlo = SDOT(ones, x0.x) + SDOT(ones, x0.y) + SDOT(ones, x0.z) + SDOT(ones, x0.w);
+    const int xhi = SDOT(ones, x1.x) + SDOT(ones, x1.y) + SDOT(ones, x1.z) + SDOT(ones, x1.w);
+    sum -= ml[0] * float(xlo) + ml[1] * float(xhi);
+#endif
+    sums[col] += scales[scales_index(token0 + col, c)].x * sum;
+  }
+}
+
 #elif defined(TYPE_Q6_K)
 // Two 16-value halves with their own signed scales; codes are q - 32.
 void chunk_dot_int(uint b, uint chunk, uint c, uint token0, inout float sums[MAX_COLS]) {

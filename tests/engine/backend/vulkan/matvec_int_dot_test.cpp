@@ -202,7 +202,7 @@ TEST_P(MatvecIntDot, MatchesTheReferenceAndEachTokenIsItsOneTokenResult) {
 std::vector<Variant> variants() {
   std::vector<Variant> out;
   for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K,
-                     DType::Q6_K}) {
+                     DType::Q6_K, DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4}) {
     out.push_back({type, Reduction::Subgroup});
     out.push_back({type, Reduction::SharedMemory});
   }
@@ -219,16 +219,16 @@ TEST(VulkanMatvecIntDot, RefusesWhatItCannotCompute) {
   auto gpu = Gpu::create();
   ASSERT_TRUE(gpu);
   constexpr uint32_t cols = 256;
-  Buffer w = gpu->buffer(*row_bytes(DType::Q2_K, cols) * kRows), x = gpu->buffer(4ull * cols * 9),
+  Buffer w = gpu->buffer(*row_bytes(DType::Q4_K, cols) * kRows), x = gpu->buffer(4ull * cols * 9),
          xq = gpu->buffer(Kernels::quantized_bytes(cols, 9)), y = gpu->buffer(4ull * kRows * 9);
   ASSERT_TRUE(gpu->seq->begin().ok());
   auto& k = *gpu->kernels;
-  // A format without an integer-dot shader.
-  auto st = k.matvec_int_dot(*gpu->seq, DType::Q2_K, BufferView::whole(w), BufferView::whole(xq),
+  // A format without integer codes (F16 stays on the plain path).
+  auto st = k.matvec_int_dot(*gpu->seq, DType::F16, BufferView::whole(w), BufferView::whole(xq),
                              BufferView::whole(y), cols, kRows, 1);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(st.error().message.find("Q2_K"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("F16"), std::string::npos) << st.error().message;
   // Token counts outside 1..kMatvecMaxTokens.
   for (uint32_t n : {0u, Kernels::kMatvecMaxTokens + 1}) {
     st = k.matvec_int_dot(*gpu->seq, DType::Q4_K, BufferView::whole(w), BufferView::whole(xq), BufferView::whole(y),
