@@ -10,12 +10,12 @@
 
 #include <hearth/engine/quant/blocks.h>
 
-#include "math_avx2.h"
 
 namespace hearth::backend::cpu {
 namespace {
 
 #include "simd_ymm.inc"
+#include "simd_math.inc"
 #include "activations_simd.inc"
 
 }  // namespace

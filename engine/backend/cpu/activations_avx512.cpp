@@ -10,12 +10,12 @@
 
 #include <hearth/engine/quant/blocks.h>
 
-#include "math_avx512.h"
 
 namespace hearth::backend::cpu {
 namespace {
 
 #include "simd_zmm.inc"
+#include "simd_math.inc"
 #include "activations_simd.inc"
 
 }  // namespace

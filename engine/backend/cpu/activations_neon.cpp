@@ -10,12 +10,12 @@
 #include <hearth/engine/quant/blocks.h>
 #include <hearth/engine/quant/fp16.h>
 
-#include "math_neon.h"
 
 namespace hearth::backend::cpu {
 namespace {
 
 #include "simd_neon.inc"
+#include "simd_math.inc"
 #include "activations_simd.inc"
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include <hearth/engine/quant/blocks.h>
 
 #include "attention_fast.h"
-#include "math_avx2.h"
 #include "ops.h"
 
 namespace hearth::backend::cpu {
@@ -22,6 +21,7 @@ namespace {
 #include "attention_tiles.inc"
 
 #include "simd_ymm.inc"
+#include "simd_math.inc"
 #include "attention_simd.inc"
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include <hearth/engine/quant/fp16.h>
 
 #include "attention_fast.h"
-#include "math_neon.h"
 #include "ops.h"
 
 namespace hearth::backend::cpu {
@@ -22,6 +21,7 @@ namespace {
 #include "attention_tiles.inc"
 
 #include "simd_neon.inc"
+#include "simd_math.inc"
 #include "attention_simd.inc"
 
 }  // namespace
