@@ -47,7 +47,17 @@ bool TokenChooser::ends_generation(int32_t token) const {
 Result<TokenChoice> TokenChooser::choose(std::span<const float> logits, sampling::Sampler& sampler,
                                          TokenConstraint* constraint, int32_t top_logprobs, bool ignore_eos) {
   TokenChoice out;
-  if (constraint != nullptr || ignore_eos) {
+  if (constraint == nullptr && ignore_eos && end_of_generation_.size() < logits.size()) {
+    // Only the end tokens are masked, and fewer of them than the vocabulary
+    // leave some token to choose: no allowed set over the whole vocabulary.
+    masked_.assign(logits.begin(), logits.end());
+    for (int32_t t : end_of_generation_) {
+      if (t >= 0 && static_cast<size_t>(t) < masked_.size()) {
+        masked_[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
+      }
+    }
+    out.token = sampler.sample(masked_);
+  } else if (constraint != nullptr || ignore_eos) {
     allowed_.assign(logits.size(), true);
     if (constraint != nullptr) constraint->mask(allowed_, end_of_generation_);
     if (ignore_eos) {

@@ -4,12 +4,15 @@
 #include <hearth/server/auth.h>
 #include <hearth/server/json_grammar.h>
 #include <hearth/server/openai_request.h>
+#include <hearth/server/token_choice.h>
+#include <hearth/engine/gguf/reader.h>
 
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 
 #include "connection_pool.h"
 
@@ -317,6 +320,36 @@ TEST(ConnectionPool, OverTheCapRunsOnTheRejectLane) {
   release.set_value();
   EXPECT_FALSE(second.get_future().get());
   pool.shutdown();
+}
+
+// ignore_eos masks the end tokens and nothing else: greedy over logits whose
+// largest values are end tokens picks the best other token, and without it
+// the end token wins and ends the reply.
+TEST(TokenChooser, IgnoreEosMasksOnlyTheEndTokens) {
+  auto file = gguf::GgufFile::open(std::string(HEARTH_TEST_DATA_DIR) + "/models/stories260K.gguf");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  auto tok = tokenizer::Tokenizer::from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.error().message;
+  const std::vector<int32_t> ends = {2, 5};
+  TokenChooser chooser(*tok, ends);
+  std::vector<float> logits(static_cast<size_t>(tok->vocab().tokens.size()), 0.0f);
+  logits[2] = 10.0f;
+  logits[5] = 9.0f;
+  logits[7] = 8.0f;
+  logits[9] = -std::numeric_limits<float>::infinity();  // another token already impossible
+  sampling::SamplerConfig greedy;
+  greedy.temperature = 0.0f;
+  sampling::Sampler sampler(greedy);
+  auto plain = chooser.choose(logits, sampler, nullptr, -1, false);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->token, 2);
+  EXPECT_TRUE(plain->end_of_generation);
+  auto forced = chooser.choose(logits, sampler, nullptr, -1, true);
+  ASSERT_TRUE(forced.ok()) << forced.error().message;
+  EXPECT_EQ(forced->token, 7);
+  EXPECT_FALSE(forced->end_of_generation);
+  // The logits the caller passed are left as they were.
+  EXPECT_EQ(logits[2], 10.0f);
 }
 
 }  // namespace
