@@ -21,9 +21,10 @@ struct ServeShape {
 // --parallel above 1 batches requests with the engine's scheduler (one
 // forward pass serves every running request); 1 serves them in turn with one
 // session, which keeps the previous request's KV for the next one's prefix.
-// A backend that cannot batch sequences serves in turn, and says so. Speculation (`speculators` not empty) runs in the scheduler,
-// so it takes the batched backend even for one request at a time; where
-// that cannot run, requests are decoded without drafts, and that is said.
+// A backend that cannot batch sequences serves in turn, and says so.
+// Speculation (`speculators` not empty) runs in the scheduler, so it takes
+// the batched backend even for one request at a time; where that cannot
+// run, requests are decoded without drafts, and that is said.
 Result<std::unique_ptr<server::CompletionBackend>> make_backend(EngineSetup& setup, const runtime::ChatFormat& format,
                                                                 const ServeShape& shape, const std::string& model_id,
                                                                 int64_t created,

@@ -23,12 +23,6 @@ namespace {
 
 #include "attention_tiles.inc"
 
-uint8_t* kv_row(uint8_t* base, const KvView& kv, const int32_t* table, int32_t pos, int32_t head) {
-  const int32_t block = table[pos / kv.block_tokens];
-  const int64_t index = (static_cast<int64_t>(block) * kv.n_head_kv + head) * kv.block_tokens + pos % kv.block_tokens;
-  return base + static_cast<size_t>(index) * kv.row_bytes;
-}
-
 void store_row(const float* x, uint8_t* dst, const KvView& kv) {
   switch (kv.type) {
     case DType::F32: std::memcpy(dst, x, static_cast<size_t>(kv.head_dim) * 4); break;
