@@ -33,8 +33,9 @@ namespace avx2 {
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
 // that are accumulated in int16 over the groups of a (half) block and
 // widened once: exact while 2 * max(u) * 127 * groups < 32768, i.e. codes
-// <= 15 over 8 groups (Q4_0 as raw nibbles, Q4_K), <= 31 over 4 (Q5_0,
-// whose sums widen per half block; Q3_K, Q2_K) or <= 63 over 2 (Q6_K).
+// <= 15 over 8 groups (Q4_0 as raw nibbles), <= 31 over 4 (Q5_0, whose
+// sums widen per half block; Q3_K, Q2_K). Q4_K, Q5_K and Q6_K have their
+// own tiles (dot_avx2_packed_k.inc).
 // Q8_0's signed codes go through dp_signed: |v| times the activation with
 // v's sign (vpsignb), widened every group (2 x 128 x 127 < 32768).
 // Other formats keep the plain tiles at this level.
@@ -78,6 +79,7 @@ struct PackVec {
 };
 
 #include "dot_x86_packed.inc"
+#include "dot_avx2_packed_k.inc"
 
 namespace {
 
@@ -124,11 +126,6 @@ struct Q8_0SignedPacker {
   }
 };
 
-// Q6_K: codes up to 63, so its half blocks' sums widen every two groups
-// (kSplitSums: 2 x 63 x 127 x 2 < 32768).
-struct Q6KSplitPacker : Q6KPacker {
-  static constexpr bool kSplitSums = true;
-};
 
 }  // namespace
 
@@ -138,9 +135,10 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q8_0, gemm_auto<Q8_0SignedPacker, gemm_sym32<Q8_0Weights>, dot_sym32<Q8_0Weights>>);
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
   gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
-  gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);
+  gemm(DType::Q4_K, gemm_k_auto<KScaleUnits<false>, dot_q4_k>);
+  gemm(DType::Q5_K, gemm_k_auto<KScaleUnits<true>, dot_q5_k>);
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
-  gemm(DType::Q6_K, gemm_auto<Q6KSplitPacker, gemm_by_dot<dot_q6_k>, dot_q6_k>);
+  gemm(DType::Q6_K, gemm_k_auto<Q6KScaleUnits, dot_q6_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
 }
 namespace {
