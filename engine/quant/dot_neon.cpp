@@ -19,9 +19,13 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a) {
 }
 
 #include "dot_neon_kernels.inc"
+#include "dot_neon_rows.inc"
 
 }  // namespace
 
-void fill_neon(KernelTable& table) { fill_neon_level(table, KernelLevel::Neon); }
+void fill_neon(KernelTable& table) {
+  fill_neon_level(table, KernelLevel::Neon);
+  fill_neon_rows(table);
+}
 
 }  // namespace hearth::quant::detail

@@ -17,9 +17,13 @@ namespace {
 inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a) { return vdotq_s32(acc, w, a); }
 
 #include "dot_neon_kernels.inc"
+#include "dot_neon_rows.inc"
 
 }  // namespace
 
-void fill_neon_dotprod(KernelTable& table) { fill_neon_level(table, KernelLevel::NeonDotprod); }
+void fill_neon_dotprod(KernelTable& table) {
+  fill_neon_level(table, KernelLevel::NeonDotprod);
+  fill_neon_rows(table);
+}
 
 }  // namespace hearth::quant::detail

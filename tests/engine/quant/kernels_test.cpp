@@ -313,6 +313,12 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
     }
     EXPECT_GT(checked, 0);
   }
+  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+      EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
+    }
+    EXPECT_GT(checked, 0);
+  }
 }
 
 // The few-token decode kernels (one continuous-batching step) give every
