@@ -3,6 +3,7 @@
 // lanes (vpadal). Compiled for plain Armv8-A (CMakeLists.txt).
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "hearth/engine/quant/blocks.h"

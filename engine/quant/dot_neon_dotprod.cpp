@@ -4,6 +4,7 @@
 // (CMakeLists.txt) and used only where the kernel reports HWCAP_ASIMDDP.
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "hearth/engine/quant/blocks.h"

@@ -381,6 +381,12 @@ TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
     }
     EXPECT_GT(checked, 0);
   }
+  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL}) {
+      EXPECT_NE(table_.get(type).decode.rows_multi, nullptr) << traits(type).name;
+    }
+    EXPECT_GT(checked, 0);
+  }
 }
 
 // The two-step prefill tiles, where a level has them: activations prepared
