@@ -150,8 +150,8 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Runs the nodes in order, except that consecutive one-token products of
-  // the same input (Q, K, V; gate, up) run as one group.
+  // Runs the nodes in order, except that consecutive one-token or
+  // few-token products of the same input (Q, K, V; gate, up) run as one group.
   void run_nodes(const std::vector<Node>& nodes) {
     std::array<const Node*, cpu::kMaxDecodeGroup> group{};
     for (size_t i = 0; i < nodes.size();) {
@@ -165,11 +165,18 @@ class CpuBackend final : public Backend {
         ++i;
         continue;
       }
-      while (n < group.size() && i + n < nodes.size() && cpu::can_share_decode(nodes[i], nodes[i + n], kernels_)) {
+      // One-token products (decode) or few-token ones (a scheduler step, a
+      // verify pass) of the same input.
+      const bool few = nodes[i].op == Op::MatMul && nodes[i].src[1]->ne[1] > 1;
+      while (n < group.size() && i + n < nodes.size() &&
+             (few ? cpu::can_share_rows_batch(nodes[i], nodes[i + n], kernels_)
+                  : cpu::can_share_decode(nodes[i], nodes[i + n], kernels_))) {
         group[n] = &nodes[i + n];
         ++n;
       }
-      if (n > 1) {
+      if (n > 1 && few) {
+        cpu::op_matmul_rows_batch(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
+      } else if (n > 1) {
         cpu::op_matmul_decode_group(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
       } else {
         run(nodes[i]);

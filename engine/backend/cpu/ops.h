@@ -61,6 +61,15 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
 inline constexpr int64_t kMaxRowsBatch = 16;
 bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt);
 void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
+// As can_share_decode, for few-token products (the same token count, more
+// than one): Q, K and V, or gate and up, of a scheduler step or a verify
+// pass convert each token's activation once and split their rows once.
+bool can_share_rows_batch(const Node& first, const Node& next, const quant::KernelTable& kt);
+// Few-token products of one input (each passed can_share_rows_batch with the
+// first, at most kMaxDecodeGroup) as one range of rows split across the
+// threads; each token's results are those of op_matmul_rows_batch alone.
+void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
+                          MatmulScratch& scratch);
 
 // One-token products the multi-row decode kernels handle.
 bool is_decode_matmul(const Node& n, const quant::KernelTable& kt);

@@ -115,8 +115,12 @@ bool overlaps(const Tensor* a, const Tensor* b) {
 
 }  // namespace
 
-bool can_share_decode(const Node& first, const Node& next, const quant::KernelTable& kt) {
-  if (!is_decode_matmul(first, kt) || !is_decode_matmul(next, kt)) return false;
+namespace {
+
+// Whether two products of the same input, each already known to take the
+// decode kernels, can share one activation conversion and one split of
+// their rows across the threads.
+bool can_share_input(const Node& first, const Node& next, const quant::KernelTable& kt) {
   const Tensor* x = first.src[1];
   if (next.src[1] != x || next.src[0]->ne[0] != first.src[0]->ne[0]) return false;
   // The joined products' rows are split across the threads at multiples of
@@ -135,6 +139,17 @@ bool can_share_decode(const Node& first, const Node& next, const quant::KernelTa
   // The two products run at the same time: neither output may share memory
   // with the other or with the input they both read.
   return !overlaps(next.dst, first.dst) && !overlaps(next.dst, x);
+}
+
+}  // namespace
+
+bool can_share_decode(const Node& first, const Node& next, const quant::KernelTable& kt) {
+  return is_decode_matmul(first, kt) && is_decode_matmul(next, kt) && can_share_input(first, next, kt);
+}
+
+bool can_share_rows_batch(const Node& first, const Node& next, const quant::KernelTable& kt) {
+  return first.src[1]->ne[1] > 1 && is_rows_batch_matmul(first, kt) && is_rows_batch_matmul(next, kt) &&
+         can_share_input(first, next, kt);
 }
 
 void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
@@ -219,49 +234,85 @@ bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt) {
   return n.op == Op::MatMul && n.src[1]->ne[1] <= kMaxRowsBatch && decode_kernels(*n.src[0], kt) != nullptr;
 }
 
-void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
-  const Tensor* w = n.src[0];
-  const Tensor* x = n.src[1];
-  const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
-  const quant::TypeKernels& k = kt.get(w->type);
-  const quant::DecodeKernels& dk = *decode_kernels(*w, kt);
+void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
+                          MatmulScratch& scratch) {
+  const Node& first = *nodes.front();
+  const Tensor* x = first.src[1];
+  const int64_t cols = x->ne[0], n_tok = x->ne[1];
+  const DType act_type = kt.get(first.src[0]->type).act_type;
+  const quant::DecodeKernels& d0 = *decode_kernels(*first.src[0], kt);
   const size_t act_bytes =
-      align_up(static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes);
-  const size_t prepared_bytes = dk.prepare ? align_up(dk.prepared_bytes(cols)) : 0;
+      align_up(static_cast<size_t>(cols / traits(act_type).block_elements) * traits(act_type).block_bytes);
+  const size_t prepared_bytes = d0.prepare ? align_up(d0.prepared_bytes(cols)) : 0;
   const size_t per_token = act_bytes + prepared_bytes;
   if (scratch.buffer.size() < per_token * static_cast<size_t>(n_tok)) scratch.buffer.resize(per_token * static_cast<size_t>(n_tok));
   uint8_t* base = scratch.buffer.data();
   const float* xd = static_cast<const float*>(x->data);
+  // Each token's activation converted once for every product of the group.
   pool.parallel_for(n_tok, 1, [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) {
       uint8_t* act = base + static_cast<size_t>(t) * per_token;
-      kt.quantize_activation(k.act_type, xd + t * cols, act, cols);
-      if (dk.prepare) dk.prepare(act, act + act_bytes, cols);
+      kt.quantize_activation(act_type, xd + t * cols, act, cols);
+      if (d0.prepare) d0.prepare(act, act + act_bytes, cols);
     }
   });
-  const size_t rb = w->row_bytes();
-  const auto* wdata = static_cast<const uint8_t*>(w->data);
-  float* y = static_cast<float*>(n.dst->data);
-  // About 64 KB of weights per block: read from memory by the first token,
-  // from cache by the others.
-  const int64_t block = std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16);
-  const size_t act_offset = dk.prepare ? act_bytes : 0;
-  for_guided_rows(pool, rows, [&](int64_t b, int64_t e) {
-    for (int64_t r0 = b; r0 < e; r0 += block) {
-      const int64_t nr = std::min(block, e - r0);
-      if (dk.rows_multi) {
-        // The block's weights unpacked once for every token.
-        dk.rows_multi(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, base + act_offset, per_token, n_tok,
-                            y + r0, static_cast<size_t>(rows));
-        continue;
+  const size_t act_offset = d0.prepare ? act_bytes : 0;
+  // The products' rows as one range (as op_matmul_decode_group): one guided
+  // split, one meeting of the threads.
+  struct Part {
+    const quant::DecodeKernels* k;
+    const uint8_t* w;
+    size_t rb;
+    int64_t rows;
+    int64_t block;  // about 64 KB of weights: read from memory by the first token, from cache by the others
+    float* y;
+    int64_t first_row;
+  };
+  std::array<Part, kMaxDecodeGroup> parts{};
+  assert(nodes.size() <= parts.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Tensor* w = nodes[i]->src[0];
+    const size_t rb = w->row_bytes();
+    parts[i] = {decode_kernels(*w, kt), static_cast<const uint8_t*>(w->data), rb, w->ne[1],
+                std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16),
+                static_cast<float*>(nodes[i]->dst->data), total};
+    total += w->ne[1];
+  }
+  const size_t n_parts = nodes.size();
+  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
+    size_t i = 0;
+    while (i + 1 < n_parts && parts[i + 1].first_row <= b) ++i;
+    for (; b < e; ++i) {
+      const Part& part = parts[i];
+      const int64_t stop = std::min(e, part.first_row + part.rows);
+      for (int64_t r0 = b - part.first_row; r0 < stop - part.first_row; r0 += part.block) {
+        const int64_t nr = std::min(part.block, stop - part.first_row - r0);
+        const uint8_t* wr = part.w + static_cast<size_t>(r0) * part.rb;
+        if (part.k->rows_multi) {
+          // The block's weights unpacked once for every token.
+          part.k->rows_multi(cols, wr, part.rb, nr, base + act_offset, per_token, n_tok, part.y + r0,
+                             static_cast<size_t>(part.rows));
+          continue;
+        }
+        for (int64_t t = 0; t < n_tok; ++t) {
+          part.k->rows(cols, wr, part.rb, nr, base + static_cast<size_t>(t) * per_token + act_offset,
+                       part.y + t * part.rows + r0);
+        }
       }
-      for (int64_t t = 0; t < n_tok; ++t) {
-        const uint8_t* act = base + static_cast<size_t>(t) * per_token + act_offset;
-        dk.rows(cols, wdata + static_cast<size_t>(r0) * rb, rb, nr, act, y + t * rows + r0);
-      }
+      b = stop;
     }
   });
-  if (n.src[2]) add_bias(y, static_cast<const float*>(n.src[2]->data), rows, n_tok);
+  for (const Node* n : nodes) {
+    if (n->src[2]) {
+      add_bias(static_cast<float*>(n->dst->data), static_cast<const float*>(n->src[2]->data), n->src[0]->ne[1], n_tok);
+    }
+  }
+}
+
+void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
+  const Node* one[] = {&n};
+  op_matmul_rows_batch(one, pool, kt, scratch);
 }
 
 void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -339,6 +340,61 @@ TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
   for (int64_t r = 0; r < kRows; ++r) {
     const float want = outputs[0][static_cast<size_t>(r)];
     EXPECT_NEAR(outputs[1][static_cast<size_t>(r)], want, 1e-4 * (1.0 + std::fabs(want))) << "row " << r;
+  }
+}
+
+// Few-token products of one input (a scheduler step, a verify pass) run as
+// one group too. Each token's outputs must be bit for bit what a one-token
+// pass gives it alone (batched and speculative greedy decoding rely on it),
+// and within tolerance of the scalar reference backend.
+TEST(MatMul, FewTokenProductsOfOneInputEqualTheirOneTokenPassesBitForBit) {
+  constexpr int64_t kCols = 256, kRows = 45, kTokens = 5;
+  const auto x = random_vec(static_cast<size_t>(kCols * kTokens), 22);
+  struct Weight {
+    DType type;
+    std::vector<uint8_t> bytes;
+    std::vector<float> bias;
+  };
+  std::vector<Weight> ws;
+  unsigned seed = 50;
+  for (DType type : {DType::Q5_0, DType::Q5_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
+    Weight w{type, std::vector<uint8_t>(*row_bytes(type, kCols) * kRows), random_vec(kRows, seed++)};
+    const auto values = random_vec(static_cast<size_t>(kCols * kRows), seed++);
+    for (int64_t r = 0; r < kRows; ++r) {
+      ASSERT_TRUE(quant::quantize_row(type, values.data() + r * kCols, w.bytes.data() + r * *row_bytes(type, kCols), kCols).ok());
+    }
+    ws.push_back(std::move(w));
+  }
+  // The products of `tokens` input rows starting at token t0, combined with
+  // different weights so that a product written to the wrong output shows.
+  const auto run = [&](KernelChoice choice, int64_t t0, int64_t tokens) {
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
+    Graph g;
+    Tensor* xt = g.input(DType::F32, {kCols, tokens, 1, 1}, const_cast<float*>(x.data() + t0 * kCols));
+    Tensor* sum = nullptr;
+    float weight = 1.0f;
+    for (auto& w : ws) {
+      Tensor* wt = g.input(w.type, {kCols, kRows, 1, 1}, w.bytes.data());
+      Tensor* bt = g.input(DType::F32, {kRows, 1, 1, 1}, w.bias.data());
+      Tensor* y = g.matmul(wt, xt, bt);
+      sum = sum ? g.add(sum, g.scale(y, weight)) : y;
+      weight *= 10.0f;
+    }
+    g.output = sum;
+    EXPECT_TRUE(be->compute(g).ok());
+    return std::vector<float>(g.output->as<float>(), g.output->as<float>() + kRows * tokens);
+  };
+  const std::vector<float> together = run(KernelChoice::Fastest, 0, kTokens);
+  const std::vector<float> reference = run(KernelChoice::Reference, 0, kTokens);
+  for (int64_t t = 0; t < kTokens; ++t) {
+    const std::vector<float> alone = run(KernelChoice::Fastest, t, 1);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float got = together[static_cast<size_t>(t * kRows + r)];
+      ASSERT_EQ(std::memcmp(&got, &alone[static_cast<size_t>(r)], sizeof(float)), 0)
+          << "token " << t << " row " << r << ": " << got << " vs " << alone[static_cast<size_t>(r)];
+      const float want = reference[static_cast<size_t>(t * kRows + r)];
+      EXPECT_NEAR(got, want, 1e-4 * (1.0 + std::fabs(want))) << "token " << t << " row " << r;
+    }
   }
 }
 
