@@ -57,6 +57,23 @@ void for_guided_rows(ThreadPool& pool, int64_t rows, const Fn& fn) {
   });
 }
 
+// The rows of several products as one range (product i owns rows
+// [first[i], first[i + 1])), with one guided split across the threads and
+// one meeting at the end instead of one per product: fn(i, r, n) computes
+// rows [r, r + n) of product i.
+template <typename Fn>
+void for_guided_part_rows(ThreadPool& pool, std::span<const int64_t> first, const Fn& fn) {
+  for_guided_rows(pool, first.back(), [&](int64_t b, int64_t e) {
+    size_t i = 0;
+    while (first[i + 1] <= b) ++i;
+    for (; b < e; ++i) {
+      const int64_t stop = std::min(e, first[i + 1]);
+      fn(i, b - first[i], stop - b);
+      b = stop;
+    }
+  });
+}
+
 // Each part of the matmul scratch starts on a cache line.
 size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
@@ -172,36 +189,15 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
     d0.prepare(act, act + act_bytes, cols);
     rows_act = act + act_bytes;
   }
-  // The products' rows as one range, so the threads share them all with one
-  // guided split and meet once at the end instead of once per product.
-  struct Part {
-    const quant::DecodeKernels* k;
-    const uint8_t* w;
-    size_t rb;
-    float* y;
-    int64_t first_row;
-  };
-  std::array<Part, kMaxDecodeGroup> parts{};
-  assert(nodes.size() <= parts.size());
-  int64_t total = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  // The products' rows as one range (for_guided_part_rows).
+  std::array<int64_t, kMaxDecodeGroup + 1> starts{};
+  assert(nodes.size() < starts.size());
+  for (size_t i = 0; i < nodes.size(); ++i) starts[i + 1] = starts[i] + nodes[i]->src[0]->ne[1];
+  for_guided_part_rows(pool, std::span(starts.data(), nodes.size() + 1), [&](size_t i, int64_t r, int64_t n) {
     const Tensor* w = nodes[i]->src[0];
-    parts[i] = {decode_kernels(*w, kt), static_cast<const uint8_t*>(w->data), w->row_bytes(),
-                static_cast<float*>(nodes[i]->dst->data), total};
-    total += w->ne[1];
-  }
-  const size_t n_parts = nodes.size();
-  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
-    size_t i = 0;
-    while (i + 1 < n_parts && parts[i + 1].first_row <= b) ++i;
-    for (; b < e; ++i) {
-      const Part& part = parts[i];
-      const int64_t part_end = i + 1 < n_parts ? parts[i + 1].first_row : total;
-      const int64_t stop = std::min(e, part_end);
-      const int64_t r = b - part.first_row;
-      part.k->rows(cols, part.w + static_cast<size_t>(r) * part.rb, part.rb, stop - b, rows_act, part.y + r);
-      b = stop;
-    }
+    const size_t rb = w->row_bytes();
+    decode_kernels(*w, kt)->rows(cols, static_cast<const uint8_t*>(w->data) + static_cast<size_t>(r) * rb, rb, n,
+                                 rows_act, static_cast<float*>(nodes[i]->dst->data) + r);
   });
   for (const Node* n : nodes) {
     if (n->src[2]) add_bias(static_cast<float*>(n->dst->data), static_cast<const float*>(n->src[2]->data), n->src[0]->ne[1], 1);
@@ -211,21 +207,13 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
 void run_decode_parts(std::span<const DecodePart> parts, int64_t cols, ThreadPool& pool) {
   std::vector<int64_t> first(parts.size() + 1, 0);
   for (size_t i = 0; i < parts.size(); ++i) first[i + 1] = first[i] + parts[i].rows;
-  const int64_t total = first.back();
-  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
-    size_t i = 0;
-    while (first[i + 1] <= b) ++i;
-    for (; b < e; ++i) {
-      const DecodePart& part = parts[i];
-      const int64_t stop = std::min(e, first[i + 1]);
-      const int64_t r = b - first[i];
-      const uint8_t* w = part.w + static_cast<size_t>(r) * part.rb;
-      if (part.k->decode.rows) {
-        part.k->decode.rows(cols, w, part.rb, stop - b, part.act, part.y + r);
-      } else {
-        for (int64_t j = 0; j < stop - b; ++j) part.y[r + j] = part.k->vec_dot(cols, w + static_cast<size_t>(j) * part.rb, part.act);
-      }
-      b = stop;
+  for_guided_part_rows(pool, first, [&](size_t i, int64_t r, int64_t n) {
+    const DecodePart& part = parts[i];
+    const uint8_t* w = part.w + static_cast<size_t>(r) * part.rb;
+    if (part.k->decode.rows) {
+      part.k->decode.rows(cols, w, part.rb, n, part.act, part.y + r);
+    } else {
+      for (int64_t j = 0; j < n; ++j) part.y[r + j] = part.k->vec_dot(cols, w + static_cast<size_t>(j) * part.rb, part.act);
     }
   });
 }
@@ -257,50 +245,30 @@ void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, 
     }
   });
   const size_t act_offset = d0.prepare ? act_bytes : 0;
-  // The products' rows as one range (as op_matmul_decode_group): one guided
-  // split, one meeting of the threads.
-  struct Part {
-    const quant::DecodeKernels* k;
-    const uint8_t* w;
-    size_t rb;
-    int64_t rows;
-    int64_t block;  // about 64 KB of weights: read from memory by the first token, from cache by the others
-    float* y;
-    int64_t first_row;
-  };
-  std::array<Part, kMaxDecodeGroup> parts{};
-  assert(nodes.size() <= parts.size());
-  int64_t total = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  // The products' rows as one range (for_guided_part_rows).
+  std::array<int64_t, kMaxDecodeGroup + 1> starts{};
+  assert(nodes.size() < starts.size());
+  for (size_t i = 0; i < nodes.size(); ++i) starts[i + 1] = starts[i] + nodes[i]->src[0]->ne[1];
+  for_guided_part_rows(pool, std::span(starts.data(), nodes.size() + 1), [&](size_t i, int64_t r, int64_t n) {
     const Tensor* w = nodes[i]->src[0];
+    const quant::DecodeKernels& k = *decode_kernels(*w, kt);
     const size_t rb = w->row_bytes();
-    parts[i] = {decode_kernels(*w, kt), static_cast<const uint8_t*>(w->data), rb, w->ne[1],
-                std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16),
-                static_cast<float*>(nodes[i]->dst->data), total};
-    total += w->ne[1];
-  }
-  const size_t n_parts = nodes.size();
-  for_guided_rows(pool, total, [&](int64_t b, int64_t e) {
-    size_t i = 0;
-    while (i + 1 < n_parts && parts[i + 1].first_row <= b) ++i;
-    for (; b < e; ++i) {
-      const Part& part = parts[i];
-      const int64_t stop = std::min(e, part.first_row + part.rows);
-      for (int64_t r0 = b - part.first_row; r0 < stop - part.first_row; r0 += part.block) {
-        const int64_t nr = std::min(part.block, stop - part.first_row - r0);
-        const uint8_t* wr = part.w + static_cast<size_t>(r0) * part.rb;
-        if (part.k->rows_multi) {
-          // The block's weights unpacked once for every token.
-          part.k->rows_multi(cols, wr, part.rb, nr, base + act_offset, per_token, n_tok, part.y + r0,
-                             static_cast<size_t>(part.rows));
-          continue;
-        }
-        for (int64_t t = 0; t < n_tok; ++t) {
-          part.k->rows(cols, wr, part.rb, nr, base + static_cast<size_t>(t) * per_token + act_offset,
-                       part.y + t * part.rows + r0);
-        }
+    const int64_t rows = w->ne[1];
+    float* y = static_cast<float*>(nodes[i]->dst->data);
+    // About 64 KB of weights per block: read from memory by the first token,
+    // from cache by the others.
+    const int64_t block = std::max<int64_t>(16, static_cast<int64_t>((64u << 10) / rb) / 16 * 16);
+    for (int64_t r0 = r; r0 < r + n; r0 += block) {
+      const int64_t nr = std::min(block, r + n - r0);
+      const uint8_t* wr = static_cast<const uint8_t*>(w->data) + static_cast<size_t>(r0) * rb;
+      if (k.rows_multi) {
+        // The block's weights unpacked once for every token.
+        k.rows_multi(cols, wr, rb, nr, base + act_offset, per_token, n_tok, y + r0, static_cast<size_t>(rows));
+        continue;
       }
-      b = stop;
+      for (int64_t t = 0; t < n_tok; ++t) {
+        k.rows(cols, wr, rb, nr, base + static_cast<size_t>(t) * per_token + act_offset, y + t * rows + r0);
+      }
     }
   });
   for (const Node* n : nodes) {
