@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <string>
@@ -292,6 +293,27 @@ TEST(Gelu, MatchesTheTanhFormula) {
   }
 }
 
+// Random weight matrices of the given types (rows of `cols` values) with
+// random biases, as a layer's projections are.
+struct BiasedWeight {
+  DType type;
+  std::vector<uint8_t> bytes;
+  std::vector<float> bias;
+};
+std::vector<BiasedWeight> biased_weights(std::initializer_list<DType> types, int64_t cols, int64_t rows, unsigned seed) {
+  std::vector<BiasedWeight> ws;
+  for (DType type : types) {
+    const size_t rb = *row_bytes(type, cols);
+    BiasedWeight w{type, std::vector<uint8_t>(rb * static_cast<size_t>(rows)), random_vec(static_cast<size_t>(rows), seed++)};
+    const auto values = random_vec(static_cast<size_t>(cols * rows), seed++);
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(quant::quantize_row(type, values.data() + r * cols, w.bytes.data() + static_cast<size_t>(r) * rb, cols).ok());
+    }
+    ws.push_back(std::move(w));
+  }
+  return ws;
+}
+
 // One-token products of one input (as Q, K, V are: mixed weight types that
 // share the activation format, biases, row counts that are not multiples of
 // the kernels' passes) run as one group on the fast kernels; each output must
@@ -301,21 +323,8 @@ TEST(Gelu, MatchesTheTanhFormula) {
 TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
   constexpr int64_t kCols = 256, kRows = 45;
   const auto x = random_vec(kCols, 21);
-  struct Weight {
-    DType type;
-    std::vector<uint8_t> bytes;
-    std::vector<float> bias;
-  };
-  std::vector<Weight> ws;
-  unsigned seed = 30;
-  for (DType type : {DType::Q5_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
-    Weight w{type, std::vector<uint8_t>(*row_bytes(type, kCols) * kRows), random_vec(kRows, seed++)};
-    const auto values = random_vec(static_cast<size_t>(kCols * kRows), seed++);
-    for (int64_t r = 0; r < kRows; ++r) {
-      ASSERT_TRUE(quant::quantize_row(type, values.data() + r * kCols, w.bytes.data() + r * *row_bytes(type, kCols), kCols).ok());
-    }
-    ws.push_back(std::move(w));
-  }
+  std::vector<BiasedWeight> ws =
+      biased_weights({DType::Q5_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}, kCols, kRows, 30);
   std::vector<std::vector<float>> outputs;
   for (KernelChoice choice : {KernelChoice::Reference, KernelChoice::Fastest}) {
     auto be = make_cpu_backend(testing::cpu_options(2, choice));
@@ -350,21 +359,8 @@ TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
 TEST(MatMul, FewTokenProductsOfOneInputEqualTheirOneTokenPassesBitForBit) {
   constexpr int64_t kCols = 256, kRows = 45, kTokens = 5;
   const auto x = random_vec(static_cast<size_t>(kCols * kTokens), 22);
-  struct Weight {
-    DType type;
-    std::vector<uint8_t> bytes;
-    std::vector<float> bias;
-  };
-  std::vector<Weight> ws;
-  unsigned seed = 50;
-  for (DType type : {DType::Q5_0, DType::Q5_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
-    Weight w{type, std::vector<uint8_t>(*row_bytes(type, kCols) * kRows), random_vec(kRows, seed++)};
-    const auto values = random_vec(static_cast<size_t>(kCols * kRows), seed++);
-    for (int64_t r = 0; r < kRows; ++r) {
-      ASSERT_TRUE(quant::quantize_row(type, values.data() + r * kCols, w.bytes.data() + r * *row_bytes(type, kCols), kCols).ok());
-    }
-    ws.push_back(std::move(w));
-  }
+  std::vector<BiasedWeight> ws = biased_weights(
+      {DType::Q5_0, DType::Q5_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q8_0}, kCols, kRows, 50);
   // The products of `tokens` input rows starting at token t0, combined with
   // different weights so that a product written to the wrong output shows.
   const auto run = [&](KernelChoice choice, int64_t t0, int64_t tokens) {

@@ -1,0 +1,110 @@
+// Kernel tiles at the extremes of their formats' codes, at every SIMD level
+// the CPU supports, against the scalar kernels: what random rows never reach
+// (Q8_0 codes of -128, K-quant codes, scales and mins at their maxima).
+#include <gtest/gtest.h>
+#include <hearth/engine/quant/blocks.h>
+#include <hearth/engine/quant/kernels.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels_test_support.h"
+
+namespace hearth::quant {
+namespace {
+
+using namespace kernel_tests;
+
+// Q8_0 codes of -128 (the format allows them; the quantizer never writes
+// them, a foreign file may): the tiles that take magnitudes and signs apart
+// (AVX2) must read 128, not -128 or a saturated sum.
+TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
+  const TypeKernels& k = table_.get(DType::Q8_0);
+  const TypeKernels& ref = scalar_.get(DType::Q8_0);
+  constexpr int64_t n = 160, rows = 16, cols = 5;
+  Matrix w = random_rows(DType::Q8_0, rows, n, 21);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      for (int i = 0; i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
+    }
+  }
+  const Matrix a = random_rows(k.act_type, cols, n, 22);
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-4 * (1 + std::fabs(want))) << "r=" << r << " c=" << c;
+    }
+  }
+}
+
+// K-quant rows and Q8_K activations at the extremes of their codes, scales
+// and mins: the tiles that keep int16 pair sums and integer scale products
+// (AVX2) must neither saturate nor wrap. Rows alternate codes at their
+// maximum and mixed codes, activations alternate all -128, all 127 and
+// mixed signs; the scalar dot product is the reference.
+TEST_P(LevelTest, GemmKQuantsAtTheExtremesOfTheirCodes) {
+  constexpr int64_t n = 512, rows = 16, cols = 6;
+  Matrix a = random_rows(DType::Q8_K, cols, n, 31);
+  for (int64_t c = 0; c < cols; ++c) {
+    auto* blocks = reinterpret_cast<BlockQ8_K*>(a.bytes.data() + c * a.row_bytes);
+    for (int64_t b = 0; b < n / kQK_K; ++b) {
+      for (int i = 0; i < kQK_K; ++i) {
+        blocks[b].qs[i] = static_cast<int8_t>(c % 3 == 0 ? -128 : c % 3 == 1 ? 127 : (i % 2 ? 127 : -128));
+      }
+      for (int s = 0; s < kQK_K / 16; ++s) {
+        int sum = 0;
+        for (int i = 16 * s; i < 16 * s + 16; ++i) sum += blocks[b].qs[i];
+        blocks[b].bsums[s] = static_cast<int16_t>(sum);
+      }
+    }
+  }
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const TypeKernels& k = table_.get(type);
+    const TypeKernels& ref = scalar_.get(type);
+    Matrix w = random_rows(type, rows, n, 32);
+    for (int64_t r = 0; r < rows; ++r) {
+      uint8_t* row = w.bytes.data() + r * w.row_bytes;
+      const bool all_max = r % 2 == 0;
+      for (int64_t b = 0; b < n / kQK_K; ++b) {
+        if (type == DType::Q6_K) {
+          auto& blk = reinterpret_cast<BlockQ6_K*>(row)[b];
+          if (all_max) {
+            std::memset(blk.ql, 0xFF, sizeof(blk.ql));
+            std::memset(blk.qh, 0xFF, sizeof(blk.qh));
+          }
+          for (int s = 0; s < kQK_K / 16; ++s) blk.scales[s] = static_cast<int8_t>(s % 2 ? 127 : -128);
+        } else {
+          // Q4_K and Q5_K share the head: d, dmin, twelve scale bytes (all
+          // ones: every six-bit scale and min is 63).
+          auto& blk = reinterpret_cast<BlockQ4_K*>(row + b * traits(type).block_bytes)[0];
+          std::memset(blk.scales, 0xFF, sizeof(blk.scales));
+          if (all_max) {
+            if (type == DType::Q5_K) {
+              auto& b5 = reinterpret_cast<BlockQ5_K*>(row)[b];
+              std::memset(b5.qh, 0xFF, sizeof(b5.qh));
+              std::memset(b5.qs, 0xFF, sizeof(b5.qs));
+            } else {
+              std::memset(blk.qs, 0xFF, sizeof(blk.qs));
+            }
+          }
+        }
+      }
+    }
+    std::vector<float> out(static_cast<size_t>(rows * cols));
+    k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
+    for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+        ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-5 * (1 + std::fabs(want)))
+            << traits(type).name << " r=" << r << " c=" << c << " at " << to_string(k.level);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hearth::quant
