@@ -3,6 +3,7 @@
 // (Q8_0 codes of -128, K-quant codes, scales and mins at their maxima).
 #include <gtest/gtest.h>
 #include <hearth/engine/quant/blocks.h>
+#include <hearth/engine/quant/interleave.h>
 #include <hearth/engine/quant/kernels.h>
 
 #include <cmath>
@@ -33,6 +34,41 @@ TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
   const Matrix a = random_rows(k.act_type, cols, n, 22);
   std::vector<float> out(static_cast<size_t>(rows * cols));
   k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-4 * (1 + std::fabs(want))) << "r=" << r << " c=" << c;
+    }
+  }
+}
+
+// The same codes through the interleaved decode kernels (AVX2 also takes
+// magnitudes and signs apart there), the activation at -127 and 127, for
+// one token and for several in one pass: two groups and three plain rows.
+TEST_P(LevelTest, InterleavedDecodeReadsQ8_0CodesOfMinus128) {
+  const DecodeKernels& k = table_.get(DType::Q8_0).interleaved.decode;
+  if (!k.rows) GTEST_SKIP() << "no interleaved Q8_0 kernels at this level";
+  const TypeKernels& ref = scalar_.get(DType::Q8_0);
+  constexpr int64_t n = 96, rows = 35, cols = 4;
+  Matrix w = random_rows(DType::Q8_0, rows, n, 23);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      for (int i = static_cast<int>(r % 2); i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
+    }
+  }
+  Matrix a = random_rows(DType::Q8_0, cols, n, 24);
+  for (int64_t c = 0; c < 2; ++c) {
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(a.bytes.data() + c * a.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) std::memset(blocks[b].qs, c == 0 ? 0x81 : 0x7F, 32);  // -127, 127
+  }
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q8_0, w.bytes.data(), il.data(), rows, n);
+  const size_t stride = k.prepared_bytes(n);
+  std::vector<uint8_t> acts(stride * cols);
+  for (int64_t c = 0; c < cols; ++c) k.prepare(a.bytes.data() + c * a.row_bytes, acts.data() + c * stride, n);
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  k.rows_multi(n, il.data(), w.row_bytes, rows, acts.data(), stride, cols, out.data(), rows);
   for (int64_t c = 0; c < cols; ++c) {
     for (int64_t r = 0; r < rows; ++r) {
       const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
