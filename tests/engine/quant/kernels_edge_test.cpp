@@ -17,6 +17,20 @@ namespace {
 
 using namespace kernel_tests;
 
+// Random Q8_0 rows with codes of -128 planted every 1 to 3 values (the
+// step varies by row; `stagger`: odd rows start one value later).
+Matrix q8_0_rows_with_minus_128(int64_t rows, int64_t n, uint32_t seed, bool stagger) {
+  Matrix w = random_rows(DType::Q8_0, rows, n, seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      const int first = stagger ? static_cast<int>(r % 2) : 0;
+      for (int i = first; i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
+    }
+  }
+  return w;
+}
+
 // Q8_0 codes of -128 (the format allows them; the quantizer never writes
 // them, a foreign file may): the tiles that take magnitudes and signs apart
 // (AVX2) must read 128, not -128 or a saturated sum.
@@ -24,13 +38,7 @@ TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
   const TypeKernels& k = table_.get(DType::Q8_0);
   const TypeKernels& ref = scalar_.get(DType::Q8_0);
   constexpr int64_t n = 160, rows = 16, cols = 5;
-  Matrix w = random_rows(DType::Q8_0, rows, n, 21);
-  for (int64_t r = 0; r < rows; ++r) {
-    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
-    for (int64_t b = 0; b < n / 32; ++b) {
-      for (int i = 0; i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
-    }
-  }
+  const Matrix w = q8_0_rows_with_minus_128(rows, n, 21, false);
   const Matrix a = random_rows(k.act_type, cols, n, 22);
   std::vector<float> out(static_cast<size_t>(rows * cols));
   k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
@@ -50,13 +58,7 @@ TEST_P(LevelTest, InterleavedDecodeReadsQ8_0CodesOfMinus128) {
   if (!k.rows) GTEST_SKIP() << "no interleaved Q8_0 kernels at this level";
   const TypeKernels& ref = scalar_.get(DType::Q8_0);
   constexpr int64_t n = 96, rows = 35, cols = 4;
-  Matrix w = random_rows(DType::Q8_0, rows, n, 23);
-  for (int64_t r = 0; r < rows; ++r) {
-    auto* blocks = reinterpret_cast<BlockQ8_0*>(w.bytes.data() + r * w.row_bytes);
-    for (int64_t b = 0; b < n / 32; ++b) {
-      for (int i = static_cast<int>(r % 2); i < 32; i += 1 + static_cast<int>(r % 3)) blocks[b].qs[i] = -128;
-    }
-  }
+  const Matrix w = q8_0_rows_with_minus_128(rows, n, 23, true);
   Matrix a = random_rows(DType::Q8_0, cols, n, 24);
   for (int64_t c = 0; c < 2; ++c) {
     auto* blocks = reinterpret_cast<BlockQ8_0*>(a.bytes.data() + c * a.row_bytes);
