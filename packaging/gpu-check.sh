@@ -51,39 +51,14 @@ if [ -n "$gpu_bandwidth" ] && ! [[ "$gpu_bandwidth" =~ ^[0-9]+([.][0-9]+)?$ ]]; 
   echo "gpu-check: --gpu-bandwidth wants GB/s as a number, got '$gpu_bandwidth'" >&2
   exit 2
 fi
-command -v python3 >/dev/null || { echo "gpu-check: python3 is needed to write the JSON lines" >&2; exit 2; }
-mkdir -p "$work/models"
-jobs=$(nproc)
 
-if [ -z "$cli" ]; then
-  echo "gpu-check: building hearth-cli (Release) in $work/build" >&2
-  cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHEARTH_BUILD_TESTS=OFF -DHEARTH_BUILD_BENCHMARKS=OFF >&2
-  cmake --build "$work/build" -j "$jobs" --target hearth-cli >&2
-  cli="$work/build/app/hearth-cli"
-fi
-[ -x "$cli" ] || { echo "gpu-check: no hearth-cli at '$cli'" >&2; exit 2; }
-
-vocab_llama="$root/tests/data/vocab/vocab-llama3.gguf"
-vocab_qwen="$root/tests/data/vocab/vocab-qwen3.gguf"
-# name shape vocab type
-if [ "$ci" = 1 ]; then
-  pp=32; tg=8; reps=1
-  models=("tiny-q4_0 tiny $vocab_llama Q4_0" "tiny-q4_k_m tiny $vocab_llama Q4_K_M")
-else
-  pp=512; tg=128; reps=3
-  models=("llama3.2-1b-q4_0 llama3.2-1b $vocab_llama Q4_0"
-          "llama3.2-1b-q8_0 llama3.2-1b $vocab_llama Q8_0"
-          "llama3.2-1b-q4_k_m llama3.2-1b $vocab_llama Q4_K_M"
-          "qwen2.5-0.5b-q4_k_m qwen2.5-0.5b $vocab_qwen Q4_K_M")
-fi
+# shellcheck source=speed-common.sh
+source "$root/packaging/speed-common.sh"
+speed_prepare gpu-check "$cli" "$work" "$ci"
 
 for entry in "${models[@]}"; do
   read -r name shape vocab type <<<"$entry"
-  file="$work/models/$name.gguf"
-  if [ ! -s "$file" ]; then
-    echo "gpu-check: writing $name" >&2
-    "$cli" gen-model --shape "$shape" --vocab "$vocab" --type "$type" --out "$file" -t "$jobs" >&2
-  fi
+  file="$(write_speed_model "$cli" "$work/models" "$name" "$shape" "$vocab" "$type")"
   hearth_json="$work/$name.hearth.json"
   "$cli" bench -m "$file" -p "$pp" -n "$tg" -r "$reps" --backend vulkan --gpu-layers all --json >"$hearth_json"
   for path in plain int-dot; do
@@ -100,8 +75,9 @@ for entry in "${models[@]}"; do
     # -ngl 99: every layer on the GPU, as Hearth's --gpu-layers all.
     "$ref_bench" -m "$file" -p "$pp" -n "$tg" -r "$reps" -ngl 99 -o json >"$ref_json"
   fi
-  python3 - "$name" "$hearth_json" "$ref_json" "$gpu_bandwidth" "$work/$name.hearth" <<'PY'
+  PYTHONPATH="$root/packaging" PYTHONDONTWRITEBYTECODE=1 python3 - "$name" "$hearth_json" "$ref_json" "$gpu_bandwidth" "$work/$name.hearth" <<'PY'
 import json, os, sys
+from speed_reference import reference_figures
 
 name, hearth_path, ref_path, bandwidth_arg, path_prefix = sys.argv[1:6]
 with open(hearth_path) as f:
@@ -125,14 +101,8 @@ def fraction(tg):
 
 ref = None
 if ref_path and os.path.exists(ref_path):
-    with open(ref_path) as f:
-        rows = json.load(f)
-    pp_rows = [r for r in rows if r.get("n_prompt", 0) > 0 and r.get("n_gen", 0) == 0]
-    tg_rows = [r for r in rows if r.get("n_gen", 0) > 0 and r.get("n_prompt", 0) == 0]
-    if not pp_rows or not tg_rows:
-        sys.exit(f"gpu-check: {ref_path}: llama-bench printed no pp and tg rows")
-    ref = {"pp_tps": pp_rows[0]["avg_ts"], "tg_tps": tg_rows[0]["avg_ts"],
-           "tg_bandwidth_fraction": fraction(tg_rows[0]["avg_ts"])}
+    ref_pp, ref_tg = reference_figures(ref_path, "gpu-check")
+    ref = {"pp_tps": ref_pp, "tg_tps": ref_tg, "tg_bandwidth_fraction": fraction(ref_tg)}
 
 # Each forced matrix-vector path: its speed, or why it did not run on the GPU.
 paths = {}
