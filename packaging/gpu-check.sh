@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --hearth-cli) cli="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --ci) ci=1; shift ;;
-    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -50,6 +50,11 @@ def main():
     script = os.path.join(source, "packaging", "cpu-check.sh")
     base = ["bash", script, "--ci", "--hearth-cli", cli, "--work", work]
 
+    # --help prints the whole header comment, its last line included.
+    r = subprocess.run(["bash", script, "--help"], capture_output=True, text=True)
+    if r.returncode != 0 or "--ref-bench-avx2" not in r.stdout or "writes the same ones" not in r.stdout:
+        fail(f"--help: exit {r.returncode}, printed:\n{r.stdout}")
+
     # Refusals: each names the bad value and exits 2 before any work.
     for args, needle in ((["--ref-bench", os.path.join(work, "no-such-llama-bench")], "no-such-llama-bench"),
                          (["--threads", "two"], "two"),
