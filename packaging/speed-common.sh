@@ -14,12 +14,14 @@
 # write_speed_model CLI DIR NAME SHAPE VOCAB TYPE: writes DIR/NAME.gguf unless
 #   it is there (models are kept for reruns) and prints its path.
 
+# The source tree this file belongs to.
+speed_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
 speed_hearth_cli() {
-  local tag="$1" cli="$2" work="$3" root
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  local tag="$1" cli="$2" work="$3"
   if [ -z "$cli" ]; then
     echo "$tag: building hearth-cli (Release) in $work/build" >&2
-    cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHEARTH_BUILD_TESTS=OFF \
+    cmake -S "$speed_root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHEARTH_BUILD_TESTS=OFF \
       -DHEARTH_BUILD_BENCHMARKS=OFF >&2 || return 1
     cmake --build "$work/build" -j "$(nproc)" --target hearth-cli >&2 || return 1
     cli="$work/build/app/hearth-cli"
@@ -42,9 +44,7 @@ speed_prepare() {
 }
 
 speed_models() {
-  local root
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  local llama="$root/tests/data/vocab/vocab-llama3.gguf" qwen="$root/tests/data/vocab/vocab-qwen3.gguf"
+  local llama="$speed_root/tests/data/vocab/vocab-llama3.gguf" qwen="$speed_root/tests/data/vocab/vocab-qwen3.gguf"
   if [ "$1" = 1 ]; then
     echo "tiny-q4_0 tiny $llama Q4_0"
     echo "tiny-q4_k_m tiny $llama Q4_K_M"
