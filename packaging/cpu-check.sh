@@ -30,6 +30,8 @@
 # in the work folder for reruns (packaging/gpu-check.sh writes the same ones).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=speed-common.sh
+source "$root/packaging/speed-common.sh"
 
 ref_bench=""
 ref_bench_avx2=""
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --hearth-cli) cli="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --ci) ci=1; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) speed_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "cpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,8 +78,6 @@ for level in "${level_list[@]}"; do
   esac
 done
 
-# shellcheck source=speed-common.sh
-source "$root/packaging/speed-common.sh"
 speed_prepare cpu-check "$cli" "$work" "$ci"
 
 for entry in "${models[@]}"; do

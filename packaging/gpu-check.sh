@@ -26,6 +26,8 @@
 # 3 repetitions each). Models are kept in the work folder for reruns.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=speed-common.sh
+source "$root/packaging/speed-common.sh"
 
 ref_bench=""
 gpu_bandwidth=""
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
     --hearth-cli) cli="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --ci) ci=1; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) speed_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,8 +54,6 @@ if [ -n "$gpu_bandwidth" ] && ! [[ "$gpu_bandwidth" =~ ^[0-9]+([.][0-9]+)?$ ]]; 
   exit 2
 fi
 
-# shellcheck source=speed-common.sh
-source "$root/packaging/speed-common.sh"
 speed_prepare gpu-check "$cli" "$work" "$ci"
 
 for entry in "${models[@]}"; do

@@ -14,6 +14,8 @@
 # write_speed_model CLI DIR NAME SHAPE VOCAB TYPE: writes DIR/NAME.gguf unless
 #   it is there (models are kept for reruns) and prints its path.
 
+# speed_help SCRIPT: prints SCRIPT's header comment (its --help).
+
 # The source tree this file belongs to.
 speed_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -64,4 +66,8 @@ write_speed_model() {
     "$cli" gen-model --shape "$shape" --vocab "$vocab" --type "$type" --out "$file" -t "$(nproc)" >&2 || return 1
   fi
   echo "$file"
+}
+
+speed_help() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"
 }
