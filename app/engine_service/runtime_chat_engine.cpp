@@ -128,6 +128,7 @@ class RuntimeChatEngine final : public ChatEngine {
                                      ? runtime::GpuLayers{runtime::GpuLayersMode::Auto, 0}
                                      : runtime::GpuLayers{runtime::GpuLayersMode::Count, request.gpu_layers};
     backend_request.model = footprint;
+    backend_request.vulkan_instance = vulkan_instance(backend_request.preference);
     auto choice = runtime::choose_backend(backend_request, logger_);
     options.weights = model::weights_for(options.weights, choice.cpu_computes);
     HEARTH_TRY(model_, model::Model::load(path, options));
@@ -384,7 +385,7 @@ class RuntimeChatEngine final : public ChatEngine {
   // small and its steps interleave with the model's. Vulkan when the
   // settings ask for it, on the device the model would use; a Vulkan
   // request that cannot be met is an error, never a quiet move to the CPU.
-  Result<DraftPlace> make_draft_backend(const ui::LoadRequest& request) const {
+  Result<DraftPlace> make_draft_backend(const ui::LoadRequest& request) {
     DraftPlace out;
     if (request.draft_backend == QLatin1String("cpu")) {
       out.backend = backend::make_cpu_backend({std::max(1, api_threads_)});
@@ -399,6 +400,7 @@ class RuntimeChatEngine final : public ChatEngine {
     wanted.preference = runtime::BackendPreference::Vulkan;
     wanted.gpu_device = request.gpu_device.toStdString();
     wanted.cpu_threads = std::max(1, api_threads_);
+    wanted.vulkan_instance = vulkan_instance(wanted.preference);
     auto chosen = runtime::choose_backend(wanted, logger_);
     if (chosen.cpu_computes == model::CpuComputes::Yes) {
       // choose_backend fell back to the CPU: its description says why ("CPU: <reason>").
@@ -470,6 +472,16 @@ class RuntimeChatEngine final : public ChatEngine {
     old.reset();  // joins its threads outside the lock
   }
 
+  // The Vulkan instance every load and draft model opens its device on, made
+  // at the first load that may use a GPU and kept for the engine's life.
+  std::shared_ptr<vulkan::VulkanInstance> vulkan_instance(runtime::BackendPreference preference) {
+    if (!vulkan_instance_ && preference != runtime::BackendPreference::Cpu) {
+      vulkan_instance_ = runtime::keep_vulkan_instance(logger_);
+    }
+    return vulkan_instance_;
+  }
+
+  std::shared_ptr<vulkan::VulkanInstance> vulkan_instance_;  // null until a GPU load, or without a driver
   std::unique_ptr<model::Model> model_;
   std::optional<tokenizer::Tokenizer> tokenizer_;
   std::optional<runtime::ChatFormat> format_;  // after the tokenizer it reads

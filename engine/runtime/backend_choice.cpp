@@ -4,6 +4,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/backend/split_backend.h>
 #include <hearth/engine/backend/vulkan/context.h>
+#include <hearth/engine/backend/vulkan/instance.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@ namespace {
 
 vulkan::VulkanConfig vulkan_config(const BackendRequest& request) {
   vulkan::VulkanConfig config;
+  config.instance = request.vulkan_instance;
   config.preference.name = request.gpu_device;
   config.matvec_path = request.gpu_matvec_path;
   config.profiling = request.profiling == BackendProfiling::GpuTimestamps ? vulkan::ProfilingMode::Timestamps
@@ -36,6 +38,11 @@ unsigned cpu_threads(const BackendRequest& request) {
 }
 
 }  // namespace
+
+std::shared_ptr<vulkan::VulkanInstance> keep_vulkan_instance(const Logger& logger) {
+  auto instance = vulkan::VulkanInstance::create(vulkan::ValidationLayers::Off, logger);
+  return instance.ok() ? std::move(instance).value() : nullptr;
+}
 
 Result<GpuLayers> parse_gpu_layers(const std::string& text) {
   if (text == "all") return GpuLayers{GpuLayersMode::All, 0};

@@ -1,5 +1,7 @@
 #include "hearth/engine/backend/vulkan/context.h"
 
+#include "hearth/engine/backend/vulkan/instance.h"
+
 #include "vk_struct.h"
 
 #include <fmt/format.h>
@@ -9,56 +11,6 @@
 
 namespace hearth::vulkan {
 namespace {
-
-constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
-
-struct InstanceHandle {
-  VkInstance instance = VK_NULL_HANDLE;
-  ~InstanceHandle() {
-    if (instance != VK_NULL_HANDLE) vkDestroyInstance(instance, nullptr);
-  }
-  VkInstance release() { return std::exchange(instance, VK_NULL_HANDLE); }
-};
-
-bool has_layer(const char* name) {
-  uint32_t count = 0;
-  vkEnumerateInstanceLayerProperties(&count, nullptr);
-  std::vector<VkLayerProperties> layers(count);
-  vkEnumerateInstanceLayerProperties(&count, layers.data());
-  return std::any_of(layers.begin(), layers.end(),
-                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
-}
-
-Status create_instance(const VulkanConfig& config, const Logger& logger, InstanceHandle& out) {
-  uint32_t loader_version = VK_API_VERSION_1_0;
-  if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS || loader_version < VK_API_VERSION_1_2) {
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("Vulkan: the Vulkan loader supports {}, needs 1.2; running on CPU",
-                                  format_api_version(loader_version)));
-  }
-  auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
-  app.pApplicationName = "Hearth";
-  app.pEngineName = "Hearth";
-  app.apiVersion = VK_API_VERSION_1_2;
-  std::vector<const char*> layers;
-  if (config.validation == ValidationLayers::On) {
-    if (has_layer(kValidationLayer)) {
-      layers.push_back(kValidationLayer);
-    } else {
-      logger.warn("Vulkan: validation requested but {} is not installed", kValidationLayer);
-    }
-  }
-  auto info = vk_struct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
-  info.pApplicationInfo = &app;
-  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
-  info.ppEnabledLayerNames = layers.data();
-  const VkResult r = vkCreateInstance(&info, nullptr, &out.instance);
-  if (r != VK_SUCCESS) {
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("Vulkan: no Vulkan driver ({}); running on CPU", to_string(r)));
-  }
-  return {};
-}
 
 DeviceKind kind_of(VkPhysicalDeviceType type) {
   switch (type) {
@@ -193,19 +145,24 @@ Error vk_error(VkResult result, const char* what) {
   return make_error(code, fmt::format("{} failed: {}", what, to_string(result)));
 }
 
+namespace {
+Result<std::shared_ptr<VulkanInstance>> instance_for(const VulkanConfig& config, const Logger& logger) {
+  if (config.instance) return config.instance;
+  return VulkanInstance::create(config.validation, logger);
+}
+}  // namespace
+
 Result<std::vector<DeviceDescription>> VulkanContext::list_devices(const VulkanConfig& config) {
-  InstanceHandle instance;
-  HEARTH_CHECK(create_instance(config, Logger{}, instance));
-  HEARTH_TRY(auto pds, physical_devices(instance.instance));
+  HEARTH_TRY(const auto instance, instance_for(config, Logger{}));
+  HEARTH_TRY(auto pds, physical_devices(instance->handle()));
   std::vector<DeviceDescription> out;
   for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(describe(pds[i], i));
   return out;
 }
 
 Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanConfig& config, Logger logger) {
-  InstanceHandle instance;
-  HEARTH_CHECK(create_instance(config, logger, instance));
-  HEARTH_TRY(auto pds, physical_devices(instance.instance));
+  HEARTH_TRY(auto instance, instance_for(config, logger));
+  HEARTH_TRY(auto pds, physical_devices(instance->handle()));
   std::vector<DeviceDescription> descriptions;
   for (uint32_t i = 0; i < pds.size(); ++i) descriptions.push_back(describe(pds[i], i));
 
@@ -280,7 +237,7 @@ Result<std::unique_ptr<VulkanContext>> VulkanContext::create(const VulkanConfig&
     return make_error(ErrorCode::Unsupported,
                       fmt::format("Vulkan: could not open {} ({}); running on CPU", desc.name, to_string(r)));
   }
-  ctx->instance_ = instance.release();
+  ctx->instance_ = std::move(instance);
   vkGetDeviceQueue(ctx->device_, ctx->queue_family_, 0, &ctx->queue_);
   logger.info("Vulkan: using {} ({}, {} MiB, Vulkan {}, subgroup {}, integer dot {})", desc.name,
               to_string(desc.kind), desc.device_local_bytes >> 20, format_api_version(desc.api_version),
@@ -294,7 +251,7 @@ VulkanContext::~VulkanContext() {
     vkDeviceWaitIdle(device_);
     vkDestroyDevice(device_, nullptr);
   }
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  // instance_ goes after the device, and only with the last context on it.
 }
 
 MemoryBudget VulkanContext::memory_budget(uint64_t own_usage) const {

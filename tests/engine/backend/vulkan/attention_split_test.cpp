@@ -136,7 +136,7 @@ TEST_F(VulkanAttentionSplit, SplitFollowsTheTuning) {
   }
   // The device default: CPU devices never split.
   const KernelTuning dflt = default_tuning(*gpu_->ctx);
-  EXPECT_EQ(dflt.attention_split_positions, gpu_->ctx->description().kind == DeviceKind::Software ? 0u : 512u);
+  EXPECT_EQ(dflt.attention_split_positions, gpu_->ctx->description().kind == DeviceKind::Software ? 0u : 128u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace {
 
 using testing::Gpu;
 using testing::test_config;
+using testing::test_instance;
 
 TEST(VulkanContext, CreatesInstanceAndListsDevices) {
   auto devices = VulkanContext::list_devices(test_config());
@@ -31,6 +32,71 @@ TEST(VulkanContext, CreatesInstanceAndListsDevices) {
   const auto budget = (*ctx)->memory_budget(0);
   EXPECT_GT(budget.device_local_total, 0u);
   EXPECT_GT(budget.free_bytes(), 0u);
+}
+
+// Contexts opened on one instance share it, and it stays while any of them
+// is open; a context without one makes, and later destroys, its own.
+TEST(VulkanContext, ContextsShareTheInstanceTheyAreGiven) {
+  auto made = VulkanInstance::create(ValidationLayers::Off);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  std::shared_ptr<VulkanInstance> instance = std::move(made).value();
+  const VkInstance handle = instance->handle();
+  VulkanConfig cfg = test_config();
+  cfg.instance = instance;
+  auto first = VulkanContext::create(cfg);
+  auto second = VulkanContext::create(cfg);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ((*first)->instance(), handle);
+  EXPECT_EQ((*second)->instance(), handle);
+  EXPECT_NE((*first)->device(), (*second)->device());
+  const std::weak_ptr<VulkanInstance> watch = instance;
+  // The owner lets go, then the first context closes: the second still
+  // computes on the instance it holds.
+  instance.reset();
+  cfg.instance.reset();
+  first->reset();
+  auto gpu = std::make_unique<Gpu>();
+  gpu->ctx = std::move(second).value();
+  gpu->allocator = std::make_unique<DeviceAllocator>(*gpu->ctx, AllocatorConfig{16ull << 20});
+  auto t = Transfer::create(*gpu->ctx, *gpu->allocator, 1ull << 20);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  gpu->transfer = std::move(t).value();
+  gpu->pipelines = std::make_unique<PipelineSet>(*gpu->ctx, nullptr);
+  gpu->kernels = std::make_unique<Kernels>(*gpu->ctx, *gpu->pipelines, default_tuning(*gpu->ctx));
+  auto s = CommandSequence::create(*gpu->ctx, 8, ProfilingMode::Off);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  gpu->seq = std::move(s).value();
+  const std::vector<float> a = {1.0f, 2.0f, 3.0f}, b = {10.0f, 20.0f, 30.0f};
+  Buffer ba = gpu->upload(a), bb = gpu->upload(b), bd = gpu->buffer(12);
+  gpu->run([&](Kernels& k, CommandSequence& seq) {
+    return k.add(seq, BufferView::whole(ba), BufferView::whole(bb), BufferView::whole(bd), 3, 3);
+  });
+  EXPECT_EQ(gpu->download<float>(bd, 3), (std::vector<float>{11.0f, 22.0f, 33.0f}));
+  EXPECT_FALSE(watch.expired());
+  ba = {};
+  bb = {};
+  bd = {};
+  gpu.reset();
+  EXPECT_TRUE(watch.expired());  // gone with the last context on it
+}
+
+TEST(VulkanContext, WithoutAnInstanceAContextOpensItsOwn) {
+  VulkanConfig own = test_config();
+  own.instance.reset();
+  auto alone = VulkanContext::create(own);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  EXPECT_NE((*alone)->instance(), test_instance()->handle());
+}
+
+// Many devices opened and closed on one instance, as an app does model
+// after model, all open.
+TEST(VulkanContext, ManyContextsOnOneInstance) {
+  for (int i = 0; i < 40; ++i) {
+    auto ctx = VulkanContext::create(test_config());
+    ASSERT_TRUE(ctx.ok()) << "context " << i << ": " << ctx.error().message;
+    EXPECT_EQ((*ctx)->instance(), test_instance()->handle());
+  }
 }
 
 TEST(VulkanContext, PickingAMissingDeviceFallsBackWithAReason) {

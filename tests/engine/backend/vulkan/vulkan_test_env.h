@@ -8,6 +8,7 @@
 #include <hearth/engine/backend/vulkan/buffer.h>
 #include <hearth/engine/backend/vulkan/command.h>
 #include <hearth/engine/backend/vulkan/context.h>
+#include <hearth/engine/backend/vulkan/instance.h>
 #include <hearth/engine/backend/vulkan/kernels.h>
 #include <hearth/engine/backend/vulkan/pipeline.h>
 #include <hearth/engine/backend/vulkan/transfer.h>
@@ -20,8 +21,21 @@
 
 namespace hearth::vulkan::testing {
 
+// One Vulkan instance for the whole test program, as the app keeps one for
+// its life (instance.h: some drivers stop creating instances after a few
+// dozen create/destroy cycles in one process). Null when there is no
+// driver: each context then makes its own and fails with the reason.
+inline std::shared_ptr<VulkanInstance> test_instance() {
+  static const std::shared_ptr<VulkanInstance> instance = [] {
+    auto made = VulkanInstance::create(ValidationLayers::Off);
+    return made.ok() ? std::move(made).value() : nullptr;
+  }();
+  return instance;
+}
+
 inline VulkanConfig test_config() {
   VulkanConfig c;
+  c.instance = test_instance();
   c.requirements.software = SoftwareDevices::Allow;
   c.requirements.min_device_memory_bytes = 64ull << 20;
   return c;

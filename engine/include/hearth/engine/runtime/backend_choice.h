@@ -63,7 +63,16 @@ struct BackendRequest {
   GpuLayers gpu_layers;    // with a Vulkan device and a known model
   // Without it the whole model goes to the GPU (gpu_layers is not applied).
   std::optional<ModelFootprint> model;
+  // The Vulkan instance to open the device on. An owner that loads model
+  // after model (the app's chat engine) passes the one it keeps from
+  // keep_vulkan_instance (vulkan/instance.h says why); unset = one of the
+  // request's own.
+  std::shared_ptr<vulkan::VulkanInstance> vulkan_instance;
 };
+
+// A Vulkan instance for an owner to keep across loads, or null when no
+// Vulkan driver is there (each request then states why, as without one).
+std::shared_ptr<vulkan::VulkanInstance> keep_vulkan_instance(const Logger& logger = {});
 
 // The layers to put on a GPU with `memory_free` free bytes: kv::split_layers
 // for Auto (the function the picker's fit uses), the count capped at n_layer,

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace hearth::vulkan {
+
+class VulkanInstance;  // instance.h
 
 enum class ValidationLayers { Off, On };
 // Software devices (lavapipe, SwiftShader) are slower than the CPU backend, so
@@ -39,6 +42,10 @@ struct DevicePreference {
 };
 
 struct VulkanConfig {
+  // The instance to open the device on, shared with the owner's other
+  // contexts (instance.h says why a process keeps one); unset = the context
+  // makes its own, with `validation`.
+  std::shared_ptr<VulkanInstance> instance;
   ValidationLayers validation = ValidationLayers::Off;
   DeviceRequirements requirements;
   DevicePreference preference;

@@ -5,6 +5,7 @@
 
 #include <hearth/engine/backend/vulkan/config.h>
 #include <hearth/engine/backend/vulkan/device_selection.h>
+#include <hearth/engine/backend/vulkan/instance.h>
 #include <hearth/core/log.h>
 #include <hearth/core/result.h>
 #include <vulkan/vulkan.h>
@@ -43,8 +44,8 @@ struct DeviceLimits {
 
 class VulkanContext {
  public:
-  // Creates the instance, describes every physical device and opens the one
-  // select_device() picks. When none is usable the error message is the
+  // Describes every physical device of config.instance (or of an instance
+  // of its own when that is unset) and opens the one select_device() picks. When none is usable the error message is the
   // fallback line for the user ("Vulkan: ...; running on CPU").
   static Result<std::unique_ptr<VulkanContext>> create(const VulkanConfig& config, Logger logger = {});
 
@@ -55,7 +56,7 @@ class VulkanContext {
   VulkanContext(const VulkanContext&) = delete;
   VulkanContext& operator=(const VulkanContext&) = delete;
 
-  VkInstance instance() const { return instance_; }
+  VkInstance instance() const { return instance_->handle(); }
   VkPhysicalDevice physical_device() const { return physical_; }
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
@@ -78,7 +79,7 @@ class VulkanContext {
 
   VulkanConfig config_;
   Logger logger_;
-  VkInstance instance_ = VK_NULL_HANDLE;
+  std::shared_ptr<VulkanInstance> instance_;  // config.instance, or one of its own
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

@@ -28,9 +28,12 @@ struct KernelTuning {
   // Attention of up to kMatvecMaxTokens queries over a cache where a query
   // may see more than this many positions is split into slices of about
   // this many (at most attention_max_splits): flash decoding, so a long
-  // context keeps the GPU busy. 0 = never split (CPU devices: the heads
-  // already fill their threads, and the merge pass would be pure cost).
-  uint32_t attention_split_positions = 512;
+  // context keeps the GPU busy. One decode token's attention is otherwise
+  // n_heads workgroups, each walking every position: too few for a GPU of
+  // a hundred compute units (41 us per layer at 600 positions on an H200
+  // with slices of 512). 0 = never split (CPU devices: the heads already
+  // fill their threads, and the merge pass would be pure cost).
+  uint32_t attention_split_positions = 128;
   uint32_t attention_max_splits = 32;
 };
 KernelTuning default_tuning(const VulkanContext& ctx);
