@@ -618,8 +618,7 @@ Status Kernels::attention(CommandSequence& seq, const BufferView& q, const KvBuf
   }
   const sp::AttentionParams p{layout.head_dim,    s.n_heads, layout.n_kv_heads, s.n_tokens,
                               layout.block_tokens, o.window,  o.scale,           o.softcap,
-                              has_sinks ? 1u : 0u, tables.table_blocks, splits ? split.n_splits : 1u,
-                              splits ? split.split_len : 0u};
+                              has_sinks ? 1u : 0u, tables.table_blocks, splits ? split.n_splits : 1u};
   // Without sinks, or with one table, the positions are bound again as a
   // placeholder (never read).
   const Binding bind[] = {{q, Access::Read},

@@ -171,12 +171,12 @@ struct AttentionParams {
   float softcap;
   uint has_sinks;
   uint table_stride;
-  // n_splits > 1: workgroup z = split handles visible positions
-  // [first + z * split_len, first + (z + 1) * split_len) and writes its
-  // unnormalized output, running max and sum to the partials (out's binding:
-  // AttentionCombineParams); sinks are left to the combine pass.
+  // n_splits > 1: workgroup z = split handles the positions
+  // [first + z * per, first + (z + 1) * per) of the `len` its query sees,
+  // per = ceil(len / n_splits), and writes its unnormalized output, running
+  // max and sum to the partials (out's binding: AttentionCombineParams);
+  // sinks are left to the combine pass.
   uint n_splits;
-  uint split_len;
 };
 
 // Merges split attention (attention_combine.comp): partials hold, per
@@ -214,7 +214,7 @@ static_assert(sizeof(QuantizeParams) == 8);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(MatvecIdParams) == 32);
 static_assert(sizeof(MoeRouteParams) == 28);
-static_assert(sizeof(AttentionParams) == 48);
+static_assert(sizeof(AttentionParams) == 44);
 static_assert(sizeof(AttentionCombineParams) == 20);
 static_assert(sizeof(KvStoreParams) == 20);
 }  // namespace hearth::shaders

@@ -1,9 +1,10 @@
 // Attention split over positions (flash decoding: Kernels::attention_split,
 // attention.comp's slices and attention_combine.comp's merge) against the
-// double-sum reference: long caches over shuffled blocks, queries whose
-// visible range leaves most slices empty, a window, a soft cap and sinks;
-// each query of a multi-query pass is bit for bit its one-query result, and
-// the split is what the tuning asks for.
+// double-sum reference: long caches over shuffled blocks, queries early in
+// the cache (their slices are cut from what they see, so short), a window,
+// a soft cap and sinks; each query of a multi-query pass is bit for bit its
+// one-query result, a short query spreads over the slices, and the split is
+// what the tuning asks for.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -52,7 +53,7 @@ TEST_F(VulkanAttentionSplit, SlicesMergeToTheReference) {
   constexpr uint32_t n_heads = 4;
   const SplitCase cases[] = {
       {200, {199}, {0.125f, 0.0f, 0}, false},                  // decode at the end of a long cache
-      {200, {5, 120, 199}, {0.125f, 0.0f, 0}, false},          // slices empty for the early query
+      {200, {5, 120, 199}, {0.125f, 0.0f, 0}, false},          // the early query's slices are short
       {200, {150, 199}, {0.125f, 5.0f, 40}, false},            // window and soft cap
       {200, {0, 77, 199}, {0.125f, 0.0f, 0}, true},            // sinks join the merge
   };
@@ -120,6 +121,59 @@ TEST_F(VulkanAttentionSplit, SlicesMergeToTheReference) {
   }
 }
 
+// A query at position 20 of a 200-position table: its 21 visible positions
+// go 3 to each of the first 7 of 8 slices (each slice's sum l > 0), not all
+// to the first, which slices of the whole table (25 each) would do.
+TEST_F(VulkanAttentionSplit, AShortQuerySpreadsOverTheSlices) {
+  const KvLayout l{64, 2, 16};
+  constexpr uint32_t n_heads = 4, n_positions = 200, query = 20;
+  const uint32_t n_blocks = n_positions / l.block_tokens + 1;
+  std::vector<int32_t> table(n_blocks);
+  for (uint32_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(b);
+  const size_t per_pos = size_t{l.n_kv_heads} * l.head_dim;
+  const auto k = halves(n_positions * per_pos, rng_, -2.0f, 2.0f);
+  const auto v = halves(n_positions * per_pos, rng_, -1.0f, 1.0f);
+  std::vector<int32_t> all_pos(n_positions);
+  for (uint32_t p = 0; p < n_positions; ++p) all_pos[p] = static_cast<int32_t>(p);
+  const size_t cache_bytes = 2ull * (n_blocks + 1) * l.block_tokens * per_pos;
+  Buffer bk = gpu_->upload(k), bv = gpu_->upload(v), bpos = gpu_->upload(all_pos), btab = gpu_->upload(table),
+         kc = gpu_->buffer(cache_bytes), vc = gpu_->buffer(cache_bytes);
+  const KvBuffers kv{BufferView::whole(kc), BufferView::whole(vc), BufferView::whole(btab)};
+  AttentionSplit split = kernels_->attention_split(1, n_positions);
+  ASSERT_EQ(split.n_splits, 8u);
+  std::vector<float> q(size_t{n_heads} * l.head_dim);
+  std::uniform_real_distribution<float> qdist(-2.0f, 2.0f);
+  for (auto& e : q) e = qdist(rng_);
+  Buffer bq = gpu_->upload(q), bqpos = gpu_->upload(std::vector<int32_t>{query}), bo = gpu_->buffer(4 * q.size()),
+         partials = gpu_->buffer(Kernels::attention_partial_bytes(l.head_dim, n_heads, 1, split.n_splits));
+  split.partials = BufferView::whole(partials);
+  ASSERT_TRUE(gpu_->seq->begin().ok());
+  Status st = kernels_->kv_store(*gpu_->seq, BufferView::whole(bk), BufferView::whole(bv), kv, l,
+                                 BufferView::whole(bpos), n_positions);
+  if (st.ok()) {
+    st = kernels_->attention(*gpu_->seq, BufferView::whole(bq), kv, l, BufferView::whole(bqpos),
+                             BufferView::whole(bo), {n_heads, 1}, {0.125f, 0.0f, 0}, BufferView{}, {}, split);
+  }
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_TRUE(gpu_->seq->end().ok());
+  ASSERT_TRUE(gpu_->seq->submit_and_wait().ok());
+  const size_t part = l.head_dim + 2;  // head_dim values, then m and l
+  const auto got = gpu_->download<float>(partials, size_t{n_heads} * split.n_splits * part);
+  for (uint32_t h = 0; h < n_heads; ++h) {
+    for (uint32_t z = 0; z < split.n_splits; ++z) {
+      const float sum = got[(h * split.n_splits + z) * part + l.head_dim + 1];
+      if (z < 7) {
+        EXPECT_GT(sum, 0.0f) << "head " << h << " slice " << z << " is empty";
+      } else {
+        EXPECT_EQ(sum, 0.0f) << "head " << h << " slice " << z << " has positions past the query";
+      }
+    }
+  }
+  const auto out = gpu_->download<float>(bo, q.size());
+  const auto want = testing::attention_reference(q, k, v, {query}, l, n_heads, {0.125f, 0.0f, 0}, nullptr);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << "at " << i;
+}
+
 TEST_F(VulkanAttentionSplit, SplitFollowsTheTuning) {
   // Short caches, and more queries than a verify pass holds, stay whole.
   EXPECT_EQ(kernels_->attention_split(1, 16).n_splits, 1u);
@@ -136,7 +190,7 @@ TEST_F(VulkanAttentionSplit, SplitFollowsTheTuning) {
   }
   // The device default: CPU devices never split.
   const KernelTuning dflt = default_tuning(*gpu_->ctx);
-  EXPECT_EQ(dflt.attention_split_positions, gpu_->ctx->description().kind == DeviceKind::Software ? 0u : 128u);
+  EXPECT_EQ(dflt.attention_split_positions, gpu_->ctx->description().kind == DeviceKind::Software ? 0u : 64u);
 }
 
 }  // namespace

@@ -26,14 +26,15 @@ struct KernelTuning {
   uint32_t get_rows = 64;
   uint32_t attention = 32;   // power of two; head_dim <= 8 * attention
   // Attention of up to kMatvecMaxTokens queries over a cache where a query
-  // may see more than this many positions is split into slices of about
-  // this many (at most attention_max_splits): flash decoding, so a long
-  // context keeps the GPU busy. One decode token's attention is otherwise
-  // n_heads workgroups, each walking every position: too few for a GPU of
-  // a hundred compute units (41 us per layer at 600 positions on an H200
-  // with slices of 512). 0 = never split (CPU devices: the heads already
-  // fill their threads, and the merge pass would be pure cost).
-  uint32_t attention_split_positions = 128;
+  // may see more than this many positions is split into slices, about one
+  // per this many positions of the table (at most attention_max_splits):
+  // flash decoding. Each query's slices are cut from what it sees now, so
+  // a short conversation in a long table is spread too. Unsplit, one
+  // token's attention is n_heads workgroups each walking every position:
+  // 96 us per layer at 512 positions on an H200. 0 = never split (CPU
+  // devices: the heads already fill their threads, and the merge pass
+  // would be pure cost).
+  uint32_t attention_split_positions = 64;
   uint32_t attention_max_splits = 32;
 };
 KernelTuning default_tuning(const VulkanContext& ctx);
@@ -78,7 +79,10 @@ struct AttentionShape {
 // partials: attention_partial_bytes() of scratch when n_splits > 1.
 struct AttentionSplit {
   uint32_t n_splits = 1;
-  uint32_t split_len = 0;  // positions per split
+  // The most positions one slice takes: the table's (or window's) visible
+  // length over n_splits. The shader cuts what each query sees now into
+  // n_splits equal slices, so no slice is longer.
+  uint32_t split_len = 0;
   BufferView partials;
 };
 
