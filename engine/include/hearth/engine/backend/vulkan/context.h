@@ -45,8 +45,9 @@ struct DeviceLimits {
 class VulkanContext {
  public:
   // Describes every physical device of config.instance (or of an instance
-  // of its own when that is unset) and opens the one select_device() picks. When none is usable the error message is the
-  // fallback line for the user ("Vulkan: ...; running on CPU").
+  // of its own when that is unset) and opens the one select_device()
+  // picks. When none is usable the error message is the fallback line for
+  // the user ("Vulkan: ...; running on CPU").
   static Result<std::unique_ptr<VulkanContext>> create(const VulkanConfig& config, Logger logger = {});
 
   // Describes the devices without opening any (for `hearth-cli` listings).
