@@ -189,6 +189,11 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{"f16_decode_fast", DType::F16, KernelChoice::Fastest, 64, 8, 2, 97, 0, 0.0f, 1},
         AttentionCase{"f16_continue_fast", DType::F16, KernelChoice::Fastest, 96, 6, 2, 66, 0, 0.0f, 5},
         AttentionCase{"q8_0_window_decode_fast", DType::Q8_0, KernelChoice::Fastest, 32, 4, 1, 90, 33, 0.0f, 1},
+        // The widest head the SIMD kernels take (Gemma's 256), and one wider,
+        // which the scalar kernel computes; key counts that are not whole
+        // passes of eight.
+        AttentionCase{"f16_hd256_fast", DType::F16, KernelChoice::Fastest, 256, 4, 2, 45, 0, 0.0f, 13},
+        AttentionCase{"f32_hd288_fast", DType::F32, KernelChoice::Fastest, 288, 2, 1, 37, 0, 0.0f, 3},
         // Attention sinks (gpt-oss) with a window, prefill and decode, both paths.
         AttentionCase{"f16_sinks_window_ref", DType::F16, KernelChoice::Reference, 64, 4, 2, 70, 16, 0.0f, 70, true},
         AttentionCase{"f16_sinks_window_fast", DType::F16, KernelChoice::Fastest, 64, 4, 2, 70, 16, 0.0f, 70, true},
