@@ -28,10 +28,13 @@ void Sampler::accept(int32_t token) {
   while (static_cast<int32_t>(recent_.size()) > config_.penalty_window) recent_.pop_front();
 }
 
-void Sampler::apply_penalties(std::vector<float>& logits) const {
-  if (recent_.empty()) return;
+bool Sampler::penalizes() const {
   const bool any = config_.repeat_penalty != 1.0f || config_.presence_penalty != 0.0f || config_.frequency_penalty != 0.0f;
-  if (!any) return;
+  return any && !recent_.empty();
+}
+
+void Sampler::apply_penalties(std::vector<float>& logits) const {
+  if (!penalizes()) return;
   std::unordered_map<int32_t, int> counts;
   for (int32_t t : recent_) ++counts[t];
   for (const auto& [token, count] : counts) {
@@ -118,8 +121,16 @@ std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top
 }
 
 std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
-  std::vector<float> logits(logits_in.begin(), logits_in.end());
-  apply_penalties(logits);
+  // A copy only when penalties change some logits: a vocabulary row is
+  // 0.6 MB for a 152k vocabulary, and copying it into a fresh vector took
+  // 110 us of every token, several times the greedy draw itself.
+  std::vector<float> penalized;
+  std::span<const float> logits = logits_in;
+  if (penalizes()) {
+    penalized.assign(logits_in.begin(), logits_in.end());
+    apply_penalties(penalized);
+    logits = penalized;
+  }
   if (config_.temperature <= 0.0f) {
     const int32_t best = argmax(logits);
     return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};

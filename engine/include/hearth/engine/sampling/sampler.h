@@ -91,6 +91,9 @@ class Sampler {
   const SamplerConfig& config() const { return config_; }
 
  private:
+  // Whether apply_penalties would change anything (a penalty is set and a
+  // token was seen).
+  bool penalizes() const;
   void apply_penalties(std::vector<float>& logits) const;
 
   SamplerConfig config_;
