@@ -96,6 +96,38 @@ TEST(BatchedServer, StaggeredConcurrentStreamsEqualTheirSoloRuns) {
   EXPECT_EQ(health(batched)["pending"], 0);
 }
 
+// A plain request (no logprobs, no grammar) is drawn by the scheduler's own
+// sampler, which masks ignore_eos's end tokens in its logits row; the
+// one-at-a-time server draws through TokenChooser, which masks them in a
+// copy. With the same seed both draw the same reply, to max_tokens.
+TEST(BatchedServer, PlainSampledRepliesEqualTheSoloServers) {
+  constexpr int kTokens = 200;
+  const json request = {{"prompt", "Once upon a time"}, {"max_tokens", kTokens}, {"temperature", 1.0},
+                        {"seed", 11},           {"ignore_eos", true}};
+  json solo;
+  {
+    ServeProcess single({"--parallel", "1"});
+    ASSERT_TRUE(single.ok()) << single.stderr_text();
+    int status = 0;
+    solo = post(single, "/v1/completions", request, &status);
+    ASSERT_EQ(status, 200) << solo.dump();
+  }
+  ServeProcess batched({"--parallel", "4"});
+  ASSERT_TRUE(batched.ok()) << batched.stderr_text();
+  int status = 0;
+  const json got = post(batched, "/v1/completions", request, &status);
+  ASSERT_EQ(status, 200) << got.dump();
+  EXPECT_EQ(got["usage"]["completion_tokens"], kTokens);
+  EXPECT_EQ(solo["usage"]["completion_tokens"], kTokens);
+  EXPECT_EQ(got["choices"][0]["text"], solo["choices"][0]["text"]);
+  // A different seed draws a different reply (the seed is what matched them).
+  json other = request;
+  other["seed"] = 12;
+  const json differs = post(batched, "/v1/completions", other, &status);
+  ASSERT_EQ(status, 200) << differs.dump();
+  EXPECT_NE(differs["choices"][0]["text"], got["choices"][0]["text"]);
+}
+
 // serve --spec ngram: requests without logprobs or a grammar draft their
 // next tokens from the context and verify them in the batch's free rows.
 // Greedy replies stay exactly what plain decoding gives: the reference
