@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "random_values.h"
 
 namespace hearth::backend {
 namespace {
@@ -29,13 +30,7 @@ constexpr Shape kLlama{"llama1b", 32, 8, 64};
 constexpr Shape kQwen{"qwen05", 14, 2, 64};
 constexpr int64_t kLayers = 16;
 
-std::vector<float> random_vec(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 // A pool of kLayers layers holding `ctx` positions of one sequence, and the
 // queries of the last `n_query` positions.

@@ -14,17 +14,12 @@
 #include <string>
 
 #include "test_kernel_level.h"
+#include "random_values.h"
 
 namespace hearth::backend {
 namespace {
 
-std::vector<float> random_vec(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 struct RopeCase {
   RopeMode mode;

@@ -12,17 +12,12 @@
 #include <string>
 
 #include "test_kernel_level.h"
+#include "random_values.h"
 
 namespace hearth::backend {
 namespace {
 
-std::vector<float> random_vec(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_vec;
 
 std::vector<float> as_cached(const std::vector<float>& x, int hd, DType type) {
   if (type == DType::F32) return x;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vulkan_test_env.h"
+#include "../random_values.h"
 
 namespace hearth::vulkan {
 namespace {
@@ -25,13 +26,7 @@ using backend::Tensor;
 
 constexpr int kHeadDim = 32, kHeads = 4, kHeadsKv = 2, kTokens = 24;
 
-std::vector<float> random_vec(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using backend::testing::random_vec;
 
 struct Kv {
   std::vector<float> k, v;
