@@ -133,6 +133,7 @@ KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level) {
   }
   if (use(KernelLevel::Avx512)) {
     detail::fill_avx512(table);
+    detail::fill_act_quantizers_avx512(table);
     table.level = KernelLevel::Avx512;
   }
 #endif
