@@ -151,6 +151,24 @@ void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
   }
   for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
 }
+
+// F16C conversion, 8 values per step, rounding to nearest even as
+// fp32_to_fp16 does. The instruction keeps a NaN's payload bits where
+// fp32_to_fp16 writes one quiet NaN, so a step that holds a NaN (never, in
+// a working model) is converted by the scalar function.
+void floats_to_halves(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(src + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      for (int k = 0; k < 8; ++k) dst[i + k] = fp32_to_fp16(src[i + k]);
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
 }  // namespace
 
 }  // namespace avx2
@@ -162,6 +180,7 @@ void fill_avx2(KernelTable& t) {
   avx2::fill_avx2_interleaved(t);
   avx2::fill_avx2_rows_k(t);
   t.f16_to_f32 = avx2::halves_to_floats;
+  t.f32_to_f16 = avx2::floats_to_halves;
 }
 
 }  // namespace hearth::quant::detail

@@ -278,6 +278,10 @@ void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
 }
 
+void floats_to_halves(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+
 }  // namespace
 
 void fill_scalar(KernelTable& t) {
@@ -304,6 +308,7 @@ void fill_scalar(KernelTable& t) {
   t.quantize_q8_0 = quantize_row_q8_0;
   t.quantize_q8_k = quantize_row_q8_k;
   t.f16_to_f32 = halves_to_floats;
+  t.f32_to_f16 = floats_to_halves;
 }
 
 }  // namespace hearth::quant::detail

@@ -204,7 +204,7 @@ class CpuBackend final : public Backend {
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
       case Op::Rope: op_rope(n, pool_); break;
-      case Op::KvStore: op_kv_store(n, pool_); break;
+      case Op::KvStore: op_kv_store(n, pool_, kernels_); break;
       case Op::Attention: op_attention(n, pool_, kernels_); break;
       case Op::SwiGlu: op_swiglu(n, pool_, kernels_); break;
       case Op::GeluGlu: op_geglu(n, pool_); break;

@@ -26,7 +26,7 @@ void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_slice_cols(const Node& n, ThreadPool& pool);
 void op_last_rows(const Node& n, ThreadPool& pool);
 void op_rope(const Node& n, ThreadPool& pool);
-void op_kv_store(const Node& n, ThreadPool& pool);
+void op_kv_store(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 // Joins an attention sink (a logit with no value) to one row's online
 // softmax state: running max m, sum l and unnormalized output acc[hd].

@@ -23,14 +23,10 @@ namespace {
 
 #include "attention_tiles.inc"
 
-void store_row(const float* x, uint8_t* dst, const KvView& kv) {
+void store_row(const float* x, uint8_t* dst, const KvView& kv, const quant::KernelTable& kt) {
   switch (kv.type) {
     case DType::F32: std::memcpy(dst, x, static_cast<size_t>(kv.head_dim) * 4); break;
-    case DType::F16: {
-      auto* h = reinterpret_cast<uint16_t*>(dst);
-      for (int32_t i = 0; i < kv.head_dim; ++i) h[i] = quant::fp32_to_fp16(x[i]);
-      break;
-    }
+    case DType::F16: kt.f32_to_f16(x, reinterpret_cast<uint16_t*>(dst), kv.head_dim); break;
     case DType::Q8_0: quant::quantize_row_q8_0(x, dst, kv.head_dim); break;
     default: break;  // rejected by supports()
   }
@@ -58,7 +54,7 @@ void add_sink(float sink, float& m, float& l, float* acc, int64_t hd) {
   }
 }
 
-void op_kv_store(const Node& n, ThreadPool& pool) {
+void op_kv_store(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   const KvView& kv = n.params.kv;
   const Tensor* k = n.src[0];
   const Tensor* v = n.src[1];
@@ -70,9 +66,9 @@ void op_kv_store(const Node& n, ThreadPool& pool) {
       const int32_t* table = token_block_table(kv, t);
       for (int32_t h = 0; h < kv.n_head_kv; ++h) {
         store_row(static_cast<const float*>(k->data) + t * k->ne[0] + h * kv.head_dim, kv_row(kv.k, kv, table, pos[t], h),
-                  kv);
+                  kv, kt);
         store_row(static_cast<const float*>(v->data) + t * v->ne[0] + h * kv.head_dim, kv_row(kv.v, kv, table, pos[t], h),
-                  kv);
+                  kv, kt);
       }
     }
   });

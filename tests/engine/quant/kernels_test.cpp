@@ -8,8 +8,10 @@
 #include <hearth/engine/quant/reference.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -332,6 +334,42 @@ TEST_P(LevelTest, HalfToFloatMatchesScalarConversion) {
       ASSERT_EQ(std::memcmp(&got[static_cast<size_t>(i)], &want, 4), 0) << "half 0x" << std::hex << h[static_cast<size_t>(i)];
     }
     EXPECT_EQ(got.back(), 123.0f) << "wrote past n";
+  }
+}
+
+// Floats to half precision: the same bits as fp32_to_fp16 on every class of
+// value: normal, subnormal results and their rounding ties, overflow to
+// infinity, zeros, infinities, and NaNs with payloads (one quiet NaN, as the
+// scalar function writes), at lengths around the 8-value steps.
+TEST_P(LevelTest, FloatToHalfMatchesScalarConversion) {
+  ASSERT_NE(table_.f32_to_f16, nullptr);
+  std::vector<float> x;
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 4000; ++i) {
+    // Exponents around half precision's range: 2^-30 .. 2^20.
+    const uint32_t exponent = 97 + bits(rng) % 50;
+    x.push_back(std::bit_cast<float>((bits(rng) & 0x807fffffu) | exponent << 23));
+  }
+  for (float v : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -70000.0f, 5.9604645e-8f, 2.9802322e-8f,
+                  std::bit_cast<float>(0x33000001u), std::bit_cast<float>(0x38800000u), 1.0f + 0x1p-11f,
+                  1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 3 * 0x1p-11f}) {
+    x.push_back(v);
+  }
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::bit_cast<float>(0x7fc12345u));  // quiet NaN with a payload
+  x.push_back(std::bit_cast<float>(0xff812345u));  // negative signalling NaN
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, static_cast<int64_t>(x.size())}) {
+    // Each length starts where a NaN sits in an 8-value step once.
+    const float* src = x.data() + (x.size() - static_cast<size_t>(n));
+    std::vector<uint16_t> got(static_cast<size_t>(n) + 1, 0xABCD);
+    table_.f32_to_f16(src, got.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[static_cast<size_t>(i)], fp32_to_fp16(src[i]))
+          << "float 0x" << std::hex << std::bit_cast<uint32_t>(src[i]);
+    }
+    EXPECT_EQ(got.back(), 0xABCD) << "wrote past n";
   }
 }
 

@@ -176,6 +176,9 @@ struct TypeKernels {
 
 // n half-precision values to floats (exact).
 using HalfToFloatFn = void (*)(const uint16_t* src, float* dst, int64_t n);
+// n floats to half precision, the same bits as fp32_to_fp16 (nearest even;
+// a NaN becomes its one quiet NaN).
+using FloatToHalfFn = void (*)(const float* src, uint16_t* dst, int64_t n);
 
 struct KernelTable {
   KernelLevel level = KernelLevel::Scalar;
@@ -184,6 +187,8 @@ struct KernelTable {
   QuantizeFn quantize_q8_k = nullptr;
   // F16 rows (the KV cache) to floats: F16C where present.
   HalfToFloatFn f16_to_f32 = nullptr;
+  // Floats to F16 rows (what the KV cache stores): F16C where present.
+  FloatToHalfFn f32_to_f16 = nullptr;
 
   bool supports(DType weight) const {
     const auto id = static_cast<size_t>(weight);
