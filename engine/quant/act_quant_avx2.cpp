@@ -14,6 +14,8 @@
 namespace hearth::quant::detail {
 namespace {
 
+#include "act_quant_scale.inc"
+
 inline float hmax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -73,14 +75,7 @@ void quantize_q8_k_avx2(const float* x, void* dst, int64_t n) {
       std::memset(&b[i], 0, sizeof(b[i]));
       continue;
     }
-    float max = 0.0f;  // the first value of largest magnitude, with its sign
-    for (int k = 0; k < kQK_K; ++k) {
-      if (std::fabs(x[k]) == amax) {
-        max = x[k];
-        break;
-      }
-    }
-    const float iscale = -127.f / max;
+    const float iscale = q8_k_iscale(x, kQK_K, amax);
     const __m256 is = _mm256_set1_ps(iscale);
     for (int k = 0; k < kQK_K; k += 32) {
       __m256i q[4];

@@ -18,6 +18,8 @@
 namespace hearth::quant::detail {
 namespace {
 
+#include "act_quant_scale.inc"
+
 // roundf: nearest, ties away from zero. Round to nearest even, then fix the
 // exact .5 cases (where v - trunc(v) is exactly +-0.5) to trunc(v) +- 1.
 inline __m512i round_away(__m512 v) {
@@ -57,14 +59,7 @@ void quantize_q8_k_avx512(const float* x, void* dst, int64_t n) {
       std::memset(&b[i], 0, sizeof(b[i]));
       continue;
     }
-    float max = 0.0f;  // the first value of largest magnitude, with its sign
-    for (int k = 0; k < kQK_K; ++k) {
-      if (std::fabs(x[k]) == amax) {
-        max = x[k];
-        break;
-      }
-    }
-    const float iscale = -127.f / max;
+    const float iscale = q8_k_iscale(x, kQK_K, amax);
     const __m512 is = _mm512_set1_ps(iscale);
     for (int j = 0; j < kQK_K / 16; ++j) {
       // Nearest, ties to even (the MXCSR default), as the reference's nearest_int.
