@@ -49,7 +49,8 @@ Setup make_setup(const Shape& s, quant::KernelLevel level, int64_t ctx, int64_t 
   o.max_level = level;
   st.backend = make_cpu_backend(o);
   const int64_t blocks = (ctx + kv::kBlockTokens - 1) / kv::kBlockTokens;
-  auto pool = kv::KvPool::create(*st.backend, kv::KvPoolConfig{kLayers, s.kv_heads, s.head_dim, DType::F16, blocks, ctx});
+  auto pool =
+      kv::KvPool::create(*st.backend, kv::KvPoolConfig{kLayers, s.kv_heads, s.head_dim, DType::F16, blocks, ctx});
   if (!pool.ok()) {
     st.error = pool.error().message;
     return st;
