@@ -74,25 +74,7 @@ Result<uint64_t> SchedulerBackend::submit(GenerationRequest request, GenerationC
   seq.cancel = runtime::Cancellation(
       [raw] { return raw->cancelled.load() || raw->stopped.load() || raw->request.cancel.requested(); });
   const bool plain_draws = !job->request.constraint && job->request.top_logprobs < 0;
-  if (plain_draws) {
-    // The scheduler draws (and verifies drafts) with the sequence's own
-    // sampler: what TokenChooser does for a request without mask or
-    // logprobs, with ignore_eos's end tokens masked in the scheduler's own
-    // logits row instead of in a copy of it (0.6 MB per token for a 152k
-    // vocabulary).
-    if (job->request.ignore_eos) seq.masked_tokens = format_.end_of_generation();
-  }
-  if (plain_draws && config_.speculators) {
-    std::lock_guard lock(speculators_mutex_);
-    auto speculator = config_.speculators();
-    if (!speculator.ok()) {
-      std::lock_guard jobs_lock(mutex_);
-      jobs_.erase(job->id);
-      return speculator.error();
-    }
-    job->speculator = *speculator;
-    seq.speculator = std::move(*speculator);
-  } else if (!plain_draws) {
+  if (!plain_draws) {
     seq.choose = [raw](std::span<const float> logits, sampling::Sampler& sampler) -> int32_t {
       auto choice = raw->chooser.choose(logits, sampler, raw->request.constraint.get(), raw->request.top_logprobs,
                                          raw->request.ignore_eos);
@@ -105,6 +87,24 @@ Result<uint64_t> SchedulerBackend::submit(GenerationRequest request, GenerationC
       raw->last = std::move(choice).value();
       return raw->last.token;
     };
+  } else {
+    // The scheduler draws (and verifies drafts) with the sequence's own
+    // sampler: what TokenChooser does for a request without mask or
+    // logprobs, with ignore_eos's end tokens masked in the scheduler's own
+    // logits row instead of in a copy of it (0.6 MB per token for a 152k
+    // vocabulary).
+    if (job->request.ignore_eos) seq.masked_tokens = format_.end_of_generation();
+    if (config_.speculators) {
+      std::lock_guard lock(speculators_mutex_);
+      auto speculator = config_.speculators();
+      if (!speculator.ok()) {
+        std::lock_guard jobs_lock(mutex_);
+        jobs_.erase(job->id);
+        return speculator.error();
+      }
+      job->speculator = *speculator;
+      seq.speculator = std::move(*speculator);
+    }
   }
   // The scheduler holds the job alive through this callback until Finished.
   auto submitted = scheduler_->submit(std::move(seq), [this, job](const runtime::SequenceEvent& e) { on_event(*job, e); });
