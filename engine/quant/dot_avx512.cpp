@@ -3,7 +3,7 @@
 // entries where they are faster: decode dots (dot_avx512_decode.inc), multi-row
 // decode over a rearranged activation (dot_avx512_rows.inc, dot_avx512_rows_k.inc),
 // decode over 16-row interleaved weights (dot_avx512_interleaved.inc,
-// dot_avx512_interleaved_k.inc), direct
+// dot_avx512_interleaved_k.inc, dot_avx512_interleaved_q6k.inc), direct
 // tiles (dot_avx512_wide.inc) and repacked 16-row tiles for prompt
 // processing (dot_x86_packed.inc, then the register-blocked
 // dot_avx512_prefill.inc, which registers the final gemm entries).
@@ -35,6 +35,7 @@ namespace avx512 {
 #include "dot_avx512_rows_multi.inc"
 #include "dot_avx512_interleaved.inc"
 #include "dot_avx512_interleaved_k.inc"
+#include "dot_avx512_interleaved_q6k.inc"
 #include "dot_avx512_q8_0_decode.inc"
 
 // 16 weight rows per 512-bit register for the repacked tiles.
@@ -74,6 +75,7 @@ void fill_avx512(KernelTable& t) {
   avx512::fill_avx512_rows_multi(t);
   avx512::fill_avx512_interleaved(t);
   avx512::fill_avx512_interleaved_k(t);
+  avx512::fill_avx512_interleaved_q6k(t);
   avx512::fill_avx512_q8_0_decode(t);
   // Q5_K keeps this level's 512-bit row dot, faster than the 256-bit decode
   // rows the AVX-VNNI level left in the table (bench_quant DecodeCache).

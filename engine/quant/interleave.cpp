@@ -5,6 +5,7 @@
 #include <hearth/engine/quant/blocks.h>
 
 #include <cassert>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -24,10 +25,11 @@ struct BlockShape {
   size_t chunks_at() const { return kScaleBytes + (high_bytes ? kMaskBytes : 0); }
 };
 
-// The formats with a layout: three of 32-value blocks, and Q4_K (its own
-// code below).
+// The formats with a layout: three of 32-value blocks, and Q4_K and Q6_K
+// (their own code below).
 bool has_layout(DType type) {
-  return type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q8_0 || type == DType::Q4_K;
+  return type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q8_0 || type == DType::Q4_K ||
+         type == DType::Q6_K;
 }
 
 BlockShape shape_of(DType type) {
@@ -134,13 +136,40 @@ void q4k_from_group(const uint8_t* g, int64_t r, BlockQ4_K& x) {
   for (int c = 0; c < 32; ++c) std::memcpy(x.qs + 4 * c, g + kQ4KChunks + 64 * c + 4 * r, 4);
 }
 
+// Q6_K (interleave.h): every field is whole 4-byte words, so the group
+// block is four word arrays side by side, each word of row r at 4r.
+constexpr size_t kQ6KScales = 32, kQ6KLow = 288, kQ6KHigh = 2336;
+
+// Row block fields by offset: a row block need not be aligned for BlockQ6_K.
+constexpr size_t kQ6KRowQl = offsetof(BlockQ6_K, ql), kQ6KRowQh = offsetof(BlockQ6_K, qh),
+                 kQ6KRowScales = offsetof(BlockQ6_K, scales), kQ6KRowD = offsetof(BlockQ6_K, d);
+
+void q6k_to_group(const uint8_t* x, int64_t r, uint8_t* g) {
+  std::memcpy(g + 2 * r, x + kQ6KRowD, 2);
+  for (int c = 0; c < 4; ++c) std::memcpy(g + kQ6KScales + 64 * c + 4 * r, x + kQ6KRowScales + 4 * c, 4);
+  for (int c = 0; c < 32; ++c) std::memcpy(g + kQ6KLow + 64 * c + 4 * r, x + kQ6KRowQl + 4 * c, 4);
+  for (int c = 0; c < 16; ++c) std::memcpy(g + kQ6KHigh + 64 * c + 4 * r, x + kQ6KRowQh + 4 * c, 4);
+}
+void q6k_from_group(const uint8_t* g, int64_t r, uint8_t* x) {
+  std::memcpy(x + kQ6KRowD, g + 2 * r, 2);
+  for (int c = 0; c < 4; ++c) std::memcpy(x + kQ6KRowScales + 4 * c, g + kQ6KScales + 64 * c + 4 * r, 4);
+  for (int c = 0; c < 32; ++c) std::memcpy(x + kQ6KRowQl + 4 * c, g + kQ6KLow + 64 * c + 4 * r, 4);
+  for (int c = 0; c < 16; ++c) std::memcpy(x + kQ6KRowQh + 4 * c, g + kQ6KHigh + 64 * c + 4 * r, 4);
+}
+
 // Values per block and bytes per block of a type with a layout.
-int64_t block_values(DType type) { return type == DType::Q4_K ? kQK_K : kQK; }
-size_t block_bytes(DType type) { return type == DType::Q4_K ? sizeof(BlockQ4_K) : shape_of(type).block_bytes; }
+int64_t block_values(DType type) { return type == DType::Q4_K || type == DType::Q6_K ? kQK_K : kQK; }
+size_t block_bytes(DType type) {
+  if (type == DType::Q4_K) return sizeof(BlockQ4_K);
+  if (type == DType::Q6_K) return sizeof(BlockQ6_K);
+  return shape_of(type).block_bytes;
+}
 
 // Row r's block b of a group, either direction, whatever the type.
 void row_to_group(DType type, const uint8_t* row_blk, int64_t r, uint8_t* group_blk) {
-  if (type == DType::Q4_K) {
+  if (type == DType::Q6_K) {
+    q6k_to_group(row_blk, r, group_blk);
+  } else if (type == DType::Q4_K) {
     BlockQ4_K x;
     std::memcpy(&x, row_blk, sizeof x);
     q4k_to_group(x, r, group_blk);
@@ -149,7 +178,9 @@ void row_to_group(DType type, const uint8_t* row_blk, int64_t r, uint8_t* group_
   }
 }
 void row_from_group(DType type, const uint8_t* group_blk, int64_t r, uint8_t* row_blk) {
-  if (type == DType::Q4_K) {
+  if (type == DType::Q6_K) {
+    q6k_from_group(group_blk, r, row_blk);
+  } else if (type == DType::Q4_K) {
     BlockQ4_K x;
     q4k_from_group(group_blk, r, x);
     std::memcpy(row_blk, &x, sizeof x);

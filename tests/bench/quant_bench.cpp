@@ -310,7 +310,7 @@ void register_all() {
           ->Arg(2)->Arg(4)->Arg(8);
     }
   }
-  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K}) {
+  for (DType t : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     for (KernelLevel l : {KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512}) {
       const std::string name = std::string(traits(t).name) + "/" + std::string(to_string(l));
       benchmark::RegisterBenchmark(("DecodeInterleavedCache/" + name).c_str(), BM_DecodeInterleaved, t, l,

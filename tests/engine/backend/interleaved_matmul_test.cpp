@@ -141,7 +141,7 @@ TEST_P(InterleavedMatMul, EmbeddingLookupsReadPlainRows) {
   EXPECT_EQ(got[0], got[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatMul, ::testing::Values(DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::Q4_K, DType::Q6_K),
                          [](const auto& p) { return std::string(traits(p.param).name); });
 
 }  // namespace

@@ -200,8 +200,8 @@ void expect_interleaved_only_where_it_pays(const std::string& path, DType type) 
 TEST(InterleavedWeights, ProductsOnlyInTheCopyAndOnlyWithTheirKernels) {
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_0.gguf"), DType::Q4_0);
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q8_0.gguf"), DType::Q8_0);
-  // Q4_K_M: Q4_K, and Q5_0 for the products of widths that are not whole
-  // 256-value blocks (Q6_K stays plain).
+  // Q4_K_M: Q4_K and Q6_K, and Q5_0 for the products of widths that are
+  // not whole 256-value blocks.
   expect_interleaved_only_where_it_pays(data_path("models/tiny-gemma3-q4_k_m.gguf"), DType::Q5_0);
   expect_interleaved_only_where_it_pays(data_path("models/tiny-llama-q4_k_m.gguf"), DType::Q4_K);
 }

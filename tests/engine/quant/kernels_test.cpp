@@ -500,7 +500,7 @@ TEST(Interleave, Q4_0LayoutIsTheDocumentedOneAndRoundTrips) {
   EXPECT_TRUE(can_interleave(DType::Q4_0, 24, n));  // one group, eight plain rows
   EXPECT_FALSE(can_interleave(DType::Q4_0, 8, n));
   EXPECT_FALSE(can_interleave(DType::Q4_0, rows, 48));
-  EXPECT_FALSE(can_interleave(DType::Q6_K, rows, 256));
+  EXPECT_FALSE(can_interleave(DType::Q5_K, rows, 256));
   std::vector<uint8_t> il(w.bytes.size());
   interleave_rows(DType::Q4_0, w.bytes.data(), il.data(), rows, n);
   const size_t group_bytes = w.row_bytes * 16;
@@ -583,6 +583,44 @@ TEST(Interleave, Q4_KLayoutIsTheDocumentedOneAndRoundTrips) {
   expect_round_trips(DType::Q4_K, w, il, rows, n);
 }
 
+// Q6_K: d, the int8 scales, ql and qh as word arrays as interleave.h
+// documents them, the code of every value read from the chunks the header
+// names, and every row read back exactly.
+TEST(Interleave, Q6_KLayoutIsTheDocumentedOneAndRoundTrips) {
+  const int64_t rows = 35, n = 512;
+  const Matrix w = random_rows(DType::Q6_K, rows, n, 59);
+  ASSERT_TRUE(can_interleave(DType::Q6_K, rows, n));
+  EXPECT_FALSE(can_interleave(DType::Q6_K, rows, 384));
+  std::vector<uint8_t> il(w.bytes.size());
+  interleave_rows(DType::Q6_K, w.bytes.data(), il.data(), rows, n);
+  const size_t group_bytes = w.row_bytes * 16;
+  for (int64_t g = 0; g < rows / 16; ++g) {
+    for (int64_t b = 0; b < n / 256; ++b) {
+      const uint8_t* blk = il.data() + static_cast<size_t>(g) * group_bytes + static_cast<size_t>(b) * 3360;
+      for (int64_t r = 0; r < 16; ++r) {
+        const auto* x = reinterpret_cast<const BlockQ6_K*>(w.bytes.data() + (16 * g + r) * w.row_bytes) + b;
+        ASSERT_EQ(std::memcmp(blk + 2 * r, &x->d, 2), 0) << "d of row " << r;
+        for (int c = 0; c < 4; ++c) {
+          ASSERT_EQ(std::memcmp(blk + 32 + 64 * c + 4 * r, x->scales + 4 * c, 4), 0) << "row " << r << " scales " << c;
+        }
+        // Value 128h + 32g + 4i + e from the chunks, against the code the
+        // GGUF block gives it (low/high nibble of ql, two bits of qh).
+        for (int v = 0; v < 256; ++v) {
+          const int h = v / 128, q = v % 128 / 32, i = v % 32 / 4, e = v % 4;
+          const uint8_t low = blk[288 + 64 * (16 * h + 8 * (q % 2) + i) + 4 * r + e];
+          const uint8_t high = blk[2336 + 64 * (8 * h + i) + 4 * r + e];
+          const int got = (q < 2 ? low & 15 : low >> 4) | ((high >> (2 * q)) & 3) << 4;
+          const int l = v % 32;
+          const uint8_t ql = x->ql[64 * h + l + (q % 2 ? 32 : 0)];
+          const int want = (q < 2 ? ql & 15 : ql >> 4) | ((x->qh[32 * h + l] >> (2 * q)) & 3) << 4;
+          ASSERT_EQ(got, want) << "row " << r << " value " << v;
+        }
+      }
+    }
+  }
+  expect_round_trips(DType::Q6_K, w, il, rows, n);
+}
+
 TEST(Interleave, Q8_0LayoutIsTheDocumentedOneAndRoundTrips) {
   const int64_t rows = 16, n = 64;
   const Matrix w = random_rows(DType::Q8_0, rows, n, 43);
@@ -655,9 +693,11 @@ TEST_P(LevelTest, InterleavedDecodeMatchesScalarAndIsBitIdenticalPerToken) {
     EXPECT_NE(table_.get(DType::Q4_0).interleaved.decode.rows, nullptr);
     EXPECT_NE(table_.get(DType::Q5_0).interleaved.decode.rows, nullptr);
     EXPECT_NE(table_.get(DType::Q8_0).interleaved.decode.rows, nullptr);
-    // Q4_K: 512-bit only. A 256-bit kernel (8 rows per register, two passes
-    // per group) decoded one token slower than the plain multi-row kernel.
+    // Q4_K and Q6_K: 512-bit only. A 256-bit Q4_K kernel (8 rows per
+    // register, two passes per group) decoded one token slower than the
+    // plain multi-row kernel.
     EXPECT_EQ(table_.get(DType::Q4_K).interleaved.decode.rows != nullptr, GetParam() == KernelLevel::Avx512);
+    EXPECT_EQ(table_.get(DType::Q6_K).interleaved.decode.rows != nullptr, GetParam() == KernelLevel::Avx512);
     EXPECT_GT(checked, 0);
   }
 }
@@ -699,6 +739,7 @@ TEST_P(LevelTest, InterleavedPrefillEqualsPlainPrefillBitForBit) {
   }
   if (GetParam() == KernelLevel::Avx512) {
     EXPECT_NE(table_.get(DType::Q4_K).interleaved.prefill.gemm, nullptr);
+    EXPECT_NE(table_.get(DType::Q6_K).interleaved.prefill.gemm, nullptr);
     EXPECT_GT(checked, 0);
   }
 }

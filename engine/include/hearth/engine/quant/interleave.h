@@ -33,6 +33,15 @@
 //                    sub-block 2k in the low nibbles, of 2k+1 in the high)
 // The 12 packed scale bytes of a row use every bit, so they are rebuilt
 // exactly from these words.
+// Q6_K group block (3360 bytes = 16 x 210, one per 256 values):
+//   bytes    0..31   the 16 rows' fp16 d, row order
+//   bytes   32..287  4 chunks: chunk c, bytes 4r..4r+3 are row r's int8
+//                    scales[4c..4c+3]
+//   bytes  288..2335 32 chunks: chunk c, bytes 4r..4r+3 are row r's ql[4c..4c+3]
+//   bytes 2336..3359 16 chunks: chunk c, bytes 4r..4r+3 are row r's qh[4c..4c+3]
+// so values 128h + 32g + 4i..+3 (h = 0, 1; g = 0..3; i = 0..7) of the 16
+// rows are low (g < 2) or high nibbles of ql chunk 16h + 8(g % 2) + i and
+// bits 2g..2g+1 of qh chunk 8h + i.
 //
 // A matrix whose row count is not a multiple of 16 keeps its last rows % 16
 // rows plain, after the groups (a vocabulary of 151669 tokens, say): the
@@ -48,7 +57,7 @@ namespace hearth::quant {
 inline constexpr int64_t kInterleaveRows = 16;
 
 // Whether a rows x cols matrix of `type` has an interleaved layout: Q4_0,
-// Q5_0, Q8_0 or Q4_K with at least one 16-row group.
+// Q5_0, Q8_0, Q4_K or Q6_K with at least one 16-row group.
 bool can_interleave(DType type, int64_t rows, int64_t cols);
 
 // The rows of a `rows`-row matrix that are in whole groups; the rest follow
