@@ -157,11 +157,11 @@ Status Model::copy_weights(const std::filesystem::path& path, const ProgressFn& 
   const auto offset = static_cast<uint64_t>(lo - mapping);
   const auto size = static_cast<uint64_t>(hi - lo);
   const uint64_t total = weight_bytes_;
-  HugePageBuffer::ReadOptions read_options;
+  WeightReadOptions read_options;
   read_options.expect_device = file_.file_device();
   read_options.expect_inode = file_.file_inode();
   read_options.stop = cancelled;
-  HEARTH_TRY(weight_copy_, HugePageBuffer::read_file(
+  HEARTH_TRY(weight_copy_, read_weights_file(
                                path, offset, size,
                                [&](uint64_t done) {
                                  // Progress in the units the mapped load reports (weight bytes, a

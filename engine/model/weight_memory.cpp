@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <hearth/core/file_io.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,12 +13,6 @@
 #include <utility>
 
 namespace hearth::model {
-namespace {
-
-constexpr uint64_t kHugePage = uint64_t{2} << 20;
-
-}  // namespace
-
 Result<WeightMemory> parse_weight_memory(std::string_view text) {
   if (text == "auto") return WeightMemory::Auto;
   if (text == "mapped") return WeightMemory::Mapped;
@@ -55,29 +48,8 @@ WeightMemory weights_for(WeightMemory requested, CpuComputes cpu) {
   return requested;
 }
 
-Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
-  HugePageBuffer out;
-  const uint64_t length = std::max<uint64_t>(kHugePage, (size + kHugePage - 1) / kHugePage * kHugePage);
-  // One huge page more than needed, trimmed so the start is aligned.
-  void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) {
-    return make_error(ErrorCode::OutOfMemory,
-                      fmt::format("cannot allocate {:.1f} MB: {}", static_cast<double>(size) / 1e6, std::strerror(errno)));
-  }
-  const auto begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + kHugePage - 1) & ~(kHugePage - 1);
-  if (aligned > begin) ::munmap(raw, aligned - begin);
-  const uintptr_t end = aligned + length, raw_end = begin + length + kHugePage;
-  if (raw_end > end) ::munmap(reinterpret_cast<void*>(end), raw_end - end);
-  out.data_ = reinterpret_cast<uint8_t*>(aligned);
-  out.size_ = size;
-  out.mapped_bytes_ = length;
-  (void)::madvise(out.data_, length, MADV_HUGEPAGE);
-  return out;
-}
-
-Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                                 const ProgressFn& progress, const ReadOptions& options) {
+Result<HugePageBuffer> read_weights_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
+                                         const WeightReadProgressFn& progress, const WeightReadOptions& options) {
   HEARTH_TRY(RegularFile file, RegularFile::open(path.string()));
   if (options.expect_inode != 0 &&
       (static_cast<uint64_t>(file.device()) != options.expect_device ||
@@ -91,7 +63,7 @@ Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& pa
     return make_error(ErrorCode::Io, fmt::format("{}: the file ends at byte {}, the weights reach byte {}",
                                                  path.string(), file.size(), offset + size));
   }
-  auto buffer = allocate(size);
+  auto buffer = HugePageBuffer::allocate(size);
   if (!buffer.ok()) {
     return make_error(ErrorCode::OutOfMemory, fmt::format("{}: weights: {}", path.string(), buffer.error().message));
   }
@@ -104,7 +76,7 @@ Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& pa
                                                           done, size));
     }
     const uint64_t want = std::min(chunk, size - done);
-    const ssize_t n = ::pread(file.fd(), out.data_ + done, want, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(file.fd(), out.data() + done, want, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return make_error(ErrorCode::Io, fmt::format("{}: cannot read at byte {}: {}", path.string(), offset + done,
@@ -120,27 +92,6 @@ Result<HugePageBuffer> HugePageBuffer::read_file(const std::filesystem::path& pa
     if (progress) progress(done);
   }
   return out;
-}
-
-HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept { *this = std::move(other); }
-
-HugePageBuffer& HugePageBuffer::operator=(HugePageBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
-  }
-  return *this;
-}
-
-HugePageBuffer::~HugePageBuffer() { release(); }
-
-void HugePageBuffer::release() {
-  if (data_) ::munmap(data_, mapped_bytes_);
-  data_ = nullptr;
-  size_ = 0;
-  mapped_bytes_ = 0;
 }
 
 }  // namespace hearth::model

@@ -232,6 +232,30 @@ TEST(KvPool, CountsHoldersAndFreesBlocksWhenTheLastLetsGo) {
   EXPECT_EQ(p.free_blocks(), 3);
 }
 
+// A KV buffer of a huge page or more starts on a 2 MiB boundary (huge-page
+// memory, read scattered by attention), is writable to its last byte and
+// counted while it lives; a smaller one is ordinary memory.
+TEST(CpuBackend, LargeKvBuffersStartOnAHugePage) {
+  auto be = make_cpu_backend(testing::cpu_options(1));
+  constexpr size_t kTwoMiB = size_t{2} << 20;
+  for (const size_t bytes : {kTwoMiB, 3 * kTwoMiB + 5}) {
+    auto buffer = be->allocate(bytes, BufferUsage::KvCache);
+    ASSERT_TRUE(buffer.ok()) << buffer.error().message;
+    auto* data = static_cast<uint8_t*>((*buffer)->host_data());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % kTwoMiB, 0u) << bytes;
+    data[0] = 1;
+    data[bytes - 1] = 2;
+    EXPECT_EQ((*buffer)->size(), bytes);
+    EXPECT_EQ(be->memory_use().kv_bytes, bytes);
+  }
+  EXPECT_EQ(be->memory_use().kv_bytes, 0u) << "freed with the buffer";
+  auto small = be->allocate(4096, BufferUsage::KvCache);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*small)->host_data()) % 64, 0u);
+  static_cast<uint8_t*>((*small)->host_data())[4095] = 3;
+  EXPECT_EQ(be->memory_use().kv_bytes, 4096u);
+}
+
 // A backend whose attention takes one block table refuses the op clearly.
 TEST(KvPool, ABackendWithoutSequenceBatchesRefusesTheView) {
   class OneTable final : public Backend {

@@ -129,10 +129,10 @@ TEST(HostileModel, AMappedModelRewrittenInPlaceIsRefused) {
 TEST(HostileModel, AFileTruncatedDuringTheWeightCopyNamesTheFileAndOffset) {
   const std::string path = copy_fixture("hearth-truncated-copy.gguf");
   const uint64_t size = fs::file_size(path);
-  HugePageBuffer::ReadOptions options;
+  WeightReadOptions options;
   options.chunk_bytes = 4096;
   int calls = 0;
-  auto read = HugePageBuffer::read_file(
+  auto read = read_weights_file(
       path, 0, size, [&](uint64_t) { if (calls++ == 0) fs::resize_file(path, 8192); }, options);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, ErrorCode::Io);
@@ -147,10 +147,10 @@ TEST(HostileModel, AFileReplacedBetweenHeaderAndCopyIsRefused) {
   ASSERT_TRUE(header.ok());
   const std::string other = copy_fixture("hearth-replacement.gguf");
   fs::rename(other, path);
-  HugePageBuffer::ReadOptions options;
+  WeightReadOptions options;
   options.expect_device = header->file_device();
   options.expect_inode = header->file_inode();
-  auto read = HugePageBuffer::read_file(path, 0, 64, {}, options);
+  auto read = read_weights_file(path, 0, 64, {}, options);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().message, path + ": the file was replaced while the model was loading; load it again");
   fs::remove(path);
@@ -173,7 +173,7 @@ TEST(HostileModel, PathsThatAreNotRegularFilesAreRefusedWithoutBlocking) {
       EXPECT_NE(loaded.error().message.find(path + ": is " + kind + ", not a regular file"), std::string::npos)
           << loaded.error().message;
     }
-    auto read = HugePageBuffer::read_file(path, 0, 16);
+    auto read = read_weights_file(path, 0, 16);
     ASSERT_FALSE(read.ok());
     EXPECT_EQ(read.error().message, path + ": is " + kind + ", not a regular file");
   }

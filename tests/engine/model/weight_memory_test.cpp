@@ -98,7 +98,7 @@ TEST(HugePageBuffer, ReadsAFileRangeExactly) {
   };
   for (Range r : {Range{0, bytes.size()}, Range{1, 1000}, Range{4096 + 3, bytes.size() - 4099}, Range{bytes.size() - 1, 1}}) {
     std::vector<uint64_t> progress;
-    auto buf = HugePageBuffer::read_file(path, r.offset, r.size, [&](uint64_t done) { progress.push_back(done); });
+    auto buf = read_weights_file(path, r.offset, r.size, [&](uint64_t done) { progress.push_back(done); });
     ASSERT_TRUE(buf.ok()) << buf.error().message;
     ASSERT_EQ(buf->size(), r.size);
     EXPECT_EQ(std::memcmp(buf->data(), bytes.data() + r.offset, r.size), 0) << r.offset << "+" << r.size;
@@ -110,12 +110,12 @@ TEST(HugePageBuffer, ReadsAFileRangeExactly) {
 
 TEST(HugePageBuffer, AFileThatEndsEarlyOrIsMissingIsAnIoErrorNamingIt) {
   const std::string path = write_temp("hearth-weights-short.bin", std::vector<uint8_t>(1000, 1));
-  auto short_read = HugePageBuffer::read_file(path, 100, 2000);
+  auto short_read = read_weights_file(path, 100, 2000);
   ASSERT_FALSE(short_read.ok());
   EXPECT_EQ(short_read.error().code, ErrorCode::Io);
   EXPECT_EQ(short_read.error().message, path + ": the file ends at byte 1000, the weights reach byte 2100");
   const std::string missing = ::testing::TempDir() + "hearth-no-such-weights.gguf";
-  auto none = HugePageBuffer::read_file(missing, 0, 10);
+  auto none = read_weights_file(missing, 0, 10);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::Io);
   EXPECT_NE(none.error().message.find(missing + ": cannot open"), std::string::npos) << none.error().message;

@@ -11,6 +11,7 @@
 // faulting the mapping in costs.
 #pragma once
 
+#include <hearth/core/huge_page_buffer.h>
 #include <hearth/core/result.h>
 
 #include <cstdint>
@@ -45,7 +46,9 @@ enum class CpuComputes { No, Yes };
 // that would hold the model's size in RAM. Other requests are kept.
 WeightMemory weights_for(WeightMemory requested, CpuComputes cpu);
 
-// How HugePageBuffer::read_file reads.
+using hearth::HugePageBuffer;
+
+// How read_weights_file reads.
 struct WeightReadOptions {
   uint64_t chunk_bytes = uint64_t{64} << 20;  // progress is reported per chunk
   // When non-zero, the path must still name this file (the one whose header
@@ -56,38 +59,13 @@ struct WeightReadOptions {
   std::function<bool()> stop;
 };
 
-// Anonymous memory that starts on a 2 MiB boundary and is advised for
-// transparent huge pages (advice a kernel without them ignores). Unmapped
-// when destroyed.
-class HugePageBuffer {
- public:
-  // `size` zeroed bytes; OutOfMemory when the memory cannot be had.
-  static Result<HugePageBuffer> allocate(uint64_t size);
-  using ProgressFn = std::function<void(uint64_t done_bytes)>;
-  using ReadOptions = WeightReadOptions;
-  // Bytes [offset, offset + size) of a regular file. Never reads past the
-  // size fstat() showed. Errors: Io naming the file and the offset that
-  // failed (including a file shorter than offset + size, or one truncated
-  // during the copy), OutOfMemory.
-  static Result<HugePageBuffer> read_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
-                                          const ProgressFn& progress = {}, const ReadOptions& options = {});
-
-  HugePageBuffer() = default;
-  HugePageBuffer(HugePageBuffer&& other) noexcept;
-  HugePageBuffer& operator=(HugePageBuffer&& other) noexcept;
-  HugePageBuffer(const HugePageBuffer&) = delete;
-  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
-  ~HugePageBuffer();
-
-  uint8_t* data() { return data_; }
-  const uint8_t* data() const { return data_; }
-  uint64_t size() const { return size_; }
-
- private:
-  void release();
-  uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
-  uint64_t mapped_bytes_ = 0;  // whole huge pages
-};
+// Bytes [offset, offset + size) of a regular file in a huge-page buffer.
+// Never reads past the size fstat() showed. Errors: Io naming the file and
+// the offset that failed (including a file shorter than offset + size, or
+// one truncated during the copy), Cancelled, OutOfMemory.
+using WeightReadProgressFn = std::function<void(uint64_t done_bytes)>;
+Result<HugePageBuffer> read_weights_file(const std::filesystem::path& path, uint64_t offset, uint64_t size,
+                                         const WeightReadProgressFn& progress = {},
+                                         const WeightReadOptions& options = {});
 
 }  // namespace hearth::model
