@@ -193,7 +193,15 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{"f16_sinks_window_ref", DType::F16, KernelChoice::Reference, 64, 4, 2, 70, 16, 0.0f, 70, true},
         AttentionCase{"f16_sinks_window_fast", DType::F16, KernelChoice::Fastest, 64, 4, 2, 70, 16, 0.0f, 70, true},
         AttentionCase{"f32_sinks_decode_ref", DType::F32, KernelChoice::Reference, 32, 6, 3, 41, 0, 0.0f, 1, true},
-        AttentionCase{"f32_sinks_decode_fast", DType::F32, KernelChoice::Fastest, 32, 6, 3, 41, 0, 0.0f, 1, true}),
+        AttentionCase{"f32_sinks_decode_fast", DType::F32, KernelChoice::Fastest, 32, 6, 3, 41, 0, 0.0f, 1, true},
+        // Few query rows per KV head: several KV heads share a vector of
+        // rows (four Llama-like heads of group 4; two Qwen-like heads of
+        // group 7 with a window, soft-capping and sinks; two heads of 128;
+        // three tokens of group 1 crossing a block edge).
+        AttentionCase{"f16_decode_group4_fast", DType::F16, KernelChoice::Fastest, 64, 32, 8, 100, 0, 0.0f, 1},
+        AttentionCase{"f32_decode_group7_fast", DType::F32, KernelChoice::Fastest, 32, 14, 2, 90, 33, 2.0f, 1, true},
+        AttentionCase{"f16_hd128_two_tokens_fast", DType::F16, KernelChoice::Fastest, 128, 8, 4, 70, 0, 0.0f, 2},
+        AttentionCase{"f16_group1_three_tokens_fast", DType::F16, KernelChoice::Fastest, 64, 4, 4, 66, 0, 0.0f, 3}),
     [](const auto& p) { return std::string(p.param.name); });
 
 // silu(g) * u with both kernel choices (the AVX-512 path where present),
