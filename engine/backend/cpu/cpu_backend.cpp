@@ -157,7 +157,7 @@ class CpuBackend final : public Backend {
     }
     const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
     const size_t expert_capacity = matmul_scratch_.expert.capacity();
-    run_nodes(graph.nodes());
+    run_nodes(graph.nodes(), graph.output);
     if (matmul_scratch_.buffer.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
     if (matmul_scratch_.expert.capacity() != expert_capacity && expert_capacity > 0) ++scratch_growths_;
     note_scratch();
@@ -165,19 +165,47 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Whether nodes[i] is a SwiGLU whose output only the prompt-sized product
+  // right after it reads: then the product computes the rows itself.
+  bool fuses_into_next(const std::vector<Node>& nodes, size_t i, const Tensor* output) const {
+    const Node& act = nodes[i];
+    if (act.op != Op::SwiGlu || i + 1 >= nodes.size() || act.dst == output) return false;
+    const Node& product = nodes[i + 1];
+    if (product.src[1] != act.dst || !cpu::takes_computed_input(product, kernels_)) return false;
+    for (size_t j = i + 2; j < nodes.size(); ++j) {
+      for (const Tensor* s : nodes[j].src) {
+        if (s == act.dst) return false;
+      }
+    }
+    return true;
+  }
+
   // Runs the nodes in order, except that consecutive one-token or
-  // few-token products of the same input (Q, K, V; gate, up) run as one group.
-  void run_nodes(const std::vector<Node>& nodes) {
+  // few-token products of the same input (Q, K, V; gate, up) run as one
+  // group, and a prompt's SwiGLU runs inside the product that reads it.
+  void run_nodes(const std::vector<Node>& nodes, const Tensor* output) {
     std::array<const Node*, cpu::kMaxDecodeGroup> group{};
+    matmul_scratch_.held = {};  // a new graph's tensors may sit where the last one's did
     for (size_t i = 0; i < nodes.size();) {
       size_t n = 1;
       group[0] = &nodes[i];
+      // Only a run of lone products keeps the converted input between them
+      // (MatmulScratch::Held); any other node may rewrite what it came from.
+      if (nodes[i].op != Op::MatMul) matmul_scratch_.held = {};
       if (observer_) {
         // One node at a time: the decode groups only batch what runs, and
         // every product's input is still intact before its node runs.
         if (nodes[i].op == Op::MatMul || nodes[i].op == Op::MatMulId) observer_->observe(nodes[i]);
         run(nodes[i]);
         ++i;
+        continue;
+      }
+      if (fuses_into_next(nodes, i, output)) {
+        const Node& act = nodes[i];
+        const cpu::InputRowFn rows = [&](int64_t t, float* row) { cpu::swiglu_row(act, t, row, kernels_); };
+        cpu::op_matmul(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
+        matmul_scratch_.held = {};  // the SwiGLU's output was never written
+        i += 2;
         continue;
       }
       // One-token products (decode) or few-token ones (a scheduler step, a
@@ -189,6 +217,7 @@ class CpuBackend final : public Backend {
         group[n] = &nodes[i + n];
         ++n;
       }
+      if (n > 1) matmul_scratch_.held = {};
       if (n > 1 && few) {
         cpu::op_matmul_rows_batch(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
       } else if (n > 1) {
@@ -211,6 +240,7 @@ class CpuBackend final : public Backend {
         // give every token exactly the result a one-token pass gives it:
         // greedy speculation then equals greedy decoding bit for bit.
         if (n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
+          matmul_scratch_.held = {};
           cpu::op_matmul_rows_batch(n, pool_, kernels_, matmul_scratch_);
         } else {
           op_matmul(n, pool_, kernels_, matmul_scratch_);

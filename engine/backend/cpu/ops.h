@@ -6,6 +6,7 @@
 #include <hearth/engine/quant/kernels.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,9 @@ void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
 void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
+// Row t of op_swiglu's output into `row`, with the same kernel (each value
+// is a function of its inputs alone, so the values are the op's own).
+void swiglu_row(const Node& n, int64_t t, float* row, const quant::KernelTable& kt);
 void op_swiglu_oai(const Node& n, ThreadPool& pool);
 void op_geglu(const Node& n, ThreadPool& pool);
 void op_softcap(const Node& n, ThreadPool& pool);
@@ -38,12 +42,34 @@ void add_sink(float sink, float& m, float& l, float* acc, int64_t hd);
 // and counts any growth.
 struct MatmulScratch {
   std::vector<uint8_t> buffer;
+  // What the front of `buffer` holds after op_matmul: `input` converted to
+  // `act_type` and, when `prepare` is set, that conversion in the prompt
+  // tiles' layout. The next product of the same input (K and V after Q, up
+  // after gate) then skips both. The backend clears it before every node
+  // that is not a lone product, so the input is still the one converted.
+  struct Held {
+    const Tensor* input = nullptr;
+    DType act_type = DType::F32;
+    const void* prepare = nullptr;
+  } held;
   // Products by expert id (op_matmul_id): one expert's input rows gathered
   // together and its output rows before they are scattered to their slots.
   // Reserved up front with the rest (kv::ScratchSizes::expert_bytes).
   std::vector<uint8_t> expert;
 };
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
+// Token t's input row of a product computed on the way in instead of read
+// from the input tensor (a SwiGLU fused into the product after it): writes
+// the row's n.src[0]->ne[0] values into `row`.
+using InputRowFn = std::function<void(int64_t t, float* row)>;
+// With `computed_input` (only where takes_computed_input), the input tensor
+// is never read: each token's row is computed and converted right away, so a
+// prompt's FFN activation (up to tens of MB) is never written out and read
+// back, which made op_swiglu 3-4% of a prompt.
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch,
+               const InputRowFn* computed_input = nullptr);
+// Whether op_matmul converts n's whole input up front (prompt-sized
+// products of supported types), so that it can take a computed input.
+bool takes_computed_input(const Node& n, const quant::KernelTable& kt);
 
 // A few tokens of different sequences (a scheduler step): each token's
 // activation row prepared once, then, for each range of weight rows (small

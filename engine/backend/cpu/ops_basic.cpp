@@ -18,6 +18,9 @@ namespace hearth::backend::cpu {
 namespace {
 
 constexpr int64_t kRowGrain = 1;
+// Element-wise ops split across the threads only from prompt sizes on: a
+// decode step's few rows cost less than waking the other threads.
+constexpr int64_t kElementGrain = 16384;
 
 float* f32(const Tensor* t) { return static_cast<float*>(t->data); }
 
@@ -37,6 +40,26 @@ void op_get_rows(const Node& n, ThreadPool& pool) {
   });
 }
 
+namespace {
+
+// The sum of squares in double, as the reference engine sums it, but in
+// eight independent partial sums: one running sum is a chain of dependent
+// adds the compiler may not reorder, and it cost 2% of a prompt's time.
+double sum_of_squares(const float* x, int64_t n) {
+  constexpr int kParts = 8;
+  double part[kParts] = {};
+  int64_t i = 0;
+  for (; i + kParts <= n; i += kParts) {
+    for (int j = 0; j < kParts; ++j) part[j] += static_cast<double>(x[i + j]) * x[i + j];
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (const double p : part) sum += p;
+  return sum;
+}
+
+}  // namespace
+
 void op_rms_norm(const Node& n, ThreadPool& pool) {
   const int64_t width = n.src[0]->ne[0];
   const int64_t group = n.params.group;
@@ -47,8 +70,7 @@ void op_rms_norm(const Node& n, ThreadPool& pool) {
     for (int64_t g = b; g < e; ++g) {
       const float* x = f32(n.src[0]) + g * group;
       float* y = f32(n.dst) + g * group;
-      double sum = 0;
-      for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(x[i]) * x[i];
+      const double sum = sum_of_squares(x, group);
       const float s = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(group)) + eps);
       if (w) {
         for (int64_t i = 0; i < group; ++i) y[i] = x[i] * s * w[i];
@@ -59,47 +81,58 @@ void op_rms_norm(const Node& n, ThreadPool& pool) {
   });
 }
 
-void op_add(const Node& n, ThreadPool&) {
-  const int64_t count = n.dst->elements();
+void op_add(const Node& n, ThreadPool& pool) {
   const float* a = f32(n.src[0]);
   const float* b = f32(n.src[1]);
   float* y = f32(n.dst);
-  for (int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+  pool.parallel_for(n.dst->elements(), kElementGrain, [&](int64_t from, int64_t to, int) {
+    for (int64_t i = from; i < to; ++i) y[i] = a[i] + b[i];
+  });
 }
 
-void op_scale(const Node& n, ThreadPool&) {
-  const int64_t count = n.dst->elements();
+void op_scale(const Node& n, ThreadPool& pool) {
   const float* a = f32(n.src[0]);
   float* y = f32(n.dst);
   const float s = n.params.scalar;
-  for (int64_t i = 0; i < count; ++i) y[i] = a[i] * s;
+  pool.parallel_for(n.dst->elements(), kElementGrain, [&](int64_t from, int64_t to, int) {
+    for (int64_t i = from; i < to; ++i) y[i] = a[i] * s;
+  });
 }
 
-void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
-  const int64_t count = n.dst->elements();
-  const float* g = f32(n.src[0]);
-  const float* u = f32(n.src[1]);
-  float* y = f32(n.dst);
+namespace {
+
+// y = silu(g) * u over n values, with the level's vector kernel.
+void swiglu_values(const float* g, const float* u, float* y, int64_t n, const quant::KernelTable& kt) {
 #if defined(HEARTH_BACKEND_X86)
-  if (kt.level == quant::KernelLevel::Avx512) {
-    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx512(g + b, u + b, y + b, e - b); });
-    return;
-  }
-  if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) {
-    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_avx2(g + b, u + b, y + b, e - b); });
-    return;
-  }
+  if (kt.level == quant::KernelLevel::Avx512) return swiglu_avx512(g, u, y, n);
+  if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) return swiglu_avx2(g, u, y, n);
 #elif defined(HEARTH_BACKEND_ARM)
   if (kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) {
-    pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { swiglu_neon(g + b, u + b, y + b, e - b); });
-    return;
+    return swiglu_neon(g, u, y, n);
   }
 #else
   (void)kt;
 #endif
-  pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
-  });
+  for (int64_t i = 0; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+}  // namespace
+
+void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
+  const float* g = f32(n.src[0]);
+  const float* u = f32(n.src[1]);
+  float* y = f32(n.dst);
+  pool.parallel_for(n.dst->elements(), 4096,
+                    [&](int64_t b, int64_t e, int) { swiglu_values(g + b, u + b, y + b, e - b, kt); });
+}
+
+// The vector kernels finish a run that is not a whole number of vectors in
+// scalar code; op_swiglu's chunks are whole vectors, so a row computed here
+// holds the op's own values wherever the row width is a multiple of 16
+// (every model's FFN width).
+void swiglu_row(const Node& n, int64_t t, float* row, const quant::KernelTable& kt) {
+  const int64_t width = n.dst->ne[0];
+  swiglu_values(f32(n.src[0]) + t * width, f32(n.src[1]) + t * width, row, width, kt);
 }
 
 // gpt-oss's clamped SwiGLU; one formula for every kernel level (its cost is
@@ -187,12 +220,13 @@ void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
   });
 }
 
-void op_softcap(const Node& n, ThreadPool&) {
-  const int64_t count = n.dst->elements();
+void op_softcap(const Node& n, ThreadPool& pool) {
   const float* a = f32(n.src[0]);
   float* y = f32(n.dst);
   const float cap = n.params.scalar;
-  for (int64_t i = 0; i < count; ++i) y[i] = cap * std::tanh(a[i] / cap);
+  pool.parallel_for(n.dst->elements(), kElementGrain, [&](int64_t from, int64_t to, int) {
+    for (int64_t i = from; i < to; ++i) y[i] = cap * std::tanh(a[i] / cap);
+  });
 }
 
 void op_slice_cols(const Node& n, ThreadPool&) {
@@ -252,6 +286,34 @@ void rope_cos_sin(const RopeParams& p, int32_t position, float* cos_out, float* 
   }
 }
 
+namespace {
+
+// One head's rotation by the position's (cos, sin) pairs, a loop per pairing
+// so that each vectorizes (a mode test inside one loop kept it scalar).
+// NeoX pairs value i with value i + half.
+void rotate_neox(const float* __restrict src, float* __restrict dst, const float* __restrict c,
+                 const float* __restrict s, int64_t half) {
+  for (int64_t i = 0; i < half; ++i) {
+    const float x0 = src[i], x1 = src[i + half];
+    dst[i] = x0 * c[i] - x1 * s[i];
+    dst[i + half] = x0 * s[i] + x1 * c[i];
+  }
+}
+
+// Normal pairs adjacent values 2i and 2i + 1.
+void rotate_adjacent(const float* __restrict src, float* __restrict dst, const float* __restrict c,
+                     const float* __restrict s, int64_t half) {
+  for (int64_t i = 0; i < half; ++i) {
+    const float x0 = src[2 * i], x1 = src[2 * i + 1];
+    dst[2 * i] = x0 * c[i] - x1 * s[i];
+    dst[2 * i + 1] = x0 * s[i] + x1 * c[i];
+  }
+}
+
+}  // namespace
+
+// The planner never places a node's output over its input (their lifetimes
+// meet at the node), so source and destination rows never overlap.
 void op_rope(const Node& n, ThreadPool& pool) {
   const RopeParams& p = n.params.rope;
   const Tensor* x = n.src[0];
@@ -268,12 +330,10 @@ void op_rope(const Node& n, ThreadPool& pool) {
       for (int64_t h = 0; h < heads; ++h) {
         const float* src = f32(x) + t * width + h * p.head_dim;
         float* dst = f32(n.dst) + t * width + h * p.head_dim;
-        for (int64_t i = 0; i < half; ++i) {
-          const int64_t a = p.mode == RopeMode::Normal ? 2 * i : i;
-          const int64_t bb = p.mode == RopeMode::Normal ? 2 * i + 1 : i + half;
-          const float x0 = src[a], x1 = src[bb];
-          dst[a] = x0 * c[i] - x1 * s[i];
-          dst[bb] = x0 * s[i] + x1 * c[i];
+        if (p.mode == RopeMode::Normal) {
+          rotate_adjacent(src, dst, c, s, half);
+        } else {
+          rotate_neox(src, dst, c, s, half);
         }
         for (int64_t i = p.n_dims; i < p.head_dim; ++i) dst[i] = src[i];
       }

@@ -283,11 +283,20 @@ void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTa
   op_matmul_rows_batch(one, pool, kt, scratch);
 }
 
-void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
+bool takes_computed_input(const Node& n, const quant::KernelTable& kt) {
+  return n.op == Op::MatMul && n.src[1]->ne[1] > kMaxRowsBatch && !is_decode_matmul(n, kt) &&
+         kt.supports(n.src[0]->type);
+}
+
+void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch,
+               const InputRowFn* computed_input) {
+  assert(!computed_input || takes_computed_input(n, kt));
   const Tensor* w = n.src[0];
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
   float* y = static_cast<float*>(n.dst->data);
+  const MatmulScratch::Held held = scratch.held;
+  scratch.held = {};
   if (is_decode_matmul(n, kt)) {
     const Node* one[] = {&n};
     op_matmul_decode_group(one, pool, kt, scratch);
@@ -319,10 +328,26 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     uint8_t* prepared = act + act_bytes;
     uint8_t* tiles = prepared + prepared_bytes;
 
+    // The conversion (and the prepared layout) of the previous product's
+    // input, when this one reads the same input in the same forms.
+    const bool same_act = !computed_input && held.input == x && held.act_type == k.act_type;
+    const auto* prepare_fn = reinterpret_cast<const void*>(pf.prepare);
+    const bool same_prepared = same_act && prefill_tiles && held.prepare == prepare_fn;
     const float* xd = static_cast<const float*>(x->data);
-    pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
-      for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
-    });
+    if (computed_input) {
+      pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t t = b; t < e; ++t) {
+          (*computed_input)(t, row.data());
+          kt.quantize_activation(k.act_type, row.data(), act + t * ab, cols);
+        }
+      });
+    } else if (!same_act) {
+      pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
+        for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
+      });
+    }
+    scratch.held = {x, k.act_type, prefill_tiles ? prepare_fn : nullptr};
     const size_t rb = w->row_bytes();
     const auto* wdata = static_cast<const uint8_t*>(w->data);
     // Rows [r0, r0 + nr) (nr <= kTileRows) in the plain layout: in place, or
@@ -347,10 +372,12 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
       // Activations prepared once for every tile (in groups of tokens split
       // across the threads), then the tiles.
       const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
-      pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
-        const int64_t c0 = b * quant::kPrefillColGroup;
-        pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
-      });
+      if (!same_prepared) {
+        pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
+          const int64_t c0 = b * quant::kPrefillColGroup;
+          pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
+        });
+      }
       pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
         for (int64_t item = b; item < e; ++item) {
           const int64_t rt = item / tok_tiles, tt = item % tok_tiles;

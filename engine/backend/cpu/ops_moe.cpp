@@ -207,6 +207,9 @@ void op_matmul_id(const Node& n, ThreadPool& pool, const quant::KernelTable& kt,
     product.dst = &ye;
     // A few-token pass (a verify pass, a scheduler step) keeps each token's
     // result bit-identical to a one-token pass, as dense products do.
+    // Every expert's input is a fresh gather into the same temporary, so
+    // nothing converted for the last one may be reused.
+    scratch.held = {};
     if (n_tok <= kMaxRowsBatch && cnt > 1 && is_rows_batch_matmul(product, kt)) {
       op_matmul_rows_batch(product, pool, kt, scratch);
     } else {
@@ -216,6 +219,7 @@ void op_matmul_id(const Node& n, ThreadPool& pool, const quant::KernelTable& kt,
       std::memcpy(n.dst->as<float>() + mine[j] * rows, yg + j * rows, static_cast<size_t>(rows) * sizeof(float));
     }
   }
+  scratch.held = {};  // the temporaries named there are gone
 }
 
 }  // namespace hearth::backend::cpu

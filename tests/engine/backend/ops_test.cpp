@@ -402,6 +402,60 @@ TEST(MatMul, FewTokenProductsOfOneInputEqualTheirOneTokenPassesBitForBit) {
   }
 }
 
+// Prompt-sized products: Q, K and V of one input convert it once between
+// them, and a SwiGLU read only by the down projection runs inside it. The
+// graph built so that neither can happen (every product its own copy of the
+// input, the SwiGLU's output passed through a scale by 1) must give the same
+// bits, and both the scalar reference backend's values. A product of another
+// input right after V must not take V's conversion.
+TEST(MatMul, PromptProductsSharingAnInputAndAFusedSwiGluEqualTheUnfusedGraph) {
+  constexpr int64_t kCols = 256, kRows = 45, kFfn = 512, kTokens = 40;
+  const auto x = random_vec(static_cast<size_t>(kCols * kTokens), 70);
+  const auto other = random_vec(static_cast<size_t>(kCols * kTokens), 60);
+  const std::vector<BiasedWeight> attn =
+      biased_weights({DType::Q5_0, DType::Q5_0, DType::Q8_0, DType::Q8_0}, kCols, kRows, 71);
+  const std::vector<BiasedWeight> ffn = biased_weights({DType::Q4_K, DType::Q4_K}, kCols, kFfn, 80);
+  const std::vector<BiasedWeight> down = biased_weights({DType::Q6_K}, kFfn, kRows, 90);
+  const auto run = [&](KernelChoice choice, bool fusable) {
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
+    Graph g;
+    // Unfused, each product reads its input through a scale by 1 of its
+    // own: a node between any two products, which no conversion outlives.
+    const auto input = [&](const std::vector<float>& values) {
+      Tensor* t = g.input(DType::F32, {kCols, kTokens, 1, 1}, const_cast<float*>(values.data()));
+      return fusable ? t : g.scale(t, 1.0f);
+    };
+    Tensor* shared = input(x);
+    const auto weight = [&](const BiasedWeight& w, int64_t cols, int64_t rows) {
+      return g.input(w.type, {cols, rows, 1, 1}, const_cast<uint8_t*>(w.bytes.data()));
+    };
+    std::vector<Tensor*> products;
+    for (size_t i = 0; i < 3; ++i) products.push_back(g.matmul(weight(attn[i], kCols, kRows), fusable ? shared : input(x)));
+    products.push_back(g.matmul(weight(attn[3], kCols, kRows), input(other)));
+    Tensor* gate = g.matmul(weight(ffn[0], kCols, kFfn), fusable ? shared : input(x));
+    Tensor* up = g.matmul(weight(ffn[1], kCols, kFfn), fusable ? shared : input(x));
+    Tensor* act = g.swiglu(gate, up);
+    products.push_back(g.matmul(weight(down[0], kFfn, kRows), fusable ? act : g.scale(act, 1.0f)));
+    Tensor* sum = nullptr;
+    float scale = 1.0f;
+    for (Tensor* y : products) {
+      sum = sum ? g.add(sum, g.scale(y, scale)) : y;
+      scale *= 10.0f;
+    }
+    g.output = sum;
+    EXPECT_TRUE(be->compute(g).ok());
+    return std::vector<float>(g.output->as<float>(), g.output->as<float>() + kRows * kTokens);
+  };
+  const std::vector<float> fused = run(KernelChoice::Fastest, true);
+  const std::vector<float> apart = run(KernelChoice::Fastest, false);
+  const std::vector<float> reference = run(KernelChoice::Reference, false);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&fused[i], &apart[i], sizeof(float)), 0)
+        << "token " << i / kRows << " row " << i % kRows << ": " << fused[i] << " vs " << apart[i];
+    EXPECT_NEAR(fused[i], reference[i], 2e-3 * (1.0 + std::fabs(reference[i]))) << "token " << i / kRows;
+  }
+}
+
 TEST(Backend, RefusesWhatItDoesNotSupportNamingTheTensor) {
   auto be = make_cpu_backend(testing::cpu_options(1));
   EXPECT_TRUE(be->supports(Op::MatMul, DType::Q4_K));
