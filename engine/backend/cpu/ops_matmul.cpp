@@ -25,11 +25,22 @@ constexpr int64_t kDecodeRowGrain = 32;
 // every token it is given, so work items are row tiles (a multiple of 16)
 // times up to kTileTokens tokens (a multiple of quant::kPrefillColGroup).
 // With the two-step tiles the activations are converted once per product,
-// so row tiles can stay small enough to give even a 512-row K or V
-// projection four items for the threads to share.
+// so row tiles can be small (prompt_tile_rows) without converting more.
 constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileTokens = 512;
 static_assert(kTileTokens % quant::kPrefillColGroup == 0, "token tiles start on whole prepared groups");
+
+// Rows per work item of the two-step prompt tiles: up to kTileRows, but few
+// enough that each thread gets about eight items. Qwen2.5-0.5B's 128-row K and V projections
+// were one item each, which one thread ran while the other waited, and its
+// 896-row ones seven (four against three). The kernels work through 32 rows
+// at a time whatever the item, so smaller items convert and read nothing more.
+int64_t prompt_tile_rows(int64_t rows, int threads) {
+  constexpr int64_t kItemsPerThread = 8, kRowStep = 32;
+  const int64_t items = static_cast<int64_t>(threads) * kItemsPerThread;
+  const int64_t want = (rows + items - 1) / items;
+  return std::clamp<int64_t>((want + kRowStep - 1) / kRowStep * kRowStep, kRowStep, kTileRows);
+}
 
 // Decode row ranges, claimed from a shared cursor in guided sizes: a
 // claim takes a quarter of what is left for two threads (an eighth for
@@ -355,7 +366,10 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     auto rows_at = [&](int64_t r0, int64_t nr, int thread) {
       return plain_rows(*w, r0, nr, tiles + tile_bytes * static_cast<size_t>(thread));
     };
-    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+    // The one-call GEMM (no prepared activations) converts its tokens again
+    // in every call, so it keeps the largest items.
+    const int64_t tile_rows = prefill_tiles ? prompt_tile_rows(rows, pool.size()) : kTileRows;
+    const int64_t row_tiles = (rows + tile_rows - 1) / tile_rows;
     const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
     if (n_tok <= kMaxRowsBatch) {
       // One token, or a few (a verify pass, a scheduler step) of a type
@@ -381,8 +395,8 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
       pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
         for (int64_t item = b; item < e; ++item) {
           const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
-          const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
-          const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
+          const int64_t r0 = rt * tile_rows, t0 = tt * kTileTokens;
+          const int64_t nr = std::min(tile_rows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
           pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
                   tiles + tile_bytes * static_cast<size_t>(thread));
         }
@@ -393,8 +407,8 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
       pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
         for (int64_t item = b; item < e; ++item) {
           const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
-          const int64_t r0 = rt * kTileRows, t0 = tt * kTileTokens;
-          const int64_t nr = std::min(kTileRows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
+          const int64_t r0 = rt * tile_rows, t0 = tt * kTileTokens;
+          const int64_t nr = std::min(tile_rows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
           k.gemm(cols, rows_at(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
                  static_cast<size_t>(rows));
         }

@@ -322,6 +322,18 @@ std::vector<BiasedWeight> biased_weights(std::initializer_list<DType> types, int
   return ws;
 }
 
+// The products' outputs combined with weights 1, 10, 100, ...: a product
+// written to the wrong output, or computed from the wrong input, shows.
+Tensor* weighted_sum(Graph& g, const std::vector<Tensor*>& products) {
+  Tensor* sum = nullptr;
+  float weight = 1.0f;
+  for (Tensor* y : products) {
+    sum = sum ? g.add(sum, g.scale(y, weight)) : y;
+    weight *= 10.0f;
+  }
+  return sum;
+}
+
 // One-token products of one input (as Q, K, V are: mixed weight types that
 // share the activation format, biases, row counts that are not multiples of
 // the kernels' passes) run as one group on the fast kernels; each output must
@@ -344,13 +356,7 @@ TEST(MatMul, DecodeProductsOfOneInputMatchTheScalarReference) {
       Tensor* bt = g.input(DType::F32, {kRows, 1, 1, 1}, w.bias.data());
       products.push_back(g.matmul(wt, xt, bt));
     }
-    Tensor* sum = nullptr;
-    float weight = 1.0f;
-    for (Tensor* y : products) {
-      sum = sum ? g.add(sum, g.scale(y, weight)) : y;
-      weight *= 10.0f;
-    }
-    g.output = sum;
+    g.output = weighted_sum(g, products);
     ASSERT_TRUE(be->compute(g).ok());
     outputs.emplace_back(g.output->as<float>(), g.output->as<float>() + kRows);
   }
@@ -436,13 +442,7 @@ TEST(MatMul, PromptProductsSharingAnInputAndAFusedSwiGluEqualTheUnfusedGraph) {
     Tensor* up = g.matmul(weight(ffn[1], kCols, kFfn), fusable ? shared : input(x));
     Tensor* act = g.swiglu(gate, up);
     products.push_back(g.matmul(weight(down[0], kFfn, kRows), fusable ? act : g.scale(act, 1.0f)));
-    Tensor* sum = nullptr;
-    float scale = 1.0f;
-    for (Tensor* y : products) {
-      sum = sum ? g.add(sum, g.scale(y, scale)) : y;
-      scale *= 10.0f;
-    }
-    g.output = sum;
+    g.output = weighted_sum(g, products);
     EXPECT_TRUE(be->compute(g).ok());
     return std::vector<float>(g.output->as<float>(), g.output->as<float>() + kRows * kTokens);
   };
