@@ -217,7 +217,6 @@ class CpuBackend final : public Backend {
         group[n] = &nodes[i + n];
         ++n;
       }
-      if (n > 1) matmul_scratch_.held = {};
       if (n > 1 && few) {
         cpu::op_matmul_rows_batch(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
       } else if (n > 1) {
@@ -240,7 +239,6 @@ class CpuBackend final : public Backend {
         // give every token exactly the result a one-token pass gives it:
         // greedy speculation then equals greedy decoding bit for bit.
         if (n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
-          matmul_scratch_.held = {};
           cpu::op_matmul_rows_batch(n, pool_, kernels_, matmul_scratch_);
         } else {
           op_matmul(n, pool_, kernels_, matmul_scratch_);

@@ -19,8 +19,8 @@ void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
 void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
-// Row t of op_swiglu's output into `row`, with the same kernel (each value
-// is a function of its inputs alone, so the values are the op's own).
+// Row t of op_swiglu's output into `row`, with the same kernel: the op's own
+// values wherever the row width is a multiple of 16 (ops_basic.cpp).
 void swiglu_row(const Node& n, int64_t t, float* row, const quant::KernelTable& kt);
 void op_swiglu_oai(const Node& n, ThreadPool& pool);
 void op_geglu(const Node& n, ThreadPool& pool);
@@ -45,8 +45,9 @@ struct MatmulScratch {
   // What the front of `buffer` holds after op_matmul: `input` converted to
   // `act_type` and, when `prepare` is set, that conversion in the prompt
   // tiles' layout. The next product of the same input (K and V after Q, up
-  // after gate) then skips both. The backend clears it before every node
-  // that is not a lone product, so the input is still the one converted.
+  // after gate) then skips both. The products that rewrite the buffer in
+  // other layouts clear it, and the backend clears it before every node that
+  // is not a product, so the input is still the one converted.
   struct Held {
     const Tensor* input = nullptr;
     DType act_type = DType::F32;

@@ -182,6 +182,7 @@ bool can_share_rows_batch(const Node& first, const Node& next, const quant::Kern
 
 void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
                             MatmulScratch& scratch) {
+  scratch.held = {};  // the buffer's front is rewritten in another layout
   const Node& first = *nodes.front();
   const Tensor* x = first.src[1];
   const int64_t cols = x->ne[0];
@@ -235,6 +236,7 @@ bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt) {
 
 void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
                           MatmulScratch& scratch) {
+  scratch.held = {};  // the buffer's front is rewritten in another layout
   const Node& first = *nodes.front();
   const Tensor* x = first.src[1];
   const int64_t cols = x->ne[0], n_tok = x->ne[1];
