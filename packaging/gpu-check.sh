@@ -5,8 +5,9 @@
 # reference engine's Vulkan `llama-bench` on the same files, and prints one
 # JSON line per model with both engines' prefill (pp) and decode (tg) tokens/s
 # and the fraction of the GPU's memory bandwidth that decode reaches. Hearth
-# runs once per matrix-vector path (`--gpu-path plain` and `int-dot`; the
-# automatic choice is the main figure), so each path's speed is on record.
+# runs once per product path (`--gpu-path plain` and `int-dot`, decode and
+# prefill tiles alike; the automatic choice is the main figure), so each
+# path's speed is on record.
 #
 # usage: packaging/gpu-check.sh [--ref-bench PATH] [--gpu-bandwidth GBPS]
 #                               [--hearth-cli PATH] [--work DIR] [--ci]

@@ -20,8 +20,8 @@ std::vector<FlagSpec> engine_flags() {
       {"kv-type", FlagKind::Value, "KV cache type: f16 or q8_0 (default f16)", "", "TYPE"},
       {"gpu-layers", FlagKind::Value, "layers on the GPU with --backend vulkan: N, auto (from free VRAM) or all (default)", "", "N"},
       {"gpu-path", FlagKind::Value,
-       "Vulkan matrix-vector products: plain (f32 activations), int-dot (8-bit activations, packed integer dot "
-       "products) or auto (int-dot where the GPU accelerates it; default)", "", "PATH"},
+       "Vulkan products (matrix-vector and prefill tiles): plain (f32 activations), int-dot (8-bit activations, "
+       "packed integer dot products) or auto (int-dot where the GPU accelerates it; default)", "", "PATH"},
       {"cpu-kernels", FlagKind::Value,
        "highest CPU kernel level: scalar, neon, neon-dotprod (ARM), avx2, avx-vnni or avx512 (x86) (default: the "
        "best this CPU has)", "", "LEVEL"},

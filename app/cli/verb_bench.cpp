@@ -183,9 +183,12 @@ int run_bench(const std::vector<std::string>& argv) {
                         {"read_bandwidth_gbps_sd", bws.sd},
                         {"roofline_fraction", roofline},
                         {"roofline_fraction_runs", run_fractions}};
-    // The GPU pipelines this run used: the matrix-vector path (plain or
-    // int-dot) and the prefill products (float tiles on every device).
-    if (gpu_path) j["pipeline"] = {{"matvec", gpu_path}, {"matmul", "tiles"}};
+    // The GPU pipelines this run used: the path of the products (plain or
+    // int-dot), for the matrix-vector products and the prefill tiles alike.
+    if (gpu_path) {
+      j["pipeline"] = {{"matvec", gpu_path},
+                       {"matmul", std::string_view(gpu_path) == "int-dot" ? "int-dot tiles" : "tiles"}};
+    }
     if (vk) j["profile"] = {{"pp", profile_json(pp_profile)}, {"tg", profile_json(tg_profile)}};
     if (!spec_figures.is_null()) {
       // tg_tps becomes the speculative figure (tg_tps_nospec beside it); the
@@ -197,7 +200,7 @@ int run_bench(const std::vector<std::string>& argv) {
   } else {
     std::printf("model      %s\nbackend    %s (%s), %d threads\n", args->get("model")->c_str(), be.name(),
                 be.device().name.c_str(), setup->threads);
-    if (gpu_path) std::printf("gpu        matrix-vector products: %s\n", gpu_path);
+    if (gpu_path) std::printf("gpu        products (matrix-vector and prefill tiles): %s\n", gpu_path);
     std::printf("pp%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*pp), pps.mean, pps.sd);
     std::printf("tg%-6lld  %8.2f +- %.2f tok/s\n", static_cast<long long>(*tg), tgs.mean, tgs.sd);
     std::printf("weights    %.1f MB read per generated token (%s)\n", static_cast<double>(bpt) / 1e6,

@@ -5,21 +5,44 @@
 #include <unordered_map>
 
 namespace hearth::backend {
-namespace {
 
-struct Placed {
-  size_t first, last;
-  uint64_t offset, bytes;
-};
-
-}  // namespace
+std::vector<uint64_t> pack_node_spans(const std::vector<NodeSpan>& spans, uint64_t align, uint64_t& total) {
+  struct Placed {
+    size_t first, last;
+    uint64_t offset, bytes;
+  };
+  const uint64_t a = std::max<uint64_t>(align, 1);
+  std::vector<size_t> order(spans.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return spans[x].bytes > spans[y].bytes; });
+  std::vector<uint64_t> offsets(spans.size(), 0);
+  std::vector<Placed> placed, overlapping;
+  total = 0;
+  for (size_t k : order) {
+    const NodeSpan& t = spans[k];
+    overlapping.clear();
+    for (const Placed& p : placed) {
+      if (p.first <= t.last && t.first <= p.last) overlapping.push_back(p);
+    }
+    std::sort(overlapping.begin(), overlapping.end(), [](const Placed& x, const Placed& y) { return x.offset < y.offset; });
+    uint64_t offset = 0;
+    for (const Placed& p : overlapping) {
+      if (offset + t.bytes <= p.offset) break;
+      offset = std::max(offset, (p.offset + p.bytes + a - 1) / a * a);
+    }
+    offsets[k] = offset;
+    placed.push_back({t.first, t.last, offset, t.bytes});
+    total = std::max(total, offset + t.bytes);
+  }
+  return offsets;
+}
 
 const ActivationPlan& ActivationPlanner::plan(const Graph& graph) {
   const auto& nodes = graph.nodes();
   const auto planned = [](const Tensor* t) { return t && t->kind == TensorKind::Activation && !t->data; };
   std::vector<Tensor*> tensors;
   std::unordered_map<const Tensor*, size_t> index;
-  std::vector<Lifetime> lifetimes;
+  std::vector<NodeSpan> lifetimes;
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const Tensor* s : nodes[i].src) {
       if (auto it = index.find(s); it != index.end()) lifetimes[it->second].last = i;
@@ -39,29 +62,7 @@ const ActivationPlan& ActivationPlanner::plan(const Graph& graph) {
 
   if (lifetimes != lifetimes_) {
     lifetimes_ = std::move(lifetimes);
-    std::vector<size_t> order(lifetimes_.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return lifetimes_[a].bytes > lifetimes_[b].bytes; });
-    offsets_.assign(lifetimes_.size(), 0);
-    plan_.arena_bytes = 0;
-    std::vector<Placed> placed, overlapping;
-    for (size_t k : order) {
-      const Lifetime& t = lifetimes_[k];
-      overlapping.clear();
-      for (const Placed& p : placed) {
-        if (p.first <= t.last && t.first <= p.last) overlapping.push_back(p);
-      }
-      std::sort(overlapping.begin(), overlapping.end(), [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
-      uint64_t offset = 0;
-      for (const Placed& p : overlapping) {
-        if (offset + t.bytes <= p.offset) break;
-        offset = std::max(offset, p.offset + p.bytes);
-      }
-      offsets_[k] = offset;
-      placed.push_back({t.first, t.last, offset, t.bytes});
-      plan_.arena_bytes = std::max(plan_.arena_bytes, offset + t.bytes);
-    }
+    offsets_ = pack_node_spans(lifetimes_, 1, plan_.arena_bytes);  // slot sizes keep every offset aligned
   }
   plan_.offsets.resize(tensors.size());
   for (size_t k = 0; k < tensors.size(); ++k) plan_.offsets[k] = {tensors[k], offsets_[k]};

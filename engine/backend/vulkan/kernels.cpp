@@ -36,10 +36,12 @@ constexpr WeightShaders kWeightShaders[] = {
 // The integer-dot matvec's shaders (shaders.cmake: HEARTH_INT_DOT_TYPES).
 struct IntDotShaders {
   DType type;
-  ShaderId plain, subgroup, by_id;
+  ShaderId plain, subgroup, by_id, matmul;
 };
-#define HEARTH_INT_DOT_ENTRY(T, t) \
-  IntDotShaders { DType::T, ShaderId::matvec_dp_##t, ShaderId::matvec_dp_sg_##t, ShaderId::matvec_id_dp_##t }
+#define HEARTH_INT_DOT_ENTRY(T, t)                                                                          \
+  IntDotShaders {                                                                                           \
+    DType::T, ShaderId::matvec_dp_##t, ShaderId::matvec_dp_sg_##t, ShaderId::matvec_id_dp_##t, ShaderId::matmul_dp_##t \
+  }
 constexpr IntDotShaders kIntDotShaders[] = {
     HEARTH_INT_DOT_ENTRY(Q8_0, q8_0), HEARTH_INT_DOT_ENTRY(Q4_0, q4_0), HEARTH_INT_DOT_ENTRY(Q4_1, q4_1),
     HEARTH_INT_DOT_ENTRY(Q5_0, q5_0), HEARTH_INT_DOT_ENTRY(Q5_1, q5_1), HEARTH_INT_DOT_ENTRY(Q4_K, q4_k),
@@ -380,19 +382,43 @@ Status Kernels::matmul(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matmul", "weights", w, uint64_t{stride} * m_rows * (type == DType::F32 ? 4 : 2)));
   HEARTH_CHECK(need_bytes("matmul", "x", x, 4ull * k * n_tokens));
   HEARTH_CHECK(need_bytes("matmul", "y", y, 4ull * m_rows * n_tokens));
-  const sp::MatmulParams p{m_rows, n_tokens, k, stride};
   const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
+  return dispatch_matmul(seq, shaders->matmul, bind, m_rows, n_tokens, k, stride, "matmul");
+}
+
+Status Kernels::matmul_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                               const BufferView& y, uint32_t m_rows, uint32_t n_tokens, uint32_t k) {
+  const auto shaders = int_dot_shaders(type);
+  if (!shaders) {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("Vulkan matmul_int_dot: no integer-dot shader for {}", traits(type).name));
+  }
+  if (k == 0 || k % 32 != 0) {
+    return make_error(ErrorCode::InvalidArgument, fmt::format("Vulkan matmul_int_dot: k = {} (a multiple of 32)", k));
+  }
+  HEARTH_TRY(const uint32_t stride, row_stride_units(type, k, "matmul_int_dot"));
+  HEARTH_CHECK(need_bytes("matmul_int_dot", "weights", w, uint64_t{stride} * m_rows * 2));
+  HEARTH_CHECK(need_bytes("matmul_int_dot", "xq", xq, quantized_bytes(k, n_tokens)));
+  HEARTH_CHECK(need_bytes("matmul_int_dot", "y", y, 4ull * m_rows * n_tokens));
+  const Binding bind[] = {{w, Access::Read}, {xq, Access::Read}, {y, Access::Write}};
+  return dispatch_matmul(seq, shaders->matmul, bind, m_rows, n_tokens, k, stride, "matmul_int_dot");
+}
+
+Status Kernels::dispatch_matmul(CommandSequence& seq, ShaderId shader, std::span<const Binding> bind,
+                                uint32_t m_rows, uint32_t n_tokens, uint32_t k, uint32_t row_stride,
+                                std::string_view label) {
+  const sp::MatmulParams p{m_rows, n_tokens, k, row_stride};
   // 64-row tiles of 16, 32 or 64 tokens, one invocation per token of the
   // tile (see matmul.comp): the smallest tile that holds a short batch, so
   // a 20-token prompt does not compute 64 tokens' worth of products.
   constexpr uint32_t kTileM = 64;
-  const uint32_t tile_n = n_tokens <= 16 ? 16 : n_tokens <= 32 ? 32 : 64;
-  const DispatchSize groups{(m_rows + kTileM - 1) / kTileM, (n_tokens + tile_n - 1) / tile_n, 1};
+  const uint32_t tile_n = p.n_tokens <= 16 ? 16 : p.n_tokens <= 32 ? 32 : 64;
+  const DispatchSize groups{(p.m_rows + kTileM - 1) / kTileM, (p.n_tokens + tile_n - 1) / tile_n, 1};
   if (groups.y > ctx_.limits().max_workgroup_count[1] || groups.x > ctx_.limits().max_workgroup_count[0]) {
     return make_error(ErrorCode::LimitExceeded,
-                      fmt::format("Vulkan matmul: {} rows x {} tokens in one dispatch", m_rows, n_tokens));
+                      fmt::format("Vulkan {}: {} rows x {} tokens in one dispatch", label, p.m_rows, p.n_tokens));
   }
-  return run(seq, shaders->matmul, tile_n, bind, &p, push_size<sp::MatmulParams>(), groups, "matmul");
+  return run(seq, shader, tile_n, bind, &p, push_size<sp::MatmulParams>(), groups, label);
 }
 
 Status Kernels::matvec_id(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,

@@ -60,7 +60,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     HEARTH_TRY(seq_, CommandSequence::create(*ctx_, kMaxDispatches, config.profiling));
     HEARTH_TRY(const MatvecPath path, resolve_matvec_path(config.matvec_path, ctx_->description()));
     int_dot_ = path == MatvecPath::IntegerDot;
-    logger.info("Vulkan: matrix-vector products: {}", int_dot_ ? "int-dot" : "plain");
+    logger.info("Vulkan: products (matrix-vector and prefill tiles): {}", int_dot_ ? "int-dot" : "plain");
     return {};
   }
 
@@ -178,9 +178,9 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig);
   TokenTables token_tables(const backend::KvView& kv) const;
   BufferView view(const Tensor* t) const { return views_.at(t); }
-  // Whether a MatMul node runs as an integer-dot matvec (the path is on, the
-  // weights have a shader, the product has at most kMatvecMaxTokens tokens
-  // and its weights fit one binding), or a MatMulId node on 8-bit activations.
+  // Whether a MatMul node runs on 8-bit activations (the path is on, the
+  // weights have a shader and fit one binding): the integer-dot matvec up to
+  // kMatvecMaxTokens tokens, its prompt tiles beyond; or a MatMulId node.
   bool int_dot_product(const Node& n) const;
   // How an Attention node splits its positions (Kernels::attention_split):
   // by the most positions a query can see, the whole table or the window,
@@ -376,12 +376,14 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   }
   const uint64_t planned_bytes = act_bytes;
   scratch_.begin();
-  for (const Node& n : graph.nodes()) {
+  const auto& graph_nodes = graph.nodes();
+  for (size_t i = 0; i < graph_nodes.size(); ++i) {
+    const Node& n = graph_nodes[i];
     if (int_dot_product(n)) {
       scratch_.request(n.src[1], ScratchUse::QuantizedInput,
                        Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
                                                 static_cast<uint32_t>(n.src[1]->ne[1])),
-                       align);
+                       align, i);
     }
     if (n.op == Op::Attention) {
       if (const AttentionSplit split = attention_split(n); split.n_splits > 1) {
@@ -389,7 +391,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
                          Kernels::attention_partial_bytes(static_cast<uint32_t>(n.params.kv.head_dim),
                                                           static_cast<uint32_t>(n.params.attn.n_head),
                                                           static_cast<uint32_t>(n.src[0]->ne[1]), split.n_splits),
-                         align);
+                         align, i);
       }
     }
     for (const Tensor* s : n.src) {
@@ -411,6 +413,7 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
     if (n.dst && n.dst != graph.output && !planned.count(n.dst)) grow(act_bytes, n.dst->bytes());
   }
   if (!graph.output) return make_error(ErrorCode::InvalidArgument, "Vulkan: the graph has no output");
+  scratch_.finish();
   if (scratch_.needs_growth()) {
     HEARTH_CHECK(seq_->begin());  // drop the recording that binds the old buffer
     signature_.clear();
@@ -575,7 +578,9 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         // plain greedy decoding exactly; the matmul tiles round differently.
         if (int_dot_product(n)) {
           HEARTH_TRY(const BufferView xq, quantized_input(b, cols));
-          HEARTH_CHECK(k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens));
+          HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
+                           ? k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens)
+                           : k.matmul_int_dot(s, a->type, view(a), xq, view(n.dst), m, tokens, cols));
         } else {
           HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
                            ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
@@ -723,10 +728,10 @@ Status VulkanBackendImpl::record_node(const Node& n) {
 bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   if (!int_dot_ || (n.op != Op::MatMul && n.op != Op::MatMulId)) return false;
   const Tensor* a = n.src[0];
-  const Tensor* b = n.src[1];
   if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0) return false;
   if (n.op == Op::MatMulId) return true;  // one workgroup per (row, slot) at any batch size
-  if (b->ne[1] > Kernels::kMatvecMaxTokens) return false;
+  // A few tokens take the matvec, a prompt the integer-dot tiles; weights
+  // larger than one binding keep the float path's row pieces.
   const auto row = row_bytes(a->type, a->ne[0]);
   const auto rows = static_cast<uint32_t>(a->ne[1]);
   return row.ok() && rows_per_binding(*row, rows) >= rows;

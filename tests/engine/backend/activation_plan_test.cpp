@@ -113,5 +113,24 @@ TEST(ActivationPlan, TensorsWithMemoryAreNotPlanned) {
   EXPECT_EQ(plan.arena_bytes, 256u);
 }
 
+// The packing the plan and the Vulkan kernel scratch share, on spans whose
+// layout is worked out by hand. Placement goes by size, ties in input order:
+// A (100) at 0; E (100) never meets A, also at 0; B meets E, so it goes past
+// it, rounded up to 128; C meets A and B, so past both, 218 rounded to 256;
+// D meets B and C but fits below B, at 0.
+TEST(PackNodeSpans, SpansThatNeverMeetShareBytesAndTheOthersAreAligned) {
+  const std::vector<NodeSpan> spans = {
+      {0, 1, 100},  // A
+      {2, 3, 90},   // B
+      {1, 2, 50},   // C
+      {2, 2, 10},   // D
+      {3, 4, 100},  // E
+  };
+  uint64_t total = 0;
+  const auto offsets = pack_node_spans(spans, 64, total);
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 128, 256, 0, 0}));
+  EXPECT_EQ(total, 306u);
+}
+
 }  // namespace
 }  // namespace hearth::backend

@@ -4,7 +4,9 @@
 // (matvec_int_dot) against double sums of the reference-dequantized weights
 // times the device's own 8-bit activations, for every format with a shader
 // and both reductions; every token of a multi-token product is bit for bit
-// its one-token result (speculative verify passes rely on it).
+// its one-token result (speculative verify passes rely on it). The prompt
+// tiles of the same path (matmul_int_dot) against the same double sums, on
+// row and token counts that leave partial tiles.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -215,6 +217,66 @@ INSTANTIATE_TEST_SUITE_P(IntDotTypes, MatvecIntDot, ::testing::ValuesIn(variants
                                   (pi.param.reduction == Reduction::Subgroup ? "_subgroup" : "_shared");
                          });
 
+class MatmulIntDot : public ::testing::TestWithParam<DType>, protected IntDotFixture {
+ protected:
+  void SetUp() override { make(Reduction::Subgroup); }
+  void TearDown() override { kernels_.reset(); }
+};
+
+TEST_P(MatmulIntDot, PromptTilesMatchTheDoubleSums) {
+  const DType type = GetParam();
+  ASSERT_TRUE(Kernels::supports_int_dot(type));
+  std::mt19937 rng(static_cast<unsigned>(type) * 29u + 5u);
+  const auto& t = traits(type);
+  // 130 rows: two whole 64-row tiles and a partial one; several chunks per row
+  // (an even number of 32-value blocks: MXFP4 pairs them).
+  constexpr uint32_t rows = 130, kMaxTokens = 70;
+  const auto cols = static_cast<uint32_t>(t.block_elements) * (t.block_elements == 256 ? 3 : 10);
+  const auto bytes = testing::quantized_rows(type, rows, cols, rng);
+  const auto values = testing::dequant_rows(type, bytes, rows, cols);
+  const Buffer w = gpu_->upload(bytes);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(size_t{kMaxTokens} * cols);
+  for (auto& v : x) v = dist(rng);
+  std::vector<uint8_t> qbytes;
+  {
+    const Buffer bx = gpu_->upload(x);
+    const Buffer bq = gpu_->buffer(Kernels::quantized_bytes(cols, kMaxTokens));
+    run([&] { return kernels_->quantize_activations(*gpu_->seq, BufferView::whole(bx), BufferView::whole(bq), cols, kMaxTokens); });
+    qbytes = gpu_->download<uint8_t>(bq, Kernels::quantized_bytes(cols, kMaxTokens));
+  }
+  const auto q = unpack(qbytes, cols, kMaxTokens);
+  const Buffer bq = gpu_->upload(qbytes);
+  // 9 tokens: a 16-token tile; 40: one partial 64-token tile; 70: a whole one and a partial one.
+  for (const uint32_t n : {9u, 40u, kMaxTokens}) {
+    const Buffer by = gpu_->buffer(4ull * rows * n);
+    run([&] {
+      return kernels_->matmul_int_dot(*gpu_->seq, type, BufferView::whole(w),
+                                      BufferView{&bq, 0, Kernels::quantized_bytes(cols, n)}, BufferView::whole(by),
+                                      rows, n, cols);
+    });
+    const auto y = gpu_->download<float>(by, size_t{rows} * n);
+    for (uint32_t tok = 0; tok < n; ++tok) {
+      for (uint32_t r = 0; r < rows; ++r) {
+        double want = 0, mag = 0;
+        for (uint32_t c = 0; c < cols; ++c) {
+          const double p = double(values[size_t{r} * cols + c]) * q[tok].d[c / 32] * q[tok].codes[c];
+          want += p;
+          mag += std::fabs(p);
+        }
+        ASSERT_NEAR(y[size_t{tok} * rows + r], want, 1e-5 * (1 + mag))
+            << t.name << ": " << n << " tokens, token " << tok << " row " << r;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(IntDotTypes, MatmulIntDot,
+                         ::testing::Values(DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q2_K, DType::Q3_K,
+                                           DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4),
+                         [](const ::testing::TestParamInfo<DType>& pi) { return std::string(traits(pi.param).name); });
+
 TEST(VulkanMatvecIntDot, RefusesWhatItCannotCompute) {
   auto gpu = Gpu::create();
   ASSERT_TRUE(gpu);
@@ -236,6 +298,15 @@ TEST(VulkanMatvecIntDot, RefusesWhatItCannotCompute) {
     ASSERT_FALSE(st.ok()) << n << " tokens";
     EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
   }
+  // Prompt tiles: a format without integer codes, a row that is not whole 32-value blocks.
+  st = k.matmul_int_dot(*gpu->seq, DType::F16, BufferView::whole(w), BufferView::whole(xq), BufferView::whole(y),
+                        kRows, 9, cols);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::Unsupported);
+  st = k.matmul_int_dot(*gpu->seq, DType::Q8_0, BufferView::whole(w), BufferView::whole(xq), BufferView::whole(y),
+                        kRows, 9, 48);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
   // Rows that are not whole 32-value blocks, and an 8-bit buffer too small.
   st = k.quantize_activations(*gpu->seq, BufferView::whole(x), BufferView::whole(xq), 48, 1);
   ASSERT_FALSE(st.ok());

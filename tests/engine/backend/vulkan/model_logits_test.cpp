@@ -8,6 +8,7 @@
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/model/model.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "../../model/fixture_logits.h"
@@ -98,6 +99,17 @@ void check(const Case& c, Feed feed, DType kv_type, Tolerance tol, Paths paths =
       // The path really ran: products read 8-bit activations.
       EXPECT_EQ((*be)->stats().matvec_path, MatvecPath::IntegerDot);
       EXPECT_GT((*be)->stats().kernel_scratch_bytes, 0u) << c.model;
+      if (feed == Feed::OneBatch) {
+        // A prompt's 8-bit inputs share the scratch layer after layer: it
+        // holds about the widest product input at once (the buffer grows
+        // by half again), not one input per product of the graph.
+        const auto& hp = (*model)->hparams();
+        const int64_t widest = std::max({hp.n_embd, hp.n_ff, hp.n_head * hp.head_dim, hp.n_ff_exp});
+        const int64_t rows = static_cast<int64_t>(ids.size()) * std::max<int64_t>(1, hp.n_expert_used);
+        EXPECT_LE((*be)->stats().kernel_scratch_bytes,
+                  3 * Kernels::quantized_bytes(static_cast<uint32_t>(widest), static_cast<uint32_t>(rows)))
+            << c.model;
+      }
     }
   }
   // Unloading (weights released, cache destroyed) returns the device memory;
@@ -152,6 +164,11 @@ TEST_P(VulkanIntDotLogits, TokenByToken) {
 }
 TEST_P(VulkanIntDotLogits, FiveTokenPasses) {
   check(GetParam(), Feed::FiveTokenPasses, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
+        {MatvecPath::IntegerDot});
+}
+// The whole prompt in one pass: the integer-dot prompt tiles (matmul.comp).
+TEST_P(VulkanIntDotLogits, OneBatch) {
+  check(GetParam(), Feed::OneBatch, DType::F16, {GetParam().min_cosine, GetParam().min_top1},
         {MatvecPath::IntegerDot});
 }
 

@@ -27,6 +27,20 @@ inline constexpr uint64_t activation_slot_bytes(uint64_t elements) {
   return (elements * sizeof(float) + kActivationAlign - 1) / kActivationAlign * kActivationAlign;
 }
 
+// A byte range in use from graph node `first` through node `last`.
+struct NodeSpan {
+  size_t first = 0;
+  size_t last = 0;
+  uint64_t bytes = 0;
+  bool operator==(const NodeSpan&) const = default;
+};
+
+// Offsets (by index of `spans`) at which spans whose node ranges overlap never
+// share a byte: largest first (ties in the given order, so equal inputs give
+// equal layouts), each at the lowest offset free for its whole span, rounded
+// up to `align`. `total` gets the highest byte any span reaches.
+std::vector<uint64_t> pack_node_spans(const std::vector<NodeSpan>& spans, uint64_t align, uint64_t& total);
+
 struct ActivationPlan {
   // Byte offset of each activation, in the order the graph writes them.
   std::vector<std::pair<Tensor*, uint64_t>> offsets;
@@ -42,13 +56,8 @@ class ActivationPlanner {
   const ActivationPlan& plan(const Graph& graph);
 
  private:
-  struct Lifetime {
-    size_t first = 0;  // node that writes the tensor
-    size_t last = 0;   // last node that reads it
-    uint64_t bytes = 0;
-    bool operator==(const Lifetime&) const = default;
-  };
-  std::vector<Lifetime> lifetimes_;
+  // Per tensor: the node that writes it through its last reader.
+  std::vector<NodeSpan> lifetimes_;
   std::vector<uint64_t> offsets_;  // by lifetimes_ index
   ActivationPlan plan_;
 };

@@ -18,8 +18,9 @@ enum class ValidationLayers { Off, On };
 enum class SoftwareDevices { Reject, Allow };
 enum class ProfilingMode { Off, Timestamps };
 
-// How matrix-vector products (decode, and products of up to 8 tokens) read
-// their activations. Plain: f32 activations, weights decoded to floats.
+// How the products of quantized weights (the matrix-vector products of
+// decode and passes of up to 8 tokens, and the prefill tiles) read their
+// activations. Plain: f32 activations, weights decoded to floats.
 // IntegerDot: activations quantized to 8-bit blocks once per product input,
 // then packed 4x8-bit dot products on the weights' integer codes. Auto takes
 // IntegerDot where the device says its packed dot product is accelerated.

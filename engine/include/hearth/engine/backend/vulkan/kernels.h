@@ -171,6 +171,11 @@ class Kernels {
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
+  // The prompt tiles of the integer-dot path: xq, quantized_bytes(k,
+  // n_tokens) bytes from quantize_activations(); k a multiple of 32; the
+  // same tiles as matmul() with packed dot products on the weights' codes.
+  Status matmul_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
+                        const BufferView& y, uint32_t m_rows, uint32_t n_tokens, uint32_t k);
   // Products by expert id: w: [n_expert][nrows][ncols] of `type`; ids:
   // [n_slots] i32 (slot s: token s / k); x: [n_slots][ncols] f32 when
   // x_per_slot, else [n_slots / k][ncols]; y: [n_slots][nrows] f32.
@@ -242,6 +247,9 @@ class Kernels {
   Status dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, std::span<const Binding> bind,
                          uint32_t ncols, uint32_t nrows, uint32_t row_stride, uint32_t n_tokens,
                          std::string_view label);
+  // One prompt-tile dispatch (matmul.comp), float or integer-dot.
+  Status dispatch_matmul(CommandSequence& seq, ShaderId shader, std::span<const Binding> bind, uint32_t m_rows,
+                         uint32_t n_tokens, uint32_t k, uint32_t row_stride, std::string_view label);
 
   const VulkanContext& ctx_;
   PipelineSet& pipelines_;
