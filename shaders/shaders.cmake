@@ -32,8 +32,8 @@ foreach(type IN LISTS HEARTH_WEIGHT_TYPES)
   hearth_add_shader(get_rows_${lower} get_rows.comp DEFINES TYPE_${type})
 endforeach()
 
-# The integer-dot matvec (Kernels::matvec_int_dot, matvec_id_int_dot) for the formats whose
-# codes fit signed bytes, and the activation quantizer that feeds it.
+# The integer-dot path (Kernels::matvec_int_dot, matvec_id_int_dot, matmul_int_dot) for the
+# formats whose codes fit signed bytes, and the activation quantizer that feeds it.
 hearth_add_shader(quantize_q8 quantize_q8.comp)
 set(HEARTH_INT_DOT_TYPES Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K Q2_K Q3_K IQ4_NL IQ4_XS MXFP4)
 foreach(type IN LISTS HEARTH_INT_DOT_TYPES)

@@ -33,7 +33,7 @@ constexpr WeightShaders kWeightShaders[] = {
 };
 #undef HEARTH_WEIGHT_ENTRY
 
-// The integer-dot matvec's shaders (shaders.cmake: HEARTH_INT_DOT_TYPES).
+// The integer-dot path's shaders, matvec and prompt tiles (shaders.cmake: HEARTH_INT_DOT_TYPES).
 struct IntDotShaders {
   DType type;
   ShaderId plain, subgroup, by_id, matmul;
