@@ -178,9 +178,8 @@ class VulkanBackendImpl final : public VulkanBackend {
   Status place_tables(const Node& n, uint64_t align, std::vector<uint64_t>& sig);
   TokenTables token_tables(const backend::KvView& kv) const;
   BufferView view(const Tensor* t) const { return views_.at(t); }
-  // Whether a MatMul node runs on 8-bit activations (the path is on, the
-  // weights have a shader and fit one binding): the integer-dot matvec up to
-  // kMatvecMaxTokens tokens, its prompt tiles beyond; or a MatMulId node.
+  // Whether a MatMul node runs on 8-bit activations (the path is on, its weights have a shader and fit
+  // one binding: the matvec up to kMatvecMaxTokens tokens, the prompt tiles beyond), or a MatMulId node.
   bool int_dot_product(const Node& n) const;
   // How an Attention node splits its positions (Kernels::attention_split):
   // by the most positions a query can see, the whole table or the window,
@@ -376,9 +375,8 @@ Status VulkanBackendImpl::place(Graph& graph, std::vector<uint64_t>& sig) {
   }
   const uint64_t planned_bytes = act_bytes;
   scratch_.begin();
-  const auto& graph_nodes = graph.nodes();
-  for (size_t i = 0; i < graph_nodes.size(); ++i) {
-    const Node& n = graph_nodes[i];
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& n = graph.nodes()[i];
     if (int_dot_product(n)) {
       scratch_.request(n.src[1], ScratchUse::QuantizedInput,
                        Kernels::quantized_bytes(static_cast<uint32_t>(n.src[0]->ne[0]),
@@ -576,14 +574,13 @@ Status VulkanBackendImpl::record_node(const Node& n) {
         // matvec shader with one column per token: each row of the result is
         // bit for bit a one-token decode's, so greedy speculation matches
         // plain greedy decoding exactly; the matmul tiles round differently.
+        const bool few = tokens <= Kernels::kMatvecMaxTokens;
         if (int_dot_product(n)) {
           HEARTH_TRY(const BufferView xq, quantized_input(b, cols));
-          HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
-                           ? k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens)
+          HEARTH_CHECK(few ? k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens)
                            : k.matmul_int_dot(s, a->type, view(a), xq, view(n.dst), m, tokens, cols));
         } else {
-          HEARTH_CHECK(tokens <= Kernels::kMatvecMaxTokens
-                           ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
+          HEARTH_CHECK(few ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
                            : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
         }
       } else {
@@ -730,8 +727,6 @@ bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   const Tensor* a = n.src[0];
   if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0) return false;
   if (n.op == Op::MatMulId) return true;  // one workgroup per (row, slot) at any batch size
-  // A few tokens take the matvec, a prompt the integer-dot tiles; weights
-  // larger than one binding keep the float path's row pieces.
   const auto row = row_bytes(a->type, a->ne[0]);
   const auto rows = static_cast<uint32_t>(a->ne[1]);
   return row.ok() && rows_per_binding(*row, rows) >= rows;

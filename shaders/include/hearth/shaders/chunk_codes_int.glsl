@@ -42,38 +42,32 @@ void chunk_codes(uint b, uint chunk, out uint w[8], out vec4 sc) {
   sc = vec4(whalf(b, 0u), 0.0, 0.0, 0.0);
 }
 
-#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1)
-// Byte j of qs holds values j (low nibble) and j + 16 (high nibble).
+#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+// Byte j of qs holds values j (low nibble) and j + 16 (high nibble); Q5's qh
+// word, just before qs, holds the fifth bit of value j in bit j.
 // sc = (d, m): x = d * code + m.
 void chunk_codes(uint b, uint chunk, out uint w[8], out vec4 sc) {
-#ifdef TYPE_Q4_0
+#if defined(TYPE_Q4_0)
   const uint qs = b + 1u, offset = 8u;
-  const float m = 0.0;
-#else
+#elif defined(TYPE_Q4_1)
   const uint qs = b + 2u, offset = 0u;
+#elif defined(TYPE_Q5_0)
+  const uint qs = b + 3u, offset = 16u;
+#else
+  const uint qs = b + 4u, offset = 0u;
+#endif
+#if defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
   const float m = whalf(b, 2u);
+#else
+  const float m = 0.0;
+#endif
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+  const uint qh = w32(qs - 2u);
+#else
+  const uint qh = 0u;  // four-bit codes: no fifth bits
 #endif
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     const uint q = w32(qs + 2u * i);
-    w[i] = minus_bytes(q & 0x0F0F0F0Fu, offset);
-    w[i + 4u] = minus_bytes((q >> 4) & 0x0F0F0F0Fu, offset);
-  }
-  sc = vec4(whalf(b, 0u), m, 0.0, 0.0);
-}
-
-#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
-// As Q4_0/Q4_1, with bit j of qh the fifth bit of value j.
-void chunk_codes(uint b, uint chunk, out uint w[8], out vec4 sc) {
-#ifdef TYPE_Q5_0
-  const uint qh_at = b + 1u, offset = 16u;
-  const float m = 0.0;
-#else
-  const uint qh_at = b + 2u, offset = 0u;
-  const float m = whalf(b, 2u);
-#endif
-  const uint qh = w32(qh_at);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    const uint q = w32(qh_at + 2u + 2u * i);
     w[i] = minus_bytes((q & 0x0F0F0F0Fu) | (spread4(qh >> (4u * i)) << 4), offset);
     w[i + 4u] = minus_bytes(((q >> 4) & 0x0F0F0F0Fu) | (spread4(qh >> (16u + 4u * i)) << 4), offset);
   }
