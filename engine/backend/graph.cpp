@@ -40,6 +40,8 @@ Tensor* Graph::input(DType type, std::array<int64_t, 4> ne, void* data) {
   return &t;
 }
 
+const int32_t* Graph::hold(std::vector<int32_t> values) { return held_.emplace_back(std::move(values)).data(); }
+
 Tensor* Graph::activation(std::array<int64_t, 4> ne) {
   Tensor& t = tensors_.emplace_back();
   t.type = DType::F32;

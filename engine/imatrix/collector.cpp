@@ -117,8 +117,9 @@ Result<ImportanceMatrix> collect_importance(const model::Model& model, std::stri
   std::vector<int32_t> positions(static_cast<size_t>(options.n_ctx));
   std::iota(positions.begin(), positions.end(), 0);
   std::vector<float> logits;
-  // output.weight sees every row only when every row's logits are asked for.
-  const auto rows = options.include_output ? model::LogitsRows::All : model::LogitsRows::Last;
+  // output.weight sees every row only when every row's logits are asked for;
+  // every other product sees every row either way.
+  const auto rows = options.include_output ? model::LogitsRows::All : model::LogitsRows::LastOfWholeLayers;
   const auto total = static_cast<int32_t>(chunks.size());
   for (int32_t i = 0; i < total; ++i) {
     const auto& chunk = chunks[static_cast<size_t>(i)];

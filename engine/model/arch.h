@@ -33,6 +33,18 @@ class WeightBinder {
   uint64_t bound_bytes_ = 0;
 };
 
+// The rows a pass's last layer computes past its K/V store. Nothing after
+// that layer reads more than the rows whose logits are asked for, so its
+// attention, output projection and feed-forward run for those rows only,
+// while every token's keys and values are still stored (a 256-token prompt
+// asking for one row's logits skips 255 rows of the layer's products).
+struct KeptRows {
+  backend::Tensor* rows = nullptr;       // I32 {n}: indices into the pass's tokens; null: the last `last` rows
+  int64_t last = 0;
+  backend::Tensor* positions = nullptr;  // I32 {n}: those rows' positions, the queries' key limits
+  backend::KvView kv;                    // the attention's view (token_seq of those rows when batched)
+};
+
 // What a layer builder sees.
 struct LayerContext {
   backend::Graph& graph;
@@ -44,6 +56,9 @@ struct LayerContext {
   // I32 {n_tokens}: the last key position each query sees (graph.h,
   // Graph::attention): `positions` for causal attention.
   backend::Tensor* key_limits;
+  // Set on the last layer of a causal pass that reads fewer rows than it
+  // has tokens; null otherwise (embedding passes read every row).
+  const KeptRows* kept = nullptr;
 };
 
 struct ArchDef {

@@ -103,7 +103,8 @@ Tensor* ffn_moe_oai(LayerContext& ctx, Tensor* x) {
 Tensor* layer(LayerContext& ctx, Tensor* x) {
   auto& g = ctx.graph;
   const float eps = ctx.hp.rms_eps;
-  Tensor* h = g.add(x, attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer)));
+  Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
+  Tensor* h = g.add(kept_rows(ctx, x), attn);
   return g.add(h, ffn_moe_oai(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps)));
 }
 

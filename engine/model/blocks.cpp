@@ -239,28 +239,36 @@ Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, LayerWeights
   return {};
 }
 
+Tensor* kept_rows(LayerContext& ctx, Tensor* x) {
+  if (!ctx.kept) return x;
+  return ctx.kept->rows ? ctx.graph.get_rows(x, ctx.kept->rows) : ctx.graph.last_rows(x, ctx.kept->last);
+}
+
 Tensor* attention_block(LayerContext& ctx, Tensor* x) { return attention_block(ctx, x, &ctx.hp.rope); }
 
 Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams* rope) {
   auto& g = ctx.graph;
   const HParams& hp = ctx.hp;
   const LayerWeights& w = ctx.w;
+  const KeptRows* kept = ctx.kept;
   const int64_t qw = hp.n_head * hp.head_dim, kw = hp.n_head_kv * hp.head_dim;
   Tensor *q, *k, *v;
   if (w.wqkv) {
     Tensor* qkv = g.matmul(w.wqkv, x);
-    q = g.slice_cols(qkv, 0, qw);
+    q = kept_rows(ctx, g.slice_cols(qkv, 0, qw));
     k = g.slice_cols(qkv, qw, kw);
     v = g.slice_cols(qkv, qw + kw, kw);
   } else {
-    q = g.matmul(w.wq, x, w.bq);
+    q = g.matmul(w.wq, kept_rows(ctx, x), w.bq);
     k = g.matmul(w.wk, x, w.bk);
     v = g.matmul(w.wv, x, w.bv);
   }
+  // Keys are stored for every token; the queries are the kept rows'.
+  Tensor* q_positions = kept ? kept->positions : ctx.positions;
   if (w.q_norm) q = g.rms_norm(q, w.q_norm, hp.rms_eps, hp.head_dim);
   if (w.k_norm) k = g.rms_norm(k, w.k_norm, hp.rms_eps, hp.head_dim);
   if (rope) {
-    q = g.rope(q, ctx.positions, *rope);
+    q = g.rope(q, q_positions, *rope);
     k = g.rope(k, ctx.positions, *rope);
   }
   g.kv_store(k, v, ctx.positions, ctx.kv);
@@ -271,7 +279,8 @@ Tensor* attention_block(LayerContext& ctx, Tensor* x, const backend::RopeParams*
   ap.scale = hp.attn_scale;
   ap.softcap = hp.attn_softcap;
   ap.window = hp.window_of_layer(ctx.layer);
-  Tensor* attn = g.attention(q, ctx.key_limits ? ctx.key_limits : ctx.positions, ctx.kv, ap, w.attn_sinks);
+  Tensor* limits = kept ? kept->positions : (ctx.key_limits ? ctx.key_limits : ctx.positions);
+  Tensor* attn = g.attention(q, limits, kept ? kept->kv : ctx.kv, ap, w.attn_sinks);
   return g.matmul(w.wo, attn, w.bo);
 }
 
@@ -310,7 +319,7 @@ Tensor* ffn_moe_swiglu(LayerContext& ctx, Tensor* x) {
 
 Tensor* prenorm_layer(LayerContext& ctx, Tensor* x) {
   auto& g = ctx.graph;
-  Tensor* h = g.add(x, attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
+  Tensor* h = g.add(kept_rows(ctx, x), attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
   return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }
 
@@ -318,7 +327,7 @@ backend::Tensor* gemma_layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
   const float eps = ctx.hp.rms_eps;
   backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
-  backend::Tensor* h = g.add(x, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
+  backend::Tensor* h = g.add(kept_rows(ctx, x), g.rms_norm(attn, ctx.w.post_attn_norm, eps));
   backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
   return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));
 }

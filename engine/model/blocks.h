@@ -32,9 +32,14 @@ Status read_window_pattern(const gguf::GgufFile& file, HParams& hp, uint64_t def
 // ffn_norm, the router ffn_gate_inp and the stacked ffn_{gate,up,down}_exps.
 Status bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t layer, LayerWeights& lw);
 
+// x itself, or its rows that the layer keeps (LayerContext::kept): what a
+// layer adds its attention output to.
+backend::Tensor* kept_rows(LayerContext& ctx, backend::Tensor* x);
+
 // Self-attention on the normalized input: Q/K/V (fused or separate, with
 // biases and per-head norms when bound), RoPE, KV store, attention (with
-// sinks when bound), output (with its bias when bound).
+// sinks when bound), output (with its bias when bound). With ctx.kept, the
+// queries and the output are those of the kept rows only.
 backend::Tensor* attention_block(LayerContext& ctx, backend::Tensor* x);
 // The same with the layer's own RoPE (Gemma 3's local layers), or none at all
 // when `rope` is null (SmolLM3's NoPE layers).

@@ -258,13 +258,24 @@ backend::Tensor* Model::build_forward(backend::Graph& g, const Batch& batch, con
   Tensor* pos = g.input(DType::I32, {n, 1, 1, 1}, const_cast<int32_t*>(batch.positions.data()));
   Tensor* x = g.get_rows(weights_.tok_embd, ids);
   if (hparams_.embd_scale > 0.0f) x = g.scale(x, hparams_.embd_scale);
+  // Only the last row's logits: the last layer computes that row alone past
+  // its K/V store (KeptRows).
+  const bool keep_last = rows == LogitsRows::Last && n > 1;
+  KeptRows kept;
+  if (keep_last) {
+    kept.last = 1;
+    auto* last_position = const_cast<int32_t*>(&batch.positions[static_cast<size_t>(n - 1)]);
+    kept.positions = g.input(DType::I32, {1, 1, 1, 1}, last_position);
+    kept.kv = cache.layer_view(hparams_.n_layer - 1);
+  }
   for (int64_t il = 0; il < hparams_.n_layer; ++il) {
     g.set_layer(static_cast<int32_t>(il));
     LayerContext ctx{g, hparams_, weights_.layers[static_cast<size_t>(il)], pos, cache.layer_view(il), il, pos};
+    if (keep_last && il == hparams_.n_layer - 1) ctx.kept = &kept;
     x = arch_->build_layer(ctx, x);
   }
   g.set_layer(-1);
-  if (rows == LogitsRows::Last && n > 1) x = g.last_rows(x, 1);
+  if (rows == LogitsRows::LastOfWholeLayers && n > 1) x = g.last_rows(x, 1);
   x = g.rms_norm(x, weights_.output_norm, hparams_.rms_eps);
   Tensor* logits = g.matmul(weights_.output, x);
   if (hparams_.final_softcap > 0.0f) logits = g.softcap(logits, hparams_.final_softcap);

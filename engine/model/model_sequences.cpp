@@ -17,16 +17,30 @@ backend::Tensor* Model::build_sequences(backend::Graph& g, const SequenceBatch& 
   Tensor* rows = g.input(DType::I32, {n_out, 1, 1, 1}, const_cast<int32_t*>(batch.logit_tokens.data()));
   Tensor* x = g.get_rows(weights_.tok_embd, ids);
   if (hparams_.embd_scale > 0.0f) x = g.scale(x, hparams_.embd_scale);
+  // Only the rows that are sampled go through the output matrix (the
+  // vocabulary-wide product is the largest of a step), and past its K/V
+  // store the last layer computes only those rows (KeptRows).
+  const bool keep = n_out < n;
+  KeptRows kept;
+  if (keep) {
+    std::vector<int32_t> kept_positions, kept_seqs;
+    for (const int32_t r : batch.logit_tokens) {
+      kept_positions.push_back(batch.positions[static_cast<size_t>(r)]);
+      kept_seqs.push_back(batch.token_seq[static_cast<size_t>(r)]);
+    }
+    kept.rows = rows;
+    kept.positions = g.input(DType::I32, {n_out, 1, 1, 1}, const_cast<int32_t*>(g.hold(std::move(kept_positions))));
+    kept.kv = pool.layer_view(hparams_.n_layer - 1, g.hold(std::move(kept_seqs)), batch.tables.data());
+  }
   for (int64_t il = 0; il < hparams_.n_layer; ++il) {
     g.set_layer(static_cast<int32_t>(il));
     LayerContext ctx{g,   hparams_, weights_.layers[static_cast<size_t>(il)],
                      pos, pool.layer_view(il, batch.token_seq.data(), batch.tables.data()), il, pos};
+    if (keep && il == hparams_.n_layer - 1) ctx.kept = &kept;
     x = arch_->build_layer(ctx, x);
   }
   g.set_layer(-1);
-  // Only the rows that are sampled go through the output matrix (the
-  // vocabulary-wide product is the largest of a step).
-  x = g.get_rows(x, rows);
+  if (!keep) x = g.get_rows(x, rows);
   x = g.rms_norm(x, weights_.output_norm, hparams_.rms_eps);
   Tensor* logits = g.matmul(weights_.output, x);
   if (hparams_.final_softcap > 0.0f) logits = g.softcap(logits, hparams_.final_softcap);

@@ -307,8 +307,7 @@ TokenTables VulkanBackendImpl::token_tables(const backend::KvView& kv) const {
   return TokenTables{tables_.at(kv.token_seq), static_cast<uint32_t>(kv.table_blocks), seq_counts_.at(kv.token_seq)};
 }
 
-// Tables in a batch of several sequences: one past the largest sequence
-// index of its tokens (the tables after it are never read).
+// One past the largest sequence index of a batch's tokens (later tables are never read).
 Result<uint32_t> batch_tables(const backend::KvView& kv, int64_t n_tokens) {
   int32_t top = -1;
   for (int64_t t = 0; t < n_tokens; ++t) {
@@ -330,8 +329,7 @@ Status VulkanBackendImpl::place_tables(const Node& n, uint64_t align, std::vecto
                       fmt::format("Vulkan: {} has a KV view of {} physical blocks behind a table of {}",
                                   to_string(n.op), kv.n_blocks, kv.table_blocks));
   }
-  // The whole table: shaders index it by logical block, and a ring's table
-  // is longer than its physical blocks.
+  // The whole table: shaders index it by logical block (a ring's table is longer than its blocks).
   if (!kv.token_seq) {
     if (!tables_.count(kv.block_table)) {
       HEARTH_TRY(tables_[kv.block_table], inputs_.take(4ull * kv.table_blocks, align));
@@ -340,16 +338,18 @@ Status VulkanBackendImpl::place_tables(const Node& n, uint64_t align, std::vecto
     sig.push_back(tables_[kv.block_table].offset);
     return {};
   }
-  // Several sequences: every layer of the pass shares the token indices and
-  // the tables, copied once.
+  // Several sequences: the layers share the token indices and the tables, copied once (the
+  // tables for the widest list reading them: a last layer's queries are fewer, KeptRows).
   const int64_t n_tokens = n.src[0]->ne[1];
   if (!seq_counts_.count(kv.token_seq)) {
     HEARTH_TRY(const uint32_t n_tables, batch_tables(kv, n_tokens));
     seq_counts_[kv.token_seq] = n_tables;
     HEARTH_TRY(tables_[kv.token_seq], inputs_.take(4ull * n_tokens, align));
     input_copies_.emplace_back(kv.token_seq, tables_[kv.token_seq]);
-    HEARTH_TRY(tables_[kv.seq_tables], inputs_.take(4ull * kv.table_blocks * n_tables, align));
-    input_copies_.emplace_back(kv.seq_tables, tables_[kv.seq_tables]);
+    if (const uint64_t bytes = 4ull * kv.table_blocks * n_tables; tables_[kv.seq_tables].size < bytes) {
+      HEARTH_TRY(tables_[kv.seq_tables], inputs_.take(bytes, align));
+      input_copies_.emplace_back(kv.seq_tables, tables_[kv.seq_tables]);
+    }
   }
   sig.push_back(seq_counts_[kv.token_seq]);
   sig.push_back(tables_[kv.token_seq].offset);

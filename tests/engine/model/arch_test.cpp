@@ -6,6 +6,7 @@
 #include <hearth/engine/backend/activation_plan.h>
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/gguf/writer.h>
+#include <hearth/engine/kv/kv_pool.h>
 #include <hearth/engine/model/model.h>
 
 #include <cmath>
@@ -281,6 +282,89 @@ TEST_P(Arch, WeightsMappedOrCopiedGiveTheSameModel) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_NEAR(got[i], want[i], 2e-3f * (1.0f + std::fabs(want[i]))) << to_string(where) << " " << i;
+    }
+  }
+}
+
+// The last row's logits alone (a prompt before the first sampled token):
+// past its K/V store the last layer computes that row only, and the logits
+// still match the naive transformer's last row. Every product of the last
+// layer but the K/V projections (one fused QKV product) reads a single row.
+TEST_P(Arch, LastRowAloneMatchesTheNaiveTransformer) {
+  const Spec& sp = GetParam();
+  Weights w;
+  const std::string path = write_model(sp, w);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const std::vector<int32_t> ids{1, 5, 9, 30, 2, 17, 4};
+  std::vector<int32_t> pos(ids.size());
+  std::iota(pos.begin(), pos.end(), 0);
+  auto be = backend::make_cpu_backend({2});
+  auto cache = kv::KvCache::create(*be, (*model)->kv_config(64, DType::F32));
+  ASSERT_TRUE(cache.ok());
+
+  backend::Graph graph;
+  (*model)->build_forward(graph, Batch{ids, pos}, **cache, LogitsRows::Last);
+  int many_row_products = 0, one_row_products = 0;
+  for (const backend::Node& n : graph.nodes()) {
+    if (n.layer != L - 1 || n.op != backend::Op::MatMul) continue;
+    (n.src[1]->ne[1] == static_cast<int64_t>(ids.size()) ? many_row_products : one_row_products) += 1;
+  }
+  EXPECT_EQ(many_row_products, sp.fused ? 1 : 2);
+  EXPECT_EQ(one_row_products, sp.fused ? 3 : 5);  // Q (unless fused), output, gate and up (or fused), down
+
+  std::vector<float> got;
+  auto st = (*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::Last, got);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  const auto all = naive_logits(sp, w, ids);
+  ASSERT_EQ(got.size(), static_cast<size_t>(V));
+  const size_t last = all.size() - V;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], all[last + i], 2e-3f * (1.0f + std::fabs(all[last + i]))) << i;
+  }
+}
+
+// Several sequences in one pass asking for their last rows only (a
+// continuous-batching step with prompt chunks): each sequence's row matches
+// the naive transformer's last row of that sequence, so the kept rows'
+// queries read their own sequence's keys at their own positions.
+TEST_P(Arch, KeptRowsOfSeveralSequencesMatchTheNaiveTransformer) {
+  const Spec& sp = GetParam();
+  Weights w;
+  const std::string path = write_model(sp, w);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const Model& m = **model;
+  const std::vector<std::vector<int32_t>> texts{{1, 5, 9, 30, 2, 17, 4}, {8, 3, 22, 11, 6}, {13, 2, 27, 19}};
+  auto be = backend::make_cpu_backend({2});
+  auto pool = kv::KvPool::create(*be, kv::KvPoolConfig{L, HKV, D, DType::F32, 4, 32});
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  // One block per sequence, the first block left unused so no table is the identity.
+  ASSERT_TRUE((*pool)->allocate().ok());
+  const int32_t tb = (*pool)->table_blocks();
+  std::vector<int32_t> tables(texts.size() * static_cast<size_t>(tb), 0);
+  std::vector<int32_t> ids, pos, seq, rows;
+  for (size_t s = 0; s < texts.size(); ++s) {
+    auto b = (*pool)->allocate();
+    ASSERT_TRUE(b.ok());
+    tables[s * static_cast<size_t>(tb)] = *b;
+    for (size_t i = 0; i < texts[s].size(); ++i) {
+      ids.push_back(texts[s][i]);
+      pos.push_back(static_cast<int32_t>(i));
+      seq.push_back(static_cast<int32_t>(s));
+    }
+    rows.push_back(static_cast<int32_t>(ids.size() - 1));
+  }
+  std::vector<float> got;
+  auto st = m.forward_sequences(*be, **pool, SequenceBatch{ids, pos, seq, tables, rows}, got);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_EQ(got.size(), texts.size() * V);
+  for (size_t s = 0; s < texts.size(); ++s) {
+    const auto all = naive_logits(sp, w, texts[s]);
+    const size_t last = all.size() - V;
+    for (size_t i = 0; i < V; ++i) {
+      const float want = all[last + i];
+      ASSERT_NEAR(got[s * V + i], want, 2e-3f * (1.0f + std::fabs(want))) << "sequence " << s << " logit " << i;
     }
   }
 }

@@ -159,6 +159,9 @@ class Graph {
   // Tensors created here live as long as the graph (stable addresses).
   Tensor* input(DType type, std::array<int64_t, 4> ne, void* data);
   Tensor* activation(std::array<int64_t, 4> ne);
+  // Host integers that live as long as the graph: the data of an input the
+  // graph derives (a subset of the batch's positions), a KvView's token_seq.
+  const int32_t* hold(std::vector<int32_t> values);
 
   void set_layer(int32_t layer) { layer_ = layer; }
 
@@ -206,6 +209,7 @@ class Graph {
  private:
   Node& push(Op op, Tensor* dst, Tensor* a, Tensor* b = nullptr, Tensor* c = nullptr);
   std::deque<Tensor> tensors_;
+  std::deque<std::vector<int32_t>> held_;
   std::vector<Node> nodes_;
   int32_t layer_ = -1;
 };

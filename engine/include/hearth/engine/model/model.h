@@ -62,7 +62,11 @@ Status check_memory(uint64_t needed, uint64_t available, const std::string& what
 // The families Hearth can run, for messages and `hearth-cli info`.
 std::vector<std::string> supported_architectures();
 
-enum class LogitsRows { Last, All };
+// Last: the last row's logits, and past its K/V store the last layer
+// computes that row only. LastOfWholeLayers: the same logits, every layer
+// computed for every row (an observer of the products, as the importance
+// collector, then sees every row). All: every row's logits.
+enum class LogitsRows { Last, LastOfWholeLayers, All };
 
 // One batch of tokens for the forward pass; positions are absolute in the cache.
 struct Batch {
