@@ -5,7 +5,7 @@
 // each chunk's weights are read and decoded once for all columns, and every
 // column then runs exactly the arithmetic and reduction order of a
 // one-column pass, so column j of y is bit for bit the one-token result.
-// x: [MV_COLS][ncols], y: [MV_COLS][nrows].
+// x: [MV_COLS][ncols], y: [MV_COLS][nrows] (+ bias[row]) (+ residual, y's shape).
 //
 // INT_DOT: x arrives as 8-bit blocks (quantize_q8.comp) and each chunk is
 // a few packed integer dot products (chunk_dot_int.glsl).
@@ -34,6 +34,19 @@ layout(std430, binding = 3) readonly buffer Ids { int ids[]; };
 layout(push_constant) uniform Push { MatvecParams p; };
 #endif
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+#ifdef MATVEC_ID
+float with_addends(float sum, uint row, uint at) { return sum; }
+#else
+// A product's bias (Qwen's Q/K/V) and the residual add after it (fused by
+// graph_fusion.h) join the sum where it is written: the same roundings as
+// the separate adds, without their dispatches and barriers.
+layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 4) readonly buffer Residual { float residual[]; };
+float with_addends(float sum, uint row, uint at) {
+  const float biased = p.bias != 0u ? sum + bias[row] : sum;
+  return p.residual != 0u ? biased + residual[at] : biased;
+}
+#endif
 #ifdef INT_DOT
 layout(std430, binding = 1) readonly buffer Codes { uvec4 codes4[]; };
 layout(std430, binding = 1) readonly buffer Scales { vec2 scales[]; };
@@ -101,7 +114,8 @@ void main() {
     row_partial(row, gl_SubgroupInvocationID, gl_SubgroupSize, wbase, xoff, sums);
     for (uint col = 0u; col < MV_COLS; ++col) {
       const float sum = subgroupAdd(sums[col]);
-      if (subgroupElect()) y[yoff + col * p.nrows + row] = sum;
+      const uint at = yoff + col * p.nrows + row;
+      if (subgroupElect()) y[at] = with_addends(sum, row, at);
     }
   }
 #else
@@ -112,7 +126,8 @@ void main() {
   row_partial(row, tid, WG_SIZE, wbase, xoff, sums);
   for (uint col = 0u; col < MV_COLS; ++col) {
     const float sum = workgroup_sum(sums[col]);
-    if (tid == 0u) y[yoff + col * p.nrows + row] = sum;
+    const uint at = yoff + col * p.nrows + row;
+    if (tid == 0u) y[at] = with_addends(sum, row, at);
   }
 #endif
 }

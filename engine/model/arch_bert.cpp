@@ -98,8 +98,9 @@ backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
   const LayerWeights& w = ctx.w;
   const float eps = ctx.hp.norm_eps;
+  backend::Tensor* residual = kept_rows(ctx, x);
   backend::Tensor* attn = attention_block(ctx, x, nullptr);
-  backend::Tensor* h = g.layer_norm(g.add(kept_rows(ctx, x), attn), w.post_attn_norm, w.post_attn_norm_b, eps);
+  backend::Tensor* h = g.layer_norm(g.add(residual, attn), w.post_attn_norm, w.post_attn_norm_b, eps);
   backend::Tensor* ffn = g.matmul(w.w_down, g.gelu(g.matmul(w.w_up, h, w.b_up)), w.b_down);
   return g.layer_norm(g.add(h, ffn), w.post_ffn_norm, w.post_ffn_norm_b, eps);
 }
@@ -108,8 +109,9 @@ backend::Tensor* nomic_layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
   const LayerWeights& w = ctx.w;
   const float eps = ctx.hp.norm_eps;
+  backend::Tensor* residual = kept_rows(ctx, x);
   backend::Tensor* attn = attention_block(ctx, x, &ctx.hp.rope);
-  backend::Tensor* h = g.layer_norm(g.add(kept_rows(ctx, x), attn), w.post_attn_norm, w.post_attn_norm_b, eps);
+  backend::Tensor* h = g.layer_norm(g.add(residual, attn), w.post_attn_norm, w.post_attn_norm_b, eps);
   return g.layer_norm(g.add(h, ffn_swiglu(ctx, h)), w.post_ffn_norm, w.post_ffn_norm_b, eps);
 }
 

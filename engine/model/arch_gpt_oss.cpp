@@ -103,8 +103,9 @@ Tensor* ffn_moe_oai(LayerContext& ctx, Tensor* x) {
 Tensor* layer(LayerContext& ctx, Tensor* x) {
   auto& g = ctx.graph;
   const float eps = ctx.hp.rms_eps;
+  Tensor* residual = kept_rows(ctx, x);
   Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
-  Tensor* h = g.add(kept_rows(ctx, x), attn);
+  Tensor* h = g.add(residual, attn);
   return g.add(h, ffn_moe_oai(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps)));
 }
 

@@ -29,7 +29,8 @@ Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
 
 backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
-  backend::Tensor* h = g.add(kept_rows(ctx, x), attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
+  backend::Tensor* residual = kept_rows(ctx, x);
+  backend::Tensor* h = g.add(residual, attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
   return g.add(h, ffn_moe_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }
 

@@ -27,9 +27,10 @@ Status bind(WeightBinder& b, const HParams& hp, ModelWeights& w) {
 
 backend::Tensor* layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
+  backend::Tensor* residual = kept_rows(ctx, x);
   backend::Tensor* attn =
       attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps), ctx.hp.rope_of_layer(ctx.layer));
-  backend::Tensor* h = g.add(kept_rows(ctx, x), attn);
+  backend::Tensor* h = g.add(residual, attn);
   return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }
 

@@ -319,15 +319,19 @@ Tensor* ffn_moe_swiglu(LayerContext& ctx, Tensor* x) {
 
 Tensor* prenorm_layer(LayerContext& ctx, Tensor* x) {
   auto& g = ctx.graph;
-  Tensor* h = g.add(kept_rows(ctx, x), attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
+  // The kept rows first, so the add follows the output projection (a backend
+  // may fuse the two: graph_fusion.h).
+  Tensor* residual = kept_rows(ctx, x);
+  Tensor* h = g.add(residual, attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, ctx.hp.rms_eps)));
   return g.add(h, ffn_swiglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, ctx.hp.rms_eps)));
 }
 
 backend::Tensor* gemma_layer(LayerContext& ctx, backend::Tensor* x) {
   auto& g = ctx.graph;
   const float eps = ctx.hp.rms_eps;
+  backend::Tensor* residual = kept_rows(ctx, x);
   backend::Tensor* attn = attention_block(ctx, g.rms_norm(x, ctx.w.attn_norm, eps), ctx.hp.rope_of_layer(ctx.layer));
-  backend::Tensor* h = g.add(kept_rows(ctx, x), g.rms_norm(attn, ctx.w.post_attn_norm, eps));
+  backend::Tensor* h = g.add(residual, g.rms_norm(attn, ctx.w.post_attn_norm, eps));
   backend::Tensor* ffn = ffn_geglu(ctx, g.rms_norm(h, ctx.w.ffn_norm, eps));
   return g.add(h, g.rms_norm(ffn, ctx.w.post_ffn_norm, eps));
 }

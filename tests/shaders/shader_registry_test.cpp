@@ -39,7 +39,7 @@ TEST(ShaderRegistry, HasTheKernelsTheBackendNeeds) {
 
 TEST(ShaderParams, PushConstantLayoutsAreTightlyPacked) {
   // The GLSL side reads these with std430 push-constant layout: 4-byte scalars.
-  EXPECT_EQ(sizeof(MatvecParams), 3 * sizeof(uint32_t));
+  EXPECT_EQ(sizeof(MatvecParams), 5 * sizeof(uint32_t));
   EXPECT_EQ(offsetof(RopeParams, freq_base), 16u);
   EXPECT_EQ(offsetof(AttentionParams, scale), 24u);
 }

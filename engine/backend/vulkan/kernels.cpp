@@ -292,7 +292,8 @@ Status Kernels::get_rows(CommandSequence& seq, DType type, const BufferView& tab
 }
 
 Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x,
-                       const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens) {
+                       const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens,
+                       const MatvecAddends& add) {
   const auto shaders = weight_shaders(type);
   if (!shaders) {
     return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec: no shader for {}", traits(type).name));
@@ -305,23 +306,32 @@ Status Kernels::matvec(CommandSequence& seq, DType type, const BufferView& w, co
   HEARTH_CHECK(need_bytes("matvec", "weights", w, uint64_t{stride} * nrows * (type == DType::F32 ? 4 : 2)));
   HEARTH_CHECK(need_bytes("matvec", "x", x, 4ull * ncols * n_tokens));
   HEARTH_CHECK(need_bytes("matvec", "y", y, 4ull * nrows * n_tokens));
-  const Binding bind[] = {{w, Access::Read}, {x, Access::Read}, {y, Access::Write}};
-  return dispatch_matvec(seq, shaders->matvec, shaders->matvec_sg, bind, ncols, nrows, stride, n_tokens, "matvec");
+  return dispatch_matvec(seq, shaders->matvec, shaders->matvec_sg, w, x, y, add, ncols, nrows, stride, n_tokens,
+                         "matvec");
 }
 
-Status Kernels::dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup,
-                                std::span<const Binding> bind, uint32_t ncols, uint32_t nrows,
-                                uint32_t row_stride, uint32_t n_tokens, std::string_view label) {
-  const sp::MatvecParams p{ncols, nrows, row_stride};
+Status Kernels::dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, const BufferView& w,
+                                const BufferView& x, const BufferView& y, const MatvecAddends& add, uint32_t ncols,
+                                uint32_t nrows, uint32_t row_stride, uint32_t n_tokens, std::string_view label) {
+  const bool bias = add.bias.buffer != nullptr, residual = add.residual.buffer != nullptr;
+  if (bias) HEARTH_CHECK(need_bytes(label, "bias", add.bias, 4ull * nrows));
+  if (residual) HEARTH_CHECK(need_bytes(label, "residual", add.residual, 4ull * nrows * n_tokens));
+  // The shader never reads an addend it was not given; the weights stand in for its binding.
+  const Binding bind[] = {{w, Access::Read},
+                          {x, Access::Read},
+                          {y, Access::Write},
+                          {bias ? add.bias : w, Access::Read},
+                          {residual ? add.residual : w, Access::Read}};
+  const sp::MatvecParams p{ncols, nrows, row_stride, bias ? 1u : 0u, residual ? 1u : 0u};
   // The token count is specialization constant 2 (MV_COLS): the shader's
   // per-token loops unroll, and each count is its own pipeline.
   if (tuning_.matvec_reduction == Reduction::Subgroup) {
     const uint32_t rows = std::max<uint32_t>(tuning_.matvec_rows, 1);
-    HEARTH_TRY(const Pipeline* pl, pipelines_.get(subgroup, {3, push_size<sp::MatvecParams>()},
+    HEARTH_TRY(const Pipeline* pl, pipelines_.get(subgroup, {5, push_size<sp::MatvecParams>()},
                                                   Specialization{tuning_.matvec, rows, n_tokens}));
     return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid((p.nrows + rows - 1) / rows), label);
   }
-  HEARTH_TRY(const Pipeline* pl, pipelines_.get(plain, {3, push_size<sp::MatvecParams>()},
+  HEARTH_TRY(const Pipeline* pl, pipelines_.get(plain, {5, push_size<sp::MatvecParams>()},
                                                 Specialization{tuning_.matvec, 1, n_tokens}));
   return seq.dispatch(*pl, bind, &p, push_size<sp::MatvecParams>(), grid(p.nrows), label);
 }
@@ -349,7 +359,8 @@ Status Kernels::quantize_activations(CommandSequence& seq, const BufferView& x, 
 }
 
 Status Kernels::matvec_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
-                               const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens) {
+                               const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens,
+                               const MatvecAddends& add) {
   if (!ctx_.description().integer_dot) {
     return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matvec_int_dot: {} has no integer dot products",
                                                           ctx_.description().name));
@@ -367,8 +378,7 @@ Status Kernels::matvec_int_dot(CommandSequence& seq, DType type, const BufferVie
   HEARTH_CHECK(need_bytes("matvec_int_dot", "weights", w, uint64_t{stride} * nrows * 2));
   HEARTH_CHECK(need_bytes("matvec_int_dot", "xq", xq, quantized_bytes(ncols, n_tokens)));
   HEARTH_CHECK(need_bytes("matvec_int_dot", "y", y, 4ull * nrows * n_tokens));
-  const Binding bind[] = {{w, Access::Read}, {xq, Access::Read}, {y, Access::Write}};
-  return dispatch_matvec(seq, shaders->plain, shaders->subgroup, bind, ncols, nrows, stride, n_tokens,
+  return dispatch_matvec(seq, shaders->plain, shaders->subgroup, w, xq, y, add, ncols, nrows, stride, n_tokens,
                          "matvec_int_dot");
 }
 

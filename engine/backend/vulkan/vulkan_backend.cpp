@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "hearth/engine/backend/activation_plan.h"
+#include "hearth/engine/backend/graph_fusion.h"
 #include "hearth/engine/backend/weight_layout.h"
 #include "hearth/engine/backend/vulkan/kernels.h"
+#include "arena.h"
 #include "backend_buffer.h"
 #include "kernel_scratch.h"
 #include "hearth/engine/backend/vulkan/transfer.h"
@@ -28,21 +30,6 @@ using backend::Node;
 using backend::Op;
 using backend::Tensor;
 using backend::TensorKind;
-
-// A bump allocator over one buffer; offsets keep the descriptor alignment.
-struct Arena {
-  Buffer buffer;
-  uint64_t used = 0;
-  Result<BufferView> take(uint64_t bytes, uint64_t alignment) {
-    const uint64_t start = *checked_align_up(used, alignment);
-    const uint64_t size = std::max<uint64_t>(bytes, 4);
-    if (!buffer.valid() || start + size > buffer.size()) {
-      return make_error(ErrorCode::Internal, "Vulkan: activation arena overflow");
-    }
-    used = start + size;
-    return BufferView{&buffer, start, size};
-  }
-};
 
 class VulkanBackendImpl final : public VulkanBackend {
  public:
@@ -181,6 +168,9 @@ class VulkanBackendImpl final : public VulkanBackend {
   // Whether a MatMul node runs on 8-bit activations (the path is on, its weights have a shader and fit
   // one binding: the matvec up to kMatvecMaxTokens tokens, the prompt tiles beyond), or a MatMulId node.
   bool int_dot_product(const Node& n) const;
+  // Whether a MatMul node is one matvec dispatch (a few tokens, weights in one binding): the
+  // products a residual add joins (backend::fuse_residual_adds).
+  bool one_matvec(const Node& n) const;
   // How an Attention node splits its positions (Kernels::attention_split):
   // by the most positions a query can see, the whole table or the window,
   // so the split stays the same while a conversation grows.
@@ -569,18 +559,21 @@ Status VulkanBackendImpl::record_node(const Node& n) {
       const uint32_t m = u32(a->ne[1]), cols = u32(a->ne[0]), tokens = u32(b->ne[1]);
       HEARTH_TRY(const uint64_t row, row_bytes(a->type, a->ne[0]));
       const uint32_t piece = rows_per_binding(row, m);
+      const Tensor* bias = n.src[2];
+      if (bias && bias->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matmul: bias '{}' is not F32", bias->name));
+      // A few tokens (a speculative verify pass, a short prompt) take the matvec shader with one column
+      // per token: each row of the result is bit for bit a one-token decode's, so greedy speculation
+      // matches plain greedy decoding exactly (tiles round differently). It adds bias and residual as it writes.
+      const bool few = piece >= m && tokens <= Kernels::kMatvecMaxTokens;
+      if (n.src[3] && !few) return make_error(ErrorCode::Internal, "Vulkan matmul: a residual fused into tiles");
+      const Kernels::MatvecAddends add{few && bias ? view(bias) : BufferView{}, n.src[3] ? view(n.src[3]) : BufferView{}};
       if (piece >= m) {
-        // A few tokens (a speculative verify pass, a short prompt) take the
-        // matvec shader with one column per token: each row of the result is
-        // bit for bit a one-token decode's, so greedy speculation matches
-        // plain greedy decoding exactly; the matmul tiles round differently.
-        const bool few = tokens <= Kernels::kMatvecMaxTokens;
         if (int_dot_product(n)) {
           HEARTH_TRY(const BufferView xq, quantized_input(b, cols));
-          HEARTH_CHECK(few ? k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens)
+          HEARTH_CHECK(few ? k.matvec_int_dot(s, a->type, view(a), xq, view(n.dst), cols, m, tokens, add)
                            : k.matmul_int_dot(s, a->type, view(a), xq, view(n.dst), m, tokens, cols));
         } else {
-          HEARTH_CHECK(few ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens)
+          HEARTH_CHECK(few ? k.matvec(s, a->type, view(a), view(b), view(n.dst), cols, m, tokens, add)
                            : k.matmul(s, a->type, view(a), view(b), view(n.dst), m, tokens, cols));
         }
       } else {
@@ -596,10 +589,7 @@ Status VulkanBackendImpl::record_node(const Node& n) {
           }
         }
       }
-      if (const Tensor* bias = n.src[2]) {
-        if (bias->type != DType::F32) return make_error(ErrorCode::Unsupported, fmt::format("Vulkan matmul: bias '{}' is not F32", bias->name));
-        return k.add(s, view(n.dst), view(bias), view(n.dst), m * tokens, m);
-      }
+      if (bias && !few) return k.add(s, view(n.dst), view(bias), view(n.dst), m * tokens, m);
       return {};
     }
     case Op::Add: return k.add(s, view(a), view(b), view(n.dst), u32(a->elements()), u32(a->elements()));
@@ -722,6 +712,13 @@ Status VulkanBackendImpl::record_node(const Node& n) {
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }
 
+bool VulkanBackendImpl::one_matvec(const Node& n) const {
+  const Tensor* a = n.src[0];
+  const auto row = row_bytes(a->type, a->ne[0]);
+  const auto rows = static_cast<uint32_t>(a->ne[1]);
+  return n.src[1]->ne[1] <= Kernels::kMatvecMaxTokens && row.ok() && rows_per_binding(*row, rows) >= rows;
+}
+
 bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   if (!int_dot_ || (n.op != Op::MatMul && n.op != Op::MatMulId)) return false;
   const Tensor* a = n.src[0];
@@ -767,6 +764,7 @@ Status VulkanBackendImpl::record(const Graph& graph) {
 
 Status VulkanBackendImpl::compute(Graph& graph) {
   HEARTH_CHECK(backend::check_supported(*this, graph));
+  backend::fuse_residual_adds(graph, [this](const Node& n) { return one_matvec(n); });
   std::vector<uint64_t> sig;
   HEARTH_CHECK(place(graph, sig));
   for (const auto& [host, dst] : input_copies_) {

@@ -83,6 +83,8 @@ struct MatvecParams {
   uint ncols;
   uint nrows;
   uint row_stride;
+  uint bias;      // 1: each row's bias (binding 3) is added where its sum is written
+  uint residual;  // 1: then the residual (binding 4, y's shape) is added too
 };
 
 // Activations quantized to 8-bit blocks (quantize_q8.comp) for the
@@ -209,7 +211,7 @@ static_assert(sizeof(GluParams) == 12);
 static_assert(sizeof(RmsNormParams) == 12);
 static_assert(sizeof(RopeParams) == 44);
 static_assert(sizeof(GetRowsParams) == 20);
-static_assert(sizeof(MatvecParams) == 12);
+static_assert(sizeof(MatvecParams) == 20);
 static_assert(sizeof(QuantizeParams) == 8);
 static_assert(sizeof(MatmulParams) == 16);
 static_assert(sizeof(MatvecIdParams) == 32);

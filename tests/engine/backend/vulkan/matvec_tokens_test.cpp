@@ -2,7 +2,8 @@
 // pass of speculative decoding): every token's row of the result must hold
 // bit for bit what a one-token matvec computes for that token, with either
 // reduction (subgroup or shared memory), for every weight type; and both
-// must match the scalar reference (double sums) within rounding.
+// must match the scalar reference (double sums) within rounding. A bias and
+// a residual are added where each value is written.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -70,12 +71,17 @@ class MatvecTokens : public ::testing::TestWithParam<Variant> {
   }
   void TearDown() override { kernels_.reset(); }
 
-  // y = W x for `n` tokens of x, by this variant's kernels.
-  std::vector<float> matvec(const Buffer& w, const std::vector<float>& x, uint32_t cols, uint32_t n) {
+  // y = W x (+ bias) for `n` tokens of x, by this variant's kernels.
+  std::vector<float> matvec(const Buffer& w, const std::vector<float>& x, uint32_t cols, uint32_t n,
+                            const std::vector<float>& bias = {}, const std::vector<float>& residual = {}) {
     Buffer bx = gpu_->upload(x), by = gpu_->buffer(4ull * kRows * n);
+    Buffer bb = bias.empty() ? Buffer{} : gpu_->upload(bias);
+    Buffer br = residual.empty() ? Buffer{} : gpu_->upload(residual);
+    const Kernels::MatvecAddends add{bias.empty() ? BufferView{} : BufferView::whole(bb),
+                                     residual.empty() ? BufferView{} : BufferView::whole(br)};
     EXPECT_TRUE(gpu_->seq->begin().ok());
     const auto st = kernels_->matvec(*gpu_->seq, GetParam().type, BufferView::whole(w), BufferView::whole(bx),
-                                     BufferView::whole(by), cols, kRows, n);
+                                     BufferView::whole(by), cols, kRows, n, add);
     EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
     EXPECT_TRUE(gpu_->seq->end().ok());
     EXPECT_TRUE(gpu_->seq->submit_and_wait().ok());
@@ -133,6 +139,41 @@ TEST_P(MatvecTokens, EachTokenIsTheOneTokenResultBitForBit) {
     for (uint32_t tok = 0; tok < n; ++tok) {
       ASSERT_EQ(std::memcmp(y.data() + size_t{tok} * kRows, single[tok].data(), 4 * kRows), 0)
           << t.name << ": token " << tok << " of " << n << " differs from its one-token matvec";
+    }
+  }
+}
+
+// A product's bias and the residual add after it join each value where it
+// is written, with the roundings of the separate adds they replace: bit for
+// bit (unbiased result + bias) + residual, for one token and for several.
+TEST_P(MatvecTokens, BiasAndResidualAreAddedWhereEachValueIsWritten) {
+  const DType type = GetParam().type;
+  std::mt19937 rng(static_cast<unsigned>(type) * 17u + 3u);
+  const auto& t = traits(type);
+  const uint32_t cols = t.quantized ? static_cast<uint32_t>(t.block_elements) * 2 : 32 * 3;
+  std::vector<float> values;
+  const Buffer w = gpu_->upload(weight_bytes(type, cols, rng, values));
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> bias(kRows), x(size_t{3} * cols), residual(size_t{3} * kRows);
+  for (auto& v : bias) v = dist(rng);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : residual) v = dist(rng);
+  for (const uint32_t n : {1u, 3u}) {
+    const std::vector<float> xn(x.begin(), x.begin() + std::ptrdiff_t{n} * cols);
+    const std::vector<float> rn(residual.begin(), residual.begin() + std::ptrdiff_t{n} * kRows);
+    const auto plain = matvec(w, xn, cols, n);
+    const auto biased = matvec(w, xn, cols, n, bias);
+    const auto both = matvec(w, xn, cols, n, bias, rn);
+    const auto only_residual = matvec(w, xn, cols, n, {}, rn);
+    ASSERT_EQ(both.size(), plain.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      const float want_biased = plain[i] + bias[i % kRows];
+      const float want_both = want_biased + rn[i];
+      const float want_residual = plain[i] + rn[i];
+      ASSERT_EQ(std::memcmp(&biased[i], &want_biased, 4), 0) << t.name << " " << n << " tokens, bias, value " << i;
+      ASSERT_EQ(std::memcmp(&both[i], &want_both, 4), 0) << t.name << " " << n << " tokens, both, value " << i;
+      ASSERT_EQ(std::memcmp(&only_residual[i], &want_residual, 4), 0)
+          << t.name << " " << n << " tokens, residual, value " << i;
     }
   }
 }

@@ -144,7 +144,9 @@ struct OpParams {
 
 struct Node {
   Op op = Op::Add;
-  std::array<Tensor*, 3> src{nullptr, nullptr, nullptr};
+  // src[3] is set only by a backend's own fusion (graph_fusion.h): a
+  // MatMul's residual, dst = W x + bias + residual.
+  std::array<Tensor*, 4> src{nullptr, nullptr, nullptr, nullptr};
   Tensor* dst = nullptr;
   OpParams params;
   int32_t layer = -1;  // the model layer, -1 outside layers: what placement decides on

@@ -153,10 +153,15 @@ class Kernels {
   // w: [nrows][ncols] of `type`; x: [n_tokens][ncols] f32; y: [n_tokens][nrows]
   // f32, n_tokens in 1..kMatvecMaxTokens. Each weight chunk is read once for
   // all tokens, and each token's row of y is bit for bit what a one-token
-  // matvec computes (speculative verify passes rely on it).
+  // matvec computes (speculative verify passes rely on it). The addends
+  // join each value where it is written: y = (W x + bias) + residual.
   static constexpr uint32_t kMatvecMaxTokens = 8;
+  struct MatvecAddends {
+    BufferView bias;      // f32 [nrows]; empty: none
+    BufferView residual;  // f32 [n_tokens][nrows], y's shape; empty: none
+  };
   Status matvec(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
-                uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1);
+                uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1, const MatvecAddends& add = {});
   // The integer-dot path (MatvecPath::IntegerDot): x: [n_tokens][ncols] f32
   // -> xq, 8-bit blocks of quantized_bytes(ncols, n_tokens) bytes (layout:
   // quantize_q8.comp); then y = W xq as matvec() computes it, with packed
@@ -167,7 +172,8 @@ class Kernels {
   Status quantize_activations(CommandSequence& seq, const BufferView& x, const BufferView& xq, uint32_t ncols,
                               uint32_t n_tokens);
   Status matvec_int_dot(CommandSequence& seq, DType type, const BufferView& w, const BufferView& xq,
-                        const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1);
+                        const BufferView& y, uint32_t ncols, uint32_t nrows, uint32_t n_tokens = 1,
+                        const MatvecAddends& add = {});
   // w: [m_rows][k] of `type`; x: [n_tokens][k] f32; y: [n_tokens][m_rows] f32
   Status matmul(CommandSequence& seq, DType type, const BufferView& w, const BufferView& x, const BufferView& y,
                 uint32_t m_rows, uint32_t n_tokens, uint32_t k);
@@ -243,10 +249,11 @@ class Kernels {
   Status dispatch_matvec_id(CommandSequence& seq, ShaderId shader, DType type, const BufferView& w,
                             const BufferView& x, const BufferView& ids, const BufferView& y,
                             const MatvecIdShape& s, std::string_view label);
-  // One matvec dispatch with the tuning's reduction (params.h: MatvecParams).
-  Status dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, std::span<const Binding> bind,
-                         uint32_t ncols, uint32_t nrows, uint32_t row_stride, uint32_t n_tokens,
-                         std::string_view label);
+  // One matvec dispatch with the tuning's reduction (params.h: MatvecParams),
+  // after checking the addends' sizes.
+  Status dispatch_matvec(CommandSequence& seq, ShaderId plain, ShaderId subgroup, const BufferView& w,
+                         const BufferView& x, const BufferView& y, const MatvecAddends& add, uint32_t ncols,
+                         uint32_t nrows, uint32_t row_stride, uint32_t n_tokens, std::string_view label);
   // One prompt-tile dispatch (matmul.comp), float or integer-dot.
   Status dispatch_matmul(CommandSequence& seq, ShaderId shader, std::span<const Binding> bind, uint32_t m_rows,
                          uint32_t n_tokens, uint32_t k, uint32_t row_stride, std::string_view label);
