@@ -233,6 +233,14 @@ std::string write_model(const Spec& sp, Weights& w) {
 
 class Arch : public ::testing::TestWithParam<Spec> {};
 
+// The family's random-weight model, written and loaded; `w` receives its
+// weights. Null (with the failure recorded) when it does not load.
+std::unique_ptr<Model> load_model(const Spec& sp, Weights& w) {
+  auto model = Model::load(write_model(sp, w));
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  return model.ok() ? std::move(*model) : nullptr;
+}
+
 TEST_P(Arch, LogitsMatchANaiveScalarTransformer) {
   const Spec& sp = GetParam();
   Weights w;
@@ -293,18 +301,17 @@ TEST_P(Arch, WeightsMappedOrCopiedGiveTheSameModel) {
 TEST_P(Arch, LastRowAloneMatchesTheNaiveTransformer) {
   const Spec& sp = GetParam();
   Weights w;
-  const std::string path = write_model(sp, w);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto model = load_model(sp, w);
+  ASSERT_TRUE(model);
   const std::vector<int32_t> ids{1, 5, 9, 30, 2, 17, 4};
   std::vector<int32_t> pos(ids.size());
   std::iota(pos.begin(), pos.end(), 0);
   auto be = backend::make_cpu_backend({2});
-  auto cache = kv::KvCache::create(*be, (*model)->kv_config(64, DType::F32));
+  auto cache = kv::KvCache::create(*be, model->kv_config(64, DType::F32));
   ASSERT_TRUE(cache.ok());
 
   backend::Graph graph;
-  (*model)->build_forward(graph, Batch{ids, pos}, **cache, LogitsRows::Last);
+  model->build_forward(graph, Batch{ids, pos}, **cache, LogitsRows::Last);
   int many_row_products = 0, one_row_products = 0;
   for (const backend::Node& n : graph.nodes()) {
     if (n.layer != L - 1 || n.op != backend::Op::MatMul) continue;
@@ -314,7 +321,7 @@ TEST_P(Arch, LastRowAloneMatchesTheNaiveTransformer) {
   EXPECT_EQ(one_row_products, sp.fused ? 3 : 5);  // Q (unless fused), output, gate and up (or fused), down
 
   std::vector<float> got;
-  auto st = (*model)->forward(*be, **cache, Batch{ids, pos}, LogitsRows::Last, got);
+  auto st = model->forward(*be, **cache, Batch{ids, pos}, LogitsRows::Last, got);
   ASSERT_TRUE(st.ok()) << st.error().message;
   const auto all = naive_logits(sp, w, ids);
   ASSERT_EQ(got.size(), static_cast<size_t>(V));
@@ -331,10 +338,9 @@ TEST_P(Arch, LastRowAloneMatchesTheNaiveTransformer) {
 TEST_P(Arch, KeptRowsOfSeveralSequencesMatchTheNaiveTransformer) {
   const Spec& sp = GetParam();
   Weights w;
-  const std::string path = write_model(sp, w);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.error().message;
-  const Model& m = **model;
+  const auto model = load_model(sp, w);
+  ASSERT_TRUE(model);
+  const Model& m = *model;
   const std::vector<std::vector<int32_t>> texts{{1, 5, 9, 30, 2, 17, 4}, {8, 3, 22, 11, 6}, {13, 2, 27, 19}};
   auto be = backend::make_cpu_backend({2});
   auto pool = kv::KvPool::create(*be, kv::KvPoolConfig{L, HKV, D, DType::F32, 4, 32});
@@ -377,10 +383,9 @@ TEST_P(Arch, KeptRowsOfSeveralSequencesMatchTheNaiveTransformer) {
 TEST_P(Arch, ScratchEstimateIsWhatTheCpuBackendUses) {
   const Spec& sp = GetParam();
   Weights w;
-  const std::string path = write_model(sp, w);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.error().message;
-  const Model& m = **model;
+  const auto model = load_model(sp, w);
+  ASSERT_TRUE(model);
+  const Model& m = *model;
   EXPECT_EQ(m.memory_dims().projections, sp.fused ? kv::ProjectionLayout::Fused : kv::ProjectionLayout::Separate);
   constexpr int64_t kCtx = 64, kBatch = 16;
   auto sizes = kv::scratch_sizes(m.memory_dims(), kCtx, kBatch);
