@@ -168,9 +168,10 @@ class VulkanBackendImpl final : public VulkanBackend {
   // Whether a MatMul node runs on 8-bit activations (the path is on, its weights have a shader and fit
   // one binding: the matvec up to kMatvecMaxTokens tokens, the prompt tiles beyond), or a MatMulId node.
   bool int_dot_product(const Node& n) const;
-  // Whether a MatMul node is one matvec dispatch (a few tokens, weights in one binding): the
-  // products a residual add joins (backend::fuse_residual_adds).
+  // Whether a MatMul is one matvec dispatch (up to 8 tokens, weights in one binding): what residual adds join.
   bool one_matvec(const Node& n) const;
+  // Whether a weight matrix fits one storage binding (else it is bound in row pieces).
+  bool fits_one_binding(const Tensor& w) const;
   // How an Attention node splits its positions (Kernels::attention_split):
   // by the most positions a query can see, the whole table or the window,
   // so the split stays the same while a conversation grows.
@@ -712,11 +713,14 @@ Status VulkanBackendImpl::record_node(const Node& n) {
   return make_error(ErrorCode::Unsupported, fmt::format("Vulkan: op {}", to_string(n.op)));
 }
 
+bool VulkanBackendImpl::fits_one_binding(const Tensor& w) const {
+  const auto row = row_bytes(w.type, w.ne[0]);
+  const auto rows = static_cast<uint32_t>(w.ne[1]);
+  return row.ok() && rows_per_binding(*row, rows) >= rows;
+}
+
 bool VulkanBackendImpl::one_matvec(const Node& n) const {
-  const Tensor* a = n.src[0];
-  const auto row = row_bytes(a->type, a->ne[0]);
-  const auto rows = static_cast<uint32_t>(a->ne[1]);
-  return n.src[1]->ne[1] <= Kernels::kMatvecMaxTokens && row.ok() && rows_per_binding(*row, rows) >= rows;
+  return n.src[1]->ne[1] <= Kernels::kMatvecMaxTokens && fits_one_binding(*n.src[0]);
 }
 
 bool VulkanBackendImpl::int_dot_product(const Node& n) const {
@@ -724,9 +728,7 @@ bool VulkanBackendImpl::int_dot_product(const Node& n) const {
   const Tensor* a = n.src[0];
   if (!Kernels::supports_int_dot(a->type) || a->ne[0] % 32 != 0) return false;
   if (n.op == Op::MatMulId) return true;  // one workgroup per (row, slot) at any batch size
-  const auto row = row_bytes(a->type, a->ne[0]);
-  const auto rows = static_cast<uint32_t>(a->ne[1]);
-  return row.ok() && rows_per_binding(*row, rows) >= rows;
+  return fits_one_binding(*a);
 }
 
 Result<BufferView> VulkanBackendImpl::quantized_input(const Tensor* x, uint32_t ncols) {
