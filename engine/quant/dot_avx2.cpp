@@ -29,6 +29,7 @@ namespace avx2 {
 #include "dot_avx2_rows.inc"
 #include "dot_avx2_interleaved.inc"
 #include "dot_avx2_rows_k.inc"
+#include "dot_avx2_interleaved_k.inc"
 
 // 8 weight rows per register. Without VNNI, vpmaddubsw gives int16 pair sums
 // that are accumulated in int16 over the groups of a (half) block and
@@ -179,6 +180,7 @@ void fill_avx2(KernelTable& t) {
   avx2::fill_avx2_rows(t);
   avx2::fill_avx2_interleaved(t);
   avx2::fill_avx2_rows_k(t);
+  avx2::fill_avx2_interleaved_k(t);
   t.f16_to_f32 = avx2::halves_to_floats;
   t.f32_to_f16 = avx2::floats_to_halves;
 }

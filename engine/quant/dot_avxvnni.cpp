@@ -28,6 +28,7 @@ namespace avxvnni {
 #include "dot_avx2_rows.inc"
 #include "dot_avx2_interleaved.inc"
 #include "dot_avx2_rows_k.inc"
+#include "dot_avx2_interleaved_k.inc"
 
 // 8 weight rows per 256-bit register for the repacked tiles.
 struct PackVec {
@@ -84,6 +85,7 @@ void fill_avxvnni(KernelTable& t) {
   avxvnni::fill_avx2_rows(t);
   avxvnni::fill_avx2_interleaved(t);
   avxvnni::fill_avx2_rows_k(t);
+  avxvnni::fill_avx2_interleaved_k(t);
 }
 
 }  // namespace hearth::quant::detail
