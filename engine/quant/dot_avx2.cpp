@@ -1,7 +1,8 @@
 // Avx2 kernels: the shared 256-bit implementation compiled for this level
 // (see dot_x86_256.inc; compile flags are set per file in CMakeLists.txt),
 // multi-row decode for Q4_0 / Q5_0 (dot_avx2_rows.inc) and Q4_K / Q5_K /
-// Q6_K (dot_avx2_rows_k.inc),
+// Q6_K (dot_avx2_rows_k.inc), the 16-row interleaved layout's decode
+// (dot_avx2_interleaved.inc, dot_avx2_interleaved_k.inc),
 // plus repacked 8-row prompt-processing tiles for the formats whose codes
 // are small enough for vpmaddubsw sums to stay in int16 (see PackVec).
 #include <immintrin.h>
