@@ -58,6 +58,7 @@ def main():
     # Refusals: each names the bad value and exits 2 before any work.
     for args, needle in ((["--ref-bench", os.path.join(work, "no-such-llama-bench")], "no-such-llama-bench"),
                          (["--threads", "two"], "two"),
+                         (["--reps", "0"], "'0'"),
                          (["--levels", "avx2,sse9"], "sse9"),
                          (["--frobnicate"], "--frobnicate")):
         r = subprocess.run(base + args, capture_output=True, text=True)
@@ -68,8 +69,11 @@ def main():
     if os.path.exists(calls):
         os.remove(calls)
     ref = write_reference(work, calls)
-    r = subprocess.run(base + ["--levels", ",".join(LEVELS), "--threads", "2", "--ref-bench", ref,
-                               "--ref-bench-avx2", ref], capture_output=True, text=True)
+    # Two repetitions of each engine, alternated: every line is the mean of
+    # two runs of each, the reference run with -r 1 each time.
+    reps = 2
+    r = subprocess.run(base + ["--levels", ",".join(LEVELS), "--threads", "2", "--reps", str(reps), "--ref-bench",
+                               ref, "--ref-bench-avx2", ref], capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"cpu-check.sh --ci exited {r.returncode}:\n{r.stderr}")
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
@@ -94,6 +98,8 @@ def main():
             fail(f"{where}: no speed, or not the CI sizes: {j}")
         if j["threads"] != 2:
             fail(f"{where}: --threads 2 not used: {j}")
+        if j["repetitions"] != reps:
+            fail(f"{where}: not {reps} repetitions: {j}")
         if j["level"] == "scalar":
             if j["reference"] is not None or j["tg_ratio"] is not None:
                 fail(f"{where}: the scalar level has no reference build, got {j}")
@@ -109,12 +115,13 @@ def main():
     if platform.machine() in ("x86_64", "AMD64") and "neon" not in skipped:
         fail(f"neon ran on an x86 CPU: {r.stdout}")
 
-    # The reference ran once per compared line, on the same file and sizes.
+    # The reference ran once per repetition of each compared line, on the same
+    # file and sizes.
     with open(calls) as f:
         invocations = [l.split() for l in f if l.strip()]
-    if len(invocations) != len(compared):
-        fail(f"{len(invocations)} reference runs for {len(compared)} compared lines")
-    for args, model in zip(invocations, compared):
+    if len(invocations) != reps * len(compared):
+        fail(f"{len(invocations)} reference runs for {len(compared)} compared lines of {reps} repetitions")
+    for args, model in zip(invocations, [m for m in compared for _ in range(reps)]):
         opts = dict(zip(args[::2], args[1::2]))
         if opts.get("-m") != os.path.join(work, "models", model + ".gguf") or \
            (opts.get("-t"), opts.get("-p"), opts.get("-n"), opts.get("-r"), opts.get("-o")) != ("2", "32", "8", "1", "json"):
