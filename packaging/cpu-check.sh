@@ -18,7 +18,7 @@
 #   --ref-bench-avx2 PATH  the reference's llama-bench built for AVX2 only (no
 #                          AVX-512, no VNNI): compared with avx2 and avx-vnni
 #   --levels L,L           kernel levels to run (default: avx512,avx-vnni,avx2
-#                          on x86, neon-dotprod,neon on ARM); a level the CPU
+#                          on x86, neon-i8mm,neon-dotprod,neon on ARM); a level the CPU
 #                          lacks gives a line saying which level it runs instead
 #   --threads N            threads for both engines (default 2)
 #   --reps N               repetitions of each engine, alternated (default 3;
@@ -74,15 +74,15 @@ if [ -n "$reps_asked" ] && ! [[ "$reps_asked" =~ ^[1-9][0-9]*$ ]]; then
 fi
 if [ -z "$levels" ]; then
   case "$(uname -m)" in
-    aarch64|arm64) levels="neon-dotprod,neon" ;;
+    aarch64|arm64) levels="neon-i8mm,neon-dotprod,neon" ;;
     *) levels="avx512,avx-vnni,avx2" ;;
   esac
 fi
 IFS=',' read -r -a level_list <<<"$levels"
 for level in "${level_list[@]}"; do
   case "$level" in
-    scalar|neon|neon-dotprod|avx2|avx-vnni|avx512) ;;
-    *) echo "cpu-check: --levels: '$level' is not one of scalar, neon, neon-dotprod, avx2, avx-vnni, avx512" >&2
+    scalar|neon|neon-dotprod|neon-i8mm|avx2|avx-vnni|avx512) ;;
+    *) echo "cpu-check: --levels: '$level' is not one of scalar, neon, neon-dotprod, neon-i8mm, avx2, avx-vnni, avx512" >&2
        exit 2 ;;
   esac
 done

@@ -23,7 +23,7 @@ std::vector<FlagSpec> engine_flags() {
        "Vulkan products (matrix-vector and prefill tiles): plain (f32 activations), int-dot (8-bit activations, "
        "packed integer dot products) or auto (int-dot where the GPU accelerates it; default)", "", "PATH"},
       {"cpu-kernels", FlagKind::Value,
-       "highest CPU kernel level: scalar, neon, neon-dotprod (ARM), avx2, avx-vnni or avx512 (x86) (default: the "
+       "highest CPU kernel level: scalar, neon, neon-dotprod, neon-i8mm (ARM), avx2, avx-vnni or avx512 (x86) (default: the "
        "best this CPU has)", "", "LEVEL"},
       {"weights", FlagKind::Value,
        "where the weights live: copy (huge pages), mapped (the file, in place) or auto (copy where the kernel has "
@@ -79,7 +79,7 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
   if (const auto level = args.get("cpu-kernels")) {
     bool known = false;
     for (auto l : {quant::KernelLevel::Scalar, quant::KernelLevel::Neon, quant::KernelLevel::NeonDotprod,
-                   quant::KernelLevel::Avx2, quant::KernelLevel::AvxVnni, quant::KernelLevel::Avx512}) {
+                   quant::KernelLevel::NeonI8mm, quant::KernelLevel::Avx2, quant::KernelLevel::AvxVnni, quant::KernelLevel::Avx512}) {
       if (quant::to_string(l) == *level) {
         request.cpu_max_level = l;
         known = true;
@@ -87,7 +87,7 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     }
     if (!known) {
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("--cpu-kernels '{}' is not one of scalar, neon, neon-dotprod, avx2, avx-vnni, avx512", *level));
+                        fmt::format("--cpu-kernels '{}' is not one of scalar, neon, neon-dotprod, neon-i8mm, avx2, avx-vnni, avx512", *level));
     }
   }
   if (const auto path = args.get("gpu-path")) {

@@ -19,14 +19,18 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a) {
   return vpadalq_s16(acc, vmull_high_s8(w, a));
 }
 
+#include "dot_neon_float.inc"
 #include "dot_neon_kernels.inc"
 #include "dot_neon_rows.inc"
+#include "dot_neon_unpack_k.inc"
+#include "dot_neon_rows_k_multi.inc"
 
 }  // namespace
 
 void fill_neon(KernelTable& table) {
   fill_neon_level(table, KernelLevel::Neon);
   fill_neon_rows(table);
+  fill_neon_rows_k_multi(table);
 }
 
 }  // namespace hearth::quant::detail

@@ -34,6 +34,7 @@ std::string_view to_string(KernelLevel level) {
     case KernelLevel::Scalar: return "scalar";
     case KernelLevel::Neon: return "neon";
     case KernelLevel::NeonDotprod: return "neon-dotprod";
+    case KernelLevel::NeonI8mm: return "neon-i8mm";
     case KernelLevel::Avx2: return "avx2";
     case KernelLevel::AvxVnni: return "avx-vnni";
     case KernelLevel::Avx512: return "avx512";
@@ -80,6 +81,7 @@ bool level_supported(const CpuFeatures& f, KernelLevel level) {
     case KernelLevel::Scalar: return true;
     case KernelLevel::Neon: return f.neon;
     case KernelLevel::NeonDotprod: return f.neon && f.dotprod;
+    case KernelLevel::NeonI8mm: return f.neon && f.dotprod && f.i8mm;
     case KernelLevel::Avx2: return avx2;
     case KernelLevel::AvxVnni: return avx2 && f.avx_vnni;
     case KernelLevel::Avx512:
@@ -92,7 +94,7 @@ bool level_supported(const CpuFeatures& f, KernelLevel level) {
 
 std::vector<KernelLevel> supported_levels(const CpuFeatures& features) {
   std::vector<KernelLevel> out;
-  for (auto level : {KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::Avx2,
+  for (auto level : {KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::NeonI8mm, KernelLevel::Avx2,
                      KernelLevel::AvxVnni, KernelLevel::Avx512}) {
     if (level_supported(features, level)) out.push_back(level);
   }
@@ -111,11 +113,16 @@ KernelTable select_kernels(const CpuFeatures& features, KernelLevel max_level) {
 #if defined(HEARTH_QUANT_AARCH64)
   if (use(KernelLevel::Neon)) {
     detail::fill_neon(table);
+    detail::fill_act_quantizers_neon(table);
     table.level = KernelLevel::Neon;
   }
   if (use(KernelLevel::NeonDotprod)) {
     detail::fill_neon_dotprod(table);
     table.level = KernelLevel::NeonDotprod;
+  }
+  if (use(KernelLevel::NeonI8mm)) {
+    detail::fill_neon_i8mm(table);
+    table.level = KernelLevel::NeonI8mm;
   }
 #endif
 #if defined(HEARTH_QUANT_X86)

@@ -13,9 +13,11 @@ void fill_avxvnni(KernelTable& table);  // dot_avxvnni.cpp
 void fill_avx512(KernelTable& table);   // dot_avx512.cpp
 void fill_neon(KernelTable& table);          // dot_neon.cpp (aarch64 only)
 void fill_neon_dotprod(KernelTable& table);  // dot_neon_dotprod.cpp (aarch64 only)
+void fill_neon_i8mm(KernelTable& table);     // dot_neon_i8mm.cpp (aarch64 only)
 void fill_quantizers_avx2(KernelTable& table);      // quant_search_avx2.cpp
 void fill_act_quantizers_avx2(KernelTable& table);  // act_quant_avx2.cpp
 void fill_act_quantizers_avx512(KernelTable& table);  // act_quant_avx512.cpp
+void fill_act_quantizers_neon(KernelTable& table);    // act_quant_neon.cpp (aarch64 only)
 
 // The helpers below are `static` (one copy per translation unit): the
 // instruction-set files compiled with -mavx2/-mavx512f include them, and a

@@ -1,6 +1,6 @@
-// The tiny llama fixtures in every weight format the NEON levels cover
-// (Q8_0, Q4_0, Q4_K_M, Q6_K), fed token by token (the decode path: one row
-// dot per weight row) and as one batch, at every kernel level this CPU
+// The tiny llama fixtures in the weight formats models ship in (F16, Q8_0,
+// Q4_0, Q4_K_M, Q6_K), fed token by token (the decode path) and as one
+// batch of 64 tokens (the prompt tiles), at every kernel level this CPU
 // supports, against the reference engine's logits with the fixture
 // tolerances (tests/data/FIXTURES-README.md).
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ using hearth::testing::FixtureCase;
 using hearth::testing::fixture_case;
 
 const FixtureCase kCases[] = {
+    fixture_case("tiny-llama-f16.gguf"),
     fixture_case("tiny-llama-q8_0.gguf"),
     fixture_case("tiny-llama-q4_0.gguf"),
     fixture_case("tiny-llama-q4_k_m.gguf"),
@@ -63,7 +64,8 @@ TEST_P(CrossFixture, BatchMatchesReferenceLogits) { check(GetParam(), false); }
 // The levels of the architecture the program was built for (scalar first:
 // the oracle the SIMD levels are judged next to).
 #if defined(__aarch64__)
-#define HEARTH_CROSS_LEVELS quant::KernelLevel::Scalar, quant::KernelLevel::Neon, quant::KernelLevel::NeonDotprod
+#define HEARTH_CROSS_LEVELS \
+  quant::KernelLevel::Scalar, quant::KernelLevel::Neon, quant::KernelLevel::NeonDotprod, quant::KernelLevel::NeonI8mm
 #else
 #define HEARTH_CROSS_LEVELS quant::KernelLevel::Scalar, quant::KernelLevel::Avx2
 #endif

@@ -96,8 +96,7 @@ void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt)
     return;
   }
 #elif defined(HEARTH_BACKEND_ARM)
-  if ((kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) &&
-      attention_neon_handles(p, kv)) {
+  if (quant::is_neon_level(kt.level) && attention_neon_handles(p, kv)) {
     attention_neon(n, pool);
     return;
   }

@@ -107,7 +107,7 @@ void swiglu_values(const float* g, const float* u, float* y, int64_t n, const qu
   if (kt.level == quant::KernelLevel::Avx512) return swiglu_avx512(g, u, y, n);
   if (kt.level == quant::KernelLevel::Avx2 || kt.level == quant::KernelLevel::AvxVnni) return swiglu_avx2(g, u, y, n);
 #elif defined(HEARTH_BACKEND_ARM)
-  if (kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) {
+  if (quant::is_neon_level(kt.level)) {
     return swiglu_neon(g, u, y, n);
   }
 #else
@@ -204,7 +204,7 @@ void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt) {
     return;
   }
 #elif defined(HEARTH_BACKEND_ARM)
-  if (kt.level == quant::KernelLevel::Neon || kt.level == quant::KernelLevel::NeonDotprod) {
+  if (quant::is_neon_level(kt.level)) {
     pool.parallel_for(count, 4096, [&](int64_t b, int64_t e, int) { gelu_neon(a + b, y + b, e - b); });
     return;
   }

@@ -58,7 +58,7 @@ TEST(CliLogits, EveryKernelLevelAndWeightPlacementMatchesTheReference) {
   const int rc = std::system(bad.c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 1);
-  EXPECT_NE(slurp(err).find("--cpu-kernels 'sse2' is not one of scalar, neon, neon-dotprod, avx2, avx-vnni, avx512"), std::string::npos)
+  EXPECT_NE(slurp(err).find("--cpu-kernels 'sse2' is not one of scalar, neon, neon-dotprod, neon-i8mm, avx2, avx-vnni, avx512"), std::string::npos)
       << slurp(err);
 }
 

@@ -53,11 +53,16 @@ TEST_P(LevelTest, TableReportsTheRequestedLevel) {
     EXPECT_EQ(table_.get(type).act_type, scalar_.get(type).act_type);
   }
   // The NEON levels' own row dots must be installed, not the scalar fallback.
-  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K,
-                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
+  if (is_neon_level(GetParam())) {
+    for (DType type : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                       DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K,
+                       DType::Q6_K, DType::IQ4_XS}) {
       EXPECT_EQ(table_.get(type).level, GetParam()) << traits(type).name;
     }
+    EXPECT_NE(table_.f16_to_f32, scalar_.f16_to_f32) << "the NEON half conversions";
+    EXPECT_NE(table_.f32_to_f16, scalar_.f32_to_f16);
+    EXPECT_NE(table_.quantize_q8_0, scalar_.quantize_q8_0) << "the NEON activation quantizers";
+    EXPECT_NE(table_.quantize_q8_k, scalar_.quantize_q8_k);
   }
 }
 
@@ -169,7 +174,7 @@ TEST_P(LevelTest, DecodeRowsMatchScalarVecDot) {
     }
     EXPECT_GT(checked, 0);
   }
-  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
+  if (is_neon_level(GetParam())) {
     for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
       EXPECT_NE(table_.get(type).decode.rows, nullptr) << traits(type).name;
     }
@@ -237,8 +242,9 @@ TEST_P(LevelTest, DecodeRowsMultiEqualsRowsBitForBit) {
     }
     EXPECT_GT(checked, 0);
   }
-  if (GetParam() == KernelLevel::Neon || GetParam() == KernelLevel::NeonDotprod) {
-    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL}) {
+  if (is_neon_level(GetParam())) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K,
+                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
       EXPECT_NE(table_.get(type).decode.rows_multi, nullptr) << traits(type).name;
     }
     EXPECT_GT(checked, 0);
@@ -289,6 +295,14 @@ TEST_P(LevelTest, PrefillTilesMatchScalarVecDot) {
   }
   if (GetParam() == KernelLevel::Avx512) {
     EXPECT_GE(covered, 4) << "the AVX-512 level has prefill tiles for Q4_0, Q8_0 and the K-quants";
+  }
+  // The ARM tiles: every format with a NEON row dot, at the dot-product
+  // level (SDOT) and the matrix-multiply one (SMMLA).
+  if (GetParam() == KernelLevel::NeonDotprod || GetParam() == KernelLevel::NeonI8mm) {
+    for (DType type : {DType::Q4_0, DType::Q5_0, DType::Q8_0, DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K,
+                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
+      EXPECT_NE(table_.get(type).prefill.gemm, nullptr) << traits(type).name;
+    }
   }
 }
 
@@ -452,7 +466,7 @@ TEST_P(LevelTest, DecodeRowsMxfp4WideExponents) {
 // The SIMD levels of the architecture the program is built for (aarch64: the
 // cross build, label `cross`).
 #if defined(__aarch64__)
-#define HEARTH_SIMD_LEVELS KernelLevel::Neon, KernelLevel::NeonDotprod
+#define HEARTH_SIMD_LEVELS KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::NeonI8mm
 #else
 #define HEARTH_SIMD_LEVELS KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512
 #endif
@@ -761,12 +775,20 @@ TEST(CpuFeatures, LevelsAreOrderedAndIncludeScalar) {
 TEST(CpuFeatures, LevelNamesAndOrder) {
   EXPECT_EQ(to_string(KernelLevel::Neon), "neon");
   EXPECT_EQ(to_string(KernelLevel::NeonDotprod), "neon-dotprod");
-  EXPECT_LT(KernelLevel::NeonDotprod, KernelLevel::Avx2);
+  EXPECT_EQ(to_string(KernelLevel::NeonI8mm), "neon-i8mm");
+  EXPECT_LT(KernelLevel::NeonDotprod, KernelLevel::NeonI8mm);
+  EXPECT_LT(KernelLevel::NeonI8mm, KernelLevel::Avx2);
   CpuFeatures arm;
   arm.neon = true;
   arm.dotprod = true;
-  const auto levels = supported_levels(arm);
-  EXPECT_EQ(levels, (std::vector<KernelLevel>{KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod}));
+  EXPECT_EQ(supported_levels(arm),
+            (std::vector<KernelLevel>{KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod}));
+  arm.i8mm = true;
+  EXPECT_EQ(supported_levels(arm), (std::vector<KernelLevel>{KernelLevel::Scalar, KernelLevel::Neon,
+                                                             KernelLevel::NeonDotprod, KernelLevel::NeonI8mm}));
+  // SMMLA without SDOT is not a level (every I8MM CPU has the dot product).
+  arm.dotprod = false;
+  EXPECT_EQ(supported_levels(arm), (std::vector<KernelLevel>{KernelLevel::Scalar, KernelLevel::Neon}));
 }
 
 }  // namespace

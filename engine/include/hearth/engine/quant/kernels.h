@@ -49,12 +49,17 @@ enum class KernelLevel : uint8_t {
   Scalar,       // portable C++, the test oracle
   Neon,         // aarch64 Advanced SIMD (every aarch64 CPU)
   NeonDotprod,  // Neon plus the int8 dot product (SDOT, FEAT_DotProd)
+  NeonI8mm,     // NeonDotprod plus the int8 matrix multiply (SMMLA, FEAT_I8MM)
   Avx2,         // AVX2 + FMA + F16C
   AvxVnni,  // Avx2 plus 256-bit VNNI (vpdpbusd, VEX encoding)
   Avx512,   // AVX-512 F/BW/VL/DQ + VNNI: 512-bit kernels where they help
 };
 
 std::string_view to_string(KernelLevel level);
+// Whether a level is one of the aarch64 ones (the NEON kernels of the ops).
+constexpr bool is_neon_level(KernelLevel level) {
+  return level == KernelLevel::Neon || level == KernelLevel::NeonDotprod || level == KernelLevel::NeonI8mm;
+}
 
 struct CpuFeatures {
   bool avx2 = false;
@@ -70,7 +75,7 @@ struct CpuFeatures {
   // aarch64 (from the kernel's auxiliary vector, getauxval).
   bool neon = false;     // Advanced SIMD (HWCAP_ASIMD)
   bool dotprod = false;  // SDOT/UDOT (HWCAP_ASIMDDP)
-  bool i8mm = false;     // int8 matrix multiply (HWCAP2_I8MM); detected, no kernel uses it yet
+  bool i8mm = false;     // int8 matrix multiply (HWCAP2_I8MM)
 };
 
 // Asks the CPU (x86: through cpuinfo; aarch64: getauxval). All false when
