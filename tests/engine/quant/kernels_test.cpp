@@ -43,7 +43,6 @@ TEST(ScalarDot, MatchesFloatDotOfDequantizedRows) {
   }
 }
 
-
 TEST_P(LevelTest, TableReportsTheRequestedLevel) {
   EXPECT_EQ(table_.level, GetParam());
   // Every format keeps a kernel at every level (a lower one at worst).
