@@ -38,9 +38,9 @@ namespace avx2 {
 // <= 15 over 8 groups (Q4_0 as raw nibbles), <= 31 over 4 (Q5_0, whose
 // sums widen per half block; Q3_K, Q2_K). Q4_K, Q5_K and Q6_K have their
 // own tiles (dot_avx2_packed_k.inc).
-// Q8_0's signed codes go through dp_signed: |v| times the activation with
-// v's sign (vpsignb), widened every group (2 x 128 x 127 < 32768).
-// Other formats keep the plain tiles at this level.
+// Q8_0's, IQ4_NL's and IQ4_XS's signed codes go through dp_signed: |v|
+// times the activation with v's sign (vpsignb), widened every group
+// (2 x 128 x 127 < 32768). Other formats keep the plain tiles at this level.
 struct PackVec {
   static constexpr int kRows = 8;
   using F = __m256;
@@ -128,6 +128,35 @@ struct Q8_0SignedPacker {
   }
 };
 
+// IQ4_NL's and IQ4_XS's table values as they are (x = d v, -127 <= v <=
+// 113): the same signed path as Q8_0. Without it their prompts took one
+// row dot per output at this level (the 1B IQ4_XS file's pp64 matched the
+// reference's instead of doubling it).
+struct IQ4_NLSignedPacker {
+  using Act = BlockQ8_0;
+  static constexpr int kHalves = 1;
+  static constexpr bool kSym128 = false;
+  static constexpr bool kSignedCodes = true;
+  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
+    const BlockIQ4_NL& blk = reinterpret_cast<const BlockIQ4_NL*>(row)[b];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4_lookup(bytes_from_nibbles(blk.qs)));
+    *d = half(blk.d);
+    *m = 0.0f;
+  }
+};
+struct IQ4_XSSignedPacker {
+  using Act = BlockQ8_K;
+  static constexpr int kHalves = 1;
+  static constexpr bool kSym128 = false;
+  static constexpr bool kSignedCodes = true;
+  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
+    const BlockIQ4_XS& blk = reinterpret_cast<const BlockIQ4_XS*>(row)[b / 8];
+    const int j = static_cast<int>(b % 8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4_lookup(bytes_from_nibbles(blk.qs + 16 * j)));
+    *d = half(blk.d) * static_cast<float>(detail::iq4xs_scale(blk, j));
+    *m = 0.0f;
+  }
+};
 
 }  // namespace
 
@@ -142,6 +171,8 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
   gemm(DType::Q6_K, gemm_k_auto<Q6KScaleUnits, dot_q6_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
+  gemm(DType::IQ4_NL, gemm_auto<IQ4_NLSignedPacker, gemm_sym32<IQ4_NLWeights>, dot_sym32<IQ4_NLWeights>>);
+  gemm(DType::IQ4_XS, gemm_auto<IQ4_XSSignedPacker, gemm_by_dot<dot_iq4_xs>, dot_iq4_xs>);
 }
 namespace {
 // F16C conversion, 16 values per step.
