@@ -94,8 +94,8 @@ bool level_supported(const CpuFeatures& f, KernelLevel level) {
 
 std::vector<KernelLevel> supported_levels(const CpuFeatures& features) {
   std::vector<KernelLevel> out;
-  for (auto level : {KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::NeonI8mm, KernelLevel::Avx2,
-                     KernelLevel::AvxVnni, KernelLevel::Avx512}) {
+  for (auto level : {KernelLevel::Scalar, KernelLevel::Neon, KernelLevel::NeonDotprod, KernelLevel::NeonI8mm,
+                     KernelLevel::Avx2, KernelLevel::AvxVnni, KernelLevel::Avx512}) {
     if (level_supported(features, level)) out.push_back(level);
   }
   return out;
