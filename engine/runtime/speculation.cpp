@@ -2,6 +2,7 @@
 #include <hearth/engine/runtime/speculation.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hearth::runtime {
 
@@ -43,6 +44,7 @@ Speculator::Speculator(std::unique_ptr<Drafter> drafter, SpeculationConfig confi
   config_.draft_min = std::clamp(config_.draft_min, 1, config_.draft_max);
   config_.probe_passes = std::max(1, config_.probe_passes);
   config_.plain_steps = std::max(1, config_.plain_steps);
+  config_.probe_share = std::clamp(config_.probe_share, 0.001, 1.0);
   reset();
 }
 
@@ -52,6 +54,8 @@ void Speculator::reset() {
   phase_steps_ = 0;
   off_left_ = 0;
   next_off_ = config_.off_tokens;
+  probe_ms_ = 0;
+  probe_tokens_ = 0;
   plain_ = {};
   spec_ = {};
 }
@@ -67,11 +71,15 @@ void Speculator::on_plain_step(double ms) {
   if (phase_ == Phase::MeasurePlain && phase_steps_ >= config_.plain_steps) {
     phase_ = Phase::Speculate;
     phase_steps_ = 0;
+    probe_ms_ = 0;
+    probe_tokens_ = 0;
   } else if (phase_ == Phase::BackOff && --off_left_ <= 0) {
     // Probe again, judged on fresh figures only.
     phase_ = Phase::Speculate;
     phase_steps_ = 0;
     spec_ = {};
+    probe_ms_ = 0;
+    probe_tokens_ = 0;
   }
 }
 
@@ -83,6 +91,8 @@ void Speculator::on_verify(int32_t drafted, int32_t accepted, double draft_ms, d
   figures_.draft_ms += draft_ms;
   figures_.verify_ms += verify_ms;
   spec_.add(draft_ms + verify_ms, accepted + 1);
+  probe_ms_ += draft_ms + verify_ms;
+  probe_tokens_ += accepted + 1;
   if (!config_.adaptive) return;
   length_ = accepted >= drafted ? std::min(length_ + 1, config_.draft_max)
                                 : std::clamp(accepted + 1, config_.draft_min, config_.draft_max);
@@ -90,8 +100,14 @@ void Speculator::on_verify(int32_t drafted, int32_t accepted, double draft_ms, d
   if (spec_.per_ms() < plain_.per_ms()) {
     phase_ = Phase::BackOff;
     phase_steps_ = 0;
-    off_left_ = next_off_;
-    next_off_ = std::min(next_off_ * 2, config_.off_tokens_max);
+    // What this probe cost beyond decoding its tokens plainly, spread over
+    // enough plain tokens to stay within probe_share of their time.
+    const double plain_ms = 1.0 / plain_.per_ms();
+    const double extra_ms = probe_ms_ - static_cast<double>(probe_tokens_) * plain_ms;
+    const double spread = std::ceil(std::max(0.0, extra_ms) / (config_.probe_share * plain_ms));
+    const auto needed = static_cast<int32_t>(std::min<double>(spread, config_.off_tokens_max));
+    off_left_ = std::max(next_off_, needed);
+    next_off_ = std::min(off_left_ * 2, config_.off_tokens_max);
     ++figures_.switch_offs;
   } else {
     next_off_ = config_.off_tokens;

@@ -64,6 +64,33 @@ TEST(SpeculationPolicy, ADrafterThatNeverAgreesIsSwitchedOffAndProbedAgainLessOf
   EXPECT_EQ(s.figures().switch_offs, 2);
 }
 
+// A draft model nearly as slow as the target: each probe costs far more
+// than a cheap lookup's, so it is probed less often, its extra time spread
+// over enough plain tokens to stay within probe_share (2%) of them.
+TEST(SpeculationPolicy, AnExpensiveProbeIsSpreadOverALongerBackOff) {
+  Speculator s(std::make_unique<NgramDrafter>(), adaptive(8));
+  for (int i = 0; i < 4; ++i) s.on_plain_step(20.0);
+  const auto probe = [&] {
+    ASSERT_EQ(s.draft_length() > 0, true);
+    s.on_verify(s.draft_length(), 0, 15.0 * s.draft_length(), 25.0);
+    s.on_verify(s.draft_length(), 0, 15.0 * s.draft_length(), 21.0);
+  };
+  const auto backed_off = [&] {
+    int plain = 0;
+    while (s.draft_length() == 0 && plain < 5000) {
+      s.on_plain_step(20.0);
+      ++plain;
+    }
+    return plain;
+  };
+  probe();  // drafts 4 then 1: 60 + 25 + 15 + 21 = 121 ms for 2 tokens, 81 ms beyond plain decoding
+  ASSERT_TRUE(s.switched_off());
+  EXPECT_EQ(backed_off(), 203) << "81 ms over 2% of 20 ms per token: 202.5 tokens, more than the first 64";
+  probe();  // drafts 1 then 1: 36 + 36 = 72 ms, 32 ms extra (80 tokens), below the doubled back-off
+  EXPECT_EQ(backed_off(), 406) << "losing again doubles the back-off";
+  EXPECT_EQ(s.figures().switch_offs, 2);
+}
+
 TEST(SpeculationPolicy, DraftsFitTheEightRowsOfTheOneTokenKernels) {
   SpeculationConfig c;
   c.draft_max = 12;

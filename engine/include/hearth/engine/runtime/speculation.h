@@ -8,8 +8,10 @@
 // the speed of plain decoding is measured first, then speculation is probed
 // for a few verify passes and compared with it: when it emits fewer tokens
 // per second it is switched off for a while (64 tokens, doubling while it
-// keeps losing) and probed again, so a drafter that never agrees costs a
-// few passes, not the conversation.
+// keeps losing, and at least long enough that what the probe cost beyond
+// plain decoding is probe_share of the plain time until the next probe) and
+// probed again, so a drafter that never agrees costs a few passes, not the
+// conversation.
 #pragma once
 
 #include <hearth/core/result.h>
@@ -46,6 +48,12 @@ struct SpeculationConfig {
   int32_t probe_passes = 2;
   int32_t off_tokens = 64;       // plain tokens after speculation first loses
   int32_t off_tokens_max = 1024; // the back-off doubles up to this
+  // The back-off is also long enough that a lost probe's extra time (the
+  // draft model's catch-up and drafting, the verify passes beyond the plain
+  // steps they replace) is at most this share of the plain time until the
+  // next probe: a draft model nearly as slow as the target is probed less
+  // often than a cheap n-gram lookup. Capped at off_tokens_max.
+  double probe_share = 0.02;
 };
 
 struct SpecFigures {
@@ -117,6 +125,8 @@ class Speculator {
   int32_t phase_steps_ = 0;   // steps in the current phase
   int32_t off_left_ = 0;      // plain tokens left while backed off
   int32_t next_off_ = 0;      // the back-off the next loss gets
+  double probe_ms_ = 0;       // time and tokens of the current probe (undecayed)
+  int64_t probe_tokens_ = 0;
   Rate plain_, spec_;
   std::string last_error_;
 };
