@@ -114,32 +114,20 @@ struct Q5_0CodePacker {
   }
 };
 
-// Q8_0's codes as they are (x = d v): see PackVec::dp_signed.
-struct Q8_0SignedPacker {
-  using Act = BlockQ8_0;
-  static constexpr int kHalves = 1;
-  static constexpr bool kSym128 = false;
-  static constexpr bool kSignedCodes = true;
-  static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
-    const BlockQ8_0& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
-    std::memcpy(u, blk.qs, 32);
-    *d = half(blk.d);
-    *m = 0.0f;
-  }
-};
-
-// IQ4_NL's and IQ4_XS's table values as they are (x = d v, -127 <= v <=
-// 113): the same signed path as Q8_0. Without it their prompts took one
-// row dot per output at this level (the 1B IQ4_XS file's pp64 matched the
+// Signed codes taken as they are (x = d v, |v| <= 127): see
+// PackVec::dp_signed. Q8_0's, and IQ4_NL's and IQ4_XS's table values
+// (-127..113): without this path IQ4_NL and IQ4_XS prompts took one row dot
+// per output at this level (the 1B IQ4_XS file's pp64 matched the
 // reference's instead of doubling it).
-struct IQ4_NLSignedPacker {
+template <typename W>
+struct SignedPacker {
   using Act = BlockQ8_0;
   static constexpr int kHalves = 1;
   static constexpr bool kSym128 = false;
   static constexpr bool kSignedCodes = true;
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
-    const BlockIQ4_NL& blk = reinterpret_cast<const BlockIQ4_NL*>(row)[b];
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4_lookup(bytes_from_nibbles(blk.qs)));
+    const typename W::Block& blk = reinterpret_cast<const typename W::Block*>(row)[b];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), W::values(blk));
     *d = half(blk.d);
     *m = 0.0f;
   }
@@ -150,10 +138,7 @@ struct IQ4_XSSignedPacker {
   static constexpr bool kSym128 = false;
   static constexpr bool kSignedCodes = true;
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
-    const BlockIQ4_XS& blk = reinterpret_cast<const BlockIQ4_XS*>(row)[b / 8];
-    const int j = static_cast<int>(b % 8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4_lookup(bytes_from_nibbles(blk.qs + 16 * j)));
-    *d = half(blk.d) * static_cast<float>(detail::iq4xs_scale(blk, j));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4xs_sub_block(row, b, d));
     *m = 0.0f;
   }
 };
@@ -163,7 +148,7 @@ struct IQ4_XSSignedPacker {
 void fill_avx2_packed(KernelTable& t) {
   using detail::gemm_by_dot;
   const auto gemm = [&t](DType type, GemmFn fn) { t.by_type[static_cast<size_t>(type)].gemm = fn; };
-  gemm(DType::Q8_0, gemm_auto<Q8_0SignedPacker, gemm_sym32<Q8_0Weights>, dot_sym32<Q8_0Weights>>);
+  gemm(DType::Q8_0, gemm_auto<SignedPacker<Q8_0Weights>, gemm_sym32<Q8_0Weights>, dot_sym32<Q8_0Weights>>);
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
   gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::Q4_K, gemm_k_auto<KScaleUnits<false>, dot_q4_k>);
@@ -171,7 +156,7 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);
   gemm(DType::Q6_K, gemm_k_auto<Q6KScaleUnits, dot_q6_k>);
   gemm(DType::Q2_K, gemm_auto<Q2KPacker, gemm_by_dot<dot_q2_k>, dot_q2_k>);
-  gemm(DType::IQ4_NL, gemm_auto<IQ4_NLSignedPacker, gemm_sym32<IQ4_NLWeights>, dot_sym32<IQ4_NLWeights>>);
+  gemm(DType::IQ4_NL, gemm_auto<SignedPacker<IQ4_NLWeights>, gemm_sym32<IQ4_NLWeights>, dot_sym32<IQ4_NLWeights>>);
   gemm(DType::IQ4_XS, gemm_auto<IQ4_XSSignedPacker, gemm_by_dot<dot_iq4_xs>, dot_iq4_xs>);
 }
 namespace {

@@ -69,18 +69,18 @@ void Speculator::on_plain_step(double ms) {
   if (!config_.adaptive || phase_ == Phase::Speculate) return;  // an empty draft while speculating
   ++phase_steps_;
   if (phase_ == Phase::MeasurePlain && phase_steps_ >= config_.plain_steps) {
-    phase_ = Phase::Speculate;
-    phase_steps_ = 0;
-    probe_ms_ = 0;
-    probe_tokens_ = 0;
+    begin_probe();
   } else if (phase_ == Phase::BackOff && --off_left_ <= 0) {
-    // Probe again, judged on fresh figures only.
-    phase_ = Phase::Speculate;
-    phase_steps_ = 0;
-    spec_ = {};
-    probe_ms_ = 0;
-    probe_tokens_ = 0;
+    begin_probe();
+    spec_ = {};  // judged on fresh figures only
   }
+}
+
+void Speculator::begin_probe() {
+  phase_ = Phase::Speculate;
+  phase_steps_ = 0;
+  probe_ms_ = 0;
+  probe_tokens_ = 0;
 }
 
 void Speculator::on_verify(int32_t drafted, int32_t accepted, double draft_ms, double verify_ms) {

@@ -106,6 +106,8 @@ class Speculator {
 
  private:
   enum class Phase { MeasurePlain, Speculate, BackOff };
+  // Enters Phase::Speculate with the probe's figures empty.
+  void begin_probe();
   // Decayed sums, so the comparison follows the recent text.
   struct Rate {
     double ms = 0, tokens = 0;
