@@ -119,12 +119,14 @@ struct Q5_0CodePacker {
 // (-127..113): without this path IQ4_NL and IQ4_XS prompts took one row dot
 // per output at this level (the 1B IQ4_XS file's pp64 matched the
 // reference's instead of doubling it).
-template <typename W>
-struct SignedPacker {
-  using Act = BlockQ8_0;
+struct SignedCodes {
   static constexpr int kHalves = 1;
   static constexpr bool kSym128 = false;
-  static constexpr bool kSignedCodes = true;
+  static constexpr bool kSignedCodes = true;  // m is 0
+};
+template <typename W>
+struct SignedPacker : SignedCodes {
+  using Act = BlockQ8_0;
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
     const typename W::Block& blk = reinterpret_cast<const typename W::Block*>(row)[b];
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), W::values(blk));
@@ -132,11 +134,8 @@ struct SignedPacker {
     *m = 0.0f;
   }
 };
-struct IQ4_XSSignedPacker {
+struct IQ4_XSSignedPacker : SignedCodes {
   using Act = BlockQ8_K;
-  static constexpr int kHalves = 1;
-  static constexpr bool kSym128 = false;
-  static constexpr bool kSignedCodes = true;
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), iq4xs_sub_block(row, b, d));
     *m = 0.0f;
