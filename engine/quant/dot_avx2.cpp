@@ -50,14 +50,14 @@ struct PackVec {
   static I iset1(int32_t) { return _mm256_setzero_si256(); }  // no kSym128 packers here
   static I dp(I acc, const uint32_t* w, int32_t word) {
     const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(w));
-    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32(word)));
+    return in_order(_mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32(word))));
   }
   // acc: 8 int32 row sums; mag, sign: the codes' magnitudes and the codes.
   static I dp_signed(I acc, const uint32_t* mag, const uint32_t* sign, int32_t word) {
     const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(sign));
     const __m256i a = _mm256_sign_epi8(_mm256_set1_epi32(word), v);
     const __m256i pairs = _mm256_maddubs_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(mag)), a);
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    return in_order(_mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1))));
   }
   static F cvt(I v) { return _mm256_cvtepi32_ps(_mm256_madd_epi16(v, _mm256_set1_epi16(1))); }
   static F cvt_wide(I v) { return _mm256_cvtepi32_ps(v); }

@@ -46,6 +46,23 @@ static inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, Prepar
   k.decode.prepared_bytes = bytes;
 }
 
+// A running integer sum held in a register and in the order written. GCC
+// rewrites a chain of vector integer adds (s += p0; s += p1; ...) into a
+// tree, which keeps every product of a tile live at once: the 8-row AVX2
+// tiles spilled most of them to the stack and the Q8_0 one ran at two
+// thirds of its speed (engine/quant/README.md). An empty asm on the sum
+// after each add keeps the chain; the value is the same (integer sums are
+// exact in any order).
+template <typename V>
+static inline V in_order(V v) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+v"(v));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(v));
+#endif
+  return v;
+}
+
 // The plain tile: one vec_dot per output. Used where no blocked kernel exists.
 template <VecDotFn Dot>
 static void gemm_by_dot(int64_t n, const void* w, size_t w_stride, int64_t rows, const void* a,
