@@ -98,18 +98,20 @@ struct Q4_0NibblePacker {
   }
 };
 
-// Q5_0 as raw codes u = q (0..31): x = d u - 16 d. Eight int16 pair sums of
-// such codes could pass 32767 (2 x 31 x 127 x 8), so they widen per 16
-// values (kSplitSums: 2 x 31 x 127 x 4 < 32768).
-struct Q5_0CodePacker {
+// Codes u = v + 16 (Q5_0's raw q, 0..31; MXFP4's table values -12..12 as
+// 4..28): x = d u - 16 d. Eight int16 pair sums of such codes could pass
+// 32767 (2 x 31 x 127 x 8), so they widen per 16 values (kSplitSums:
+// 2 x 31 x 127 x 4 < 32768).
+template <typename W>
+struct Plus16Packer {
   using Act = BlockQ8_0;
   static constexpr int kHalves = 1;
   static constexpr bool kSym128 = false;
   static constexpr bool kSplitSums = true;
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
-    const BlockQ5_0& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), _mm256_add_epi8(Q5_0Weights::values(blk), _mm256_set1_epi8(16)));
-    *d = half(blk.d);
+    const typename W::Block& blk = reinterpret_cast<const typename W::Block*>(row)[b];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), _mm256_add_epi8(W::values(blk), _mm256_set1_epi8(16)));
+    *d = weight_scale(blk);
     *m = 16.0f * *d;
   }
 };
@@ -130,7 +132,7 @@ struct SignedPacker : SignedCodes {
   static void unpack(const uint8_t* row, int64_t b, uint8_t* u, float* d, float* m) {
     const typename W::Block& blk = reinterpret_cast<const typename W::Block*>(row)[b];
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), W::values(blk));
-    *d = half(blk.d);
+    *d = weight_scale(blk);
     *m = 0.0f;
   }
 };
@@ -149,7 +151,8 @@ void fill_avx2_packed(KernelTable& t) {
   const auto gemm = [&t](DType type, GemmFn fn) { t.by_type[static_cast<size_t>(type)].gemm = fn; };
   gemm(DType::Q8_0, gemm_auto<SignedPacker<Q8_0Weights>, gemm_sym32<Q8_0Weights>, dot_sym32<Q8_0Weights>>);
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
-  gemm(DType::Q5_0, gemm_auto<Q5_0CodePacker, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
+  gemm(DType::Q5_0, gemm_auto<Plus16Packer<Q5_0Weights>, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
+  gemm(DType::MXFP4, gemm_auto<Plus16Packer<MXFP4Weights>, gemm_sym32<MXFP4Weights>, dot_sym32<MXFP4Weights>>);
   gemm(DType::Q4_K, gemm_k_auto<KScaleUnits<false>, dot_q4_k>);
   gemm(DType::Q5_K, gemm_k_auto<KScaleUnits<true>, dot_q5_k>);
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);

@@ -5,9 +5,11 @@
 #include <hearth/engine/quant/blocks.h>
 #include <hearth/engine/quant/interleave.h>
 #include <hearth/engine/quant/kernels.h>
+#include <hearth/engine/quant/reference.h>
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "kernels_test_support.h"
@@ -46,6 +48,39 @@ TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
     for (int64_t r = 0; r < rows; ++r) {
       const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
       ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-4 * (1 + std::fabs(want))) << "r=" << r << " c=" << c;
+    }
+  }
+}
+
+// MXFP4 blocks whose exponents span the format (from the smallest scales,
+// subnormal as floats, to 2^60), every code in each block: the prompt tiles
+// fold the power of two into a float scale and, at the 256-bit levels
+// without VNNI, an offset of 16 x that scale; they must give the scalar dot
+// products.
+TEST_P(LevelTest, GemmMxfp4AcrossItsExponents) {
+  const TypeKernels& k = table_.get(DType::MXFP4);
+  const TypeKernels& ref = scalar_.get(DType::MXFP4);
+  constexpr int64_t n = 192, rows = 24, cols = 6;
+  Matrix w = random_rows(DType::MXFP4, rows, n, 31);
+  const uint8_t exponents[] = {0, 1, 2, 20, 100, 127, 128, 150, 188};
+  for (int64_t r = 0; r < rows; ++r) {
+    auto* blocks = reinterpret_cast<BlockMXFP4*>(w.bytes.data() + r * w.row_bytes);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      blocks[b].e = exponents[static_cast<size_t>(r + b) % std::size(exponents)];
+      for (int i = 0; i < 16; ++i) blocks[b].qs[i] = static_cast<uint8_t>((i + r + b) % 16 | ((15 - i) % 16) << 4);
+    }
+  }
+  std::vector<float> values(static_cast<size_t>(rows * n));
+  ASSERT_TRUE(dequantize_row(DType::MXFP4, w.bytes.data(), values.data(), rows * n).ok());
+  const Matrix a = random_rows(k.act_type, cols, n, 32);
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
+      ASSERT_TRUE(std::isfinite(want));
+      const double tol = 2e-5 * magnitude(values.data() + r * n, a.values.data() + c * n, n);
+      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, tol) << "r=" << r << " c=" << c;
     }
   }
 }
