@@ -153,6 +153,10 @@ void fill_avx2_packed(KernelTable& t) {
   gemm(DType::Q4_0, gemm_auto<Q4_0NibblePacker, gemm_sym32<Q4_0Weights>, dot_sym32<Q4_0Weights>>);
   gemm(DType::Q5_0, gemm_auto<Plus16Packer<Q5_0Weights>, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::MXFP4, gemm_auto<Plus16Packer<MXFP4Weights>, gemm_sym32<MXFP4Weights>, dot_sym32<MXFP4Weights>>);
+  gemm(DType::Q4_1, gemm_auto<AsymPacker<Q4_1Weights, false>, gemm_by_dot<dot_asym32<Q4_1Weights>>,
+                              dot_asym32<Q4_1Weights>>);
+  gemm(DType::Q5_1, gemm_auto<AsymPacker<Q5_1Weights, true>, gemm_by_dot<dot_asym32<Q5_1Weights>>,
+                              dot_asym32<Q5_1Weights>>);
   gemm(DType::Q4_K, gemm_k_auto<KScaleUnits<false>, dot_q4_k>);
   gemm(DType::Q5_K, gemm_k_auto<KScaleUnits<true>, dot_q5_k>);
   gemm(DType::Q3_K, gemm_auto<Q3KPacker, gemm_by_dot<dot_q3_k>, dot_q3_k>);

@@ -71,6 +71,10 @@ void fill_avxvnni_packed(KernelTable& t) {
   gemm(DType::Q5_0, gemm_auto<LegacyPacker<Q5_0Weights>, gemm_sym32<Q5_0Weights>, dot_sym32<Q5_0Weights>>);
   gemm(DType::IQ4_NL, gemm_auto<LegacyPacker<IQ4_NLWeights>, gemm_sym32<IQ4_NLWeights>, dot_sym32<IQ4_NLWeights>>);
   gemm(DType::MXFP4, gemm_auto<LegacyPacker<MXFP4Weights>, gemm_sym32<MXFP4Weights>, dot_sym32<MXFP4Weights>>);
+  gemm(DType::Q4_1, gemm_auto<AsymPacker<Q4_1Weights, false>, gemm_by_dot<dot_asym32<Q4_1Weights>>,
+                              dot_asym32<Q4_1Weights>>);
+  gemm(DType::Q5_1, gemm_auto<AsymPacker<Q5_1Weights, false>, gemm_by_dot<dot_asym32<Q5_1Weights>>,
+                              dot_asym32<Q5_1Weights>>);
   gemm(DType::Q4_K, gemm_auto<K45Packer<false>, gemm_by_dot<dot_q4_k>, dot_q4_k>);
   gemm(DType::Q5_K, gemm_auto<K45Packer<true>, gemm_by_dot<dot_q5_k>, dot_q5_k>);
   gemm(DType::Q6_K, gemm_auto<Q6KPacker, gemm_by_dot<dot_q6_k>, dot_q6_k>);
