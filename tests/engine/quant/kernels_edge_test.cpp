@@ -33,23 +33,34 @@ Matrix q8_0_rows_with_minus_128(int64_t rows, int64_t n, uint32_t seed, bool sta
   return w;
 }
 
-// Q8_0 codes of -128 (the format allows them; the quantizer never writes
-// them, a foreign file may): the tiles that take magnitudes and signs apart
-// (AVX2) must read 128, not -128 or a saturated sum.
-TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
-  const TypeKernels& k = table_.get(DType::Q8_0);
-  const TypeKernels& ref = scalar_.get(DType::Q8_0);
-  constexpr int64_t n = 160, rows = 16, cols = 5;
-  const Matrix w = q8_0_rows_with_minus_128(rows, n, 21, false);
-  const Matrix a = random_rows(k.act_type, cols, n, 22);
+// Every output of type's gemm of w (rows x n) against a (cols x n) is the
+// scalar dot product within tol(r, c, want).
+template <typename Tol>
+void expect_gemm_matches_scalar(const KernelTable& table, const KernelTable& scalar, DType type, const Matrix& w,
+                                const Matrix& a, int64_t n, int64_t rows, int64_t cols, Tol tol) {
+  const TypeKernels& k = table.get(type);
+  const TypeKernels& ref = scalar.get(type);
   std::vector<float> out(static_cast<size_t>(rows * cols));
   k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
   for (int64_t c = 0; c < cols; ++c) {
     for (int64_t r = 0; r < rows; ++r) {
       const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
-      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-4 * (1 + std::fabs(want))) << "r=" << r << " c=" << c;
+      ASSERT_TRUE(std::isfinite(want)) << traits(type).name << " r=" << r << " c=" << c;
+      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, tol(r, c, want))
+          << traits(type).name << " r=" << r << " c=" << c << " at " << to_string(k.level);
     }
   }
+}
+
+// Q8_0 codes of -128 (the format allows them; the quantizer never writes
+// them, a foreign file may): the tiles that take magnitudes and signs apart
+// (AVX2) must read 128, not -128 or a saturated sum.
+TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
+  constexpr int64_t n = 160, rows = 16, cols = 5;
+  const Matrix w = q8_0_rows_with_minus_128(rows, n, 21, false);
+  const Matrix a = random_rows(table_.get(DType::Q8_0).act_type, cols, n, 22);
+  expect_gemm_matches_scalar(table_, scalar_, DType::Q8_0, w, a, n, rows, cols,
+                             [](int64_t, int64_t, float want) { return 1e-4 * (1 + std::fabs(want)); });
 }
 
 // MXFP4 blocks whose exponents span the format (from the smallest scales,
@@ -58,8 +69,6 @@ TEST_P(LevelTest, GemmReadsQ8_0CodesOfMinus128) {
 // without VNNI, an offset of 16 x that scale; they must give the scalar dot
 // products.
 TEST_P(LevelTest, GemmMxfp4AcrossItsExponents) {
-  const TypeKernels& k = table_.get(DType::MXFP4);
-  const TypeKernels& ref = scalar_.get(DType::MXFP4);
   constexpr int64_t n = 192, rows = 24, cols = 6;
   Matrix w = random_rows(DType::MXFP4, rows, n, 31);
   const uint8_t exponents[] = {0, 1, 2, 20, 100, 127, 128, 150, 188};
@@ -72,17 +81,10 @@ TEST_P(LevelTest, GemmMxfp4AcrossItsExponents) {
   }
   std::vector<float> values(static_cast<size_t>(rows * n));
   ASSERT_TRUE(dequantize_row(DType::MXFP4, w.bytes.data(), values.data(), rows * n).ok());
-  const Matrix a = random_rows(k.act_type, cols, n, 32);
-  std::vector<float> out(static_cast<size_t>(rows * cols));
-  k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
-  for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
-      ASSERT_TRUE(std::isfinite(want));
-      const double tol = 2e-5 * magnitude(values.data() + r * n, a.values.data() + c * n, n);
-      ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, tol) << "r=" << r << " c=" << c;
-    }
-  }
+  const Matrix a = random_rows(table_.get(DType::MXFP4).act_type, cols, n, 32);
+  expect_gemm_matches_scalar(table_, scalar_, DType::MXFP4, w, a, n, rows, cols, [&](int64_t r, int64_t c, float) {
+    return 2e-5 * magnitude(values.data() + r * n, a.values.data() + c * n, n);
+  });
 }
 
 // The same codes through the interleaved decode kernels (AVX2 also takes
@@ -136,8 +138,6 @@ TEST_P(LevelTest, GemmKQuantsAtTheExtremesOfTheirCodes) {
     }
   }
   for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    const TypeKernels& k = table_.get(type);
-    const TypeKernels& ref = scalar_.get(type);
     Matrix w = random_rows(type, rows, n, 32);
     for (int64_t r = 0; r < rows; ++r) {
       uint8_t* row = w.bytes.data() + r * w.row_bytes;
@@ -167,15 +167,8 @@ TEST_P(LevelTest, GemmKQuantsAtTheExtremesOfTheirCodes) {
         }
       }
     }
-    std::vector<float> out(static_cast<size_t>(rows * cols));
-    k.gemm(n, w.bytes.data(), w.row_bytes, rows, a.bytes.data(), a.row_bytes, cols, out.data(), rows);
-    for (int64_t c = 0; c < cols; ++c) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const float want = ref.vec_dot(n, w.bytes.data() + r * w.row_bytes, a.bytes.data() + c * a.row_bytes);
-        ASSERT_NEAR(out[static_cast<size_t>(c * rows + r)], want, 1e-5 * (1 + std::fabs(want)))
-            << traits(type).name << " r=" << r << " c=" << c << " at " << to_string(k.level);
-      }
-    }
+    expect_gemm_matches_scalar(table_, scalar_, type, w, a, n, rows, cols,
+                               [](int64_t, int64_t, float want) { return 1e-5 * (1 + std::fabs(want)); });
   }
 }
 
