@@ -49,8 +49,8 @@ static inline void set_decode(KernelTable& t, DType type, RowsDotFn rows, Prepar
 // A running integer sum held in a register and in the order written. GCC
 // rewrites a chain of vector integer adds (s += p0; s += p1; ...) into a
 // tree, which keeps every product of a tile live at once: the 8-row AVX2
-// tiles spilled most of them to the stack and the Q8_0 one ran at two
-// thirds of its speed (engine/quant/README.md). An empty asm on the sum
+// tiles spilled most of them to the stack and the Q8_0 one ran 15-20%
+// slower (engine/quant/README.md). An empty asm on the sum
 // after each add keeps the chain; the value is the same (integer sums are
 // exact in any order).
 template <typename V>
