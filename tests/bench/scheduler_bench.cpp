@@ -1,7 +1,9 @@
 // Aggregate decode speed of the continuous-batching scheduler at 1, 2, 4, 8
 // and 16 concurrent sequences on one model (e.g. a Qwen2.5-0.5B-shaped
 // Q4_K_M made by `hearth-cli gen-model`), CPU backend. Set
-// HEARTH_BENCH_MODEL to the GGUF file and HEARTH_BENCH_THREADS (default 2).
+// HEARTH_BENCH_MODEL to the GGUF file, HEARTH_BENCH_THREADS (default 2) and,
+// for longer contexts, HEARTH_BENCH_PROMPT and HEARTH_BENCH_REPLY (tokens per
+// stream; default 64 and 48; bench-serve's shape is 256 and 128).
 // Reported per stream count: decode_tok_s (tokens sampled in steps that
 // hold only decode tokens, over those steps' time) and step_ms (one such
 // step), cpu_ms_per_tok (process CPU time per decoded token, all threads:
@@ -10,6 +12,7 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/runtime/scheduler.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -49,6 +52,12 @@ Loaded& loaded() {
   return l;
 }
 
+int32_t env_tokens(const char* name, int32_t fallback) {
+  const char* v = std::getenv(name);
+  const int n = v ? std::atoi(v) : 0;
+  return n > 0 ? n : fallback;
+}
+
 double cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -62,9 +71,9 @@ void BM_SchedulerDecode(benchmark::State& state) {
     return;
   }
   const auto streams = static_cast<int32_t>(state.range(0));
-  constexpr int32_t kPrompt = 64, kReply = 48;
+  const int32_t kPrompt = env_tokens("HEARTH_BENCH_PROMPT", 64), kReply = env_tokens("HEARTH_BENCH_REPLY", 48);
   runtime::SchedulerConfig config;
-  config.n_ctx = 256;
+  config.n_ctx = std::max<int64_t>(256, kPrompt + kReply + 16);
   config.parallel = streams;
   config.max_batch_tokens = 512;
   auto sched = runtime::Scheduler::create(*l.model, *l.backend, config);
