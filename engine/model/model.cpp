@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "arch.h"
+#include "graph_output.h"
 
 namespace hearth::model {
 
@@ -323,13 +324,12 @@ Status Model::forward(backend::Backend& backend, kv::KvCache& cache, const Batch
                                   min_pos));
   }
   backend::Graph graph;
-  backend::Tensor* out = build_forward(graph, batch, cache, rows);
-  HEARTH_CHECK(backend.compute(graph));
+  build_forward(graph, batch, cache, rows);
+  HEARTH_CHECK(compute_into(backend, graph, logits));
   // A truncation during the pass read zeros where the weights were
   // (gguf/mapping_guard.h): the pass is discarded with a clean error.
   if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
   cache.note_written(min_pos, max_pos + 1);
-  logits.assign(out->as<const float>(), out->as<const float>() + out->elements());
   cache.set_used(std::max<int64_t>(cache.used(), max_pos + 1));
   return {};
 }

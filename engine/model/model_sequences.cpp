@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "arch.h"
+#include "graph_output.h"
 #include "hearth/engine/model/model.h"
 
 namespace hearth::model {
@@ -95,10 +96,9 @@ Status Model::forward_sequences(backend::Backend& backend, const kv::KvPool& poo
     }
   }
   backend::Graph graph;
-  backend::Tensor* out = build_sequences(graph, batch, pool);
-  HEARTH_CHECK(backend.compute(graph));
+  build_sequences(graph, batch, pool);
+  HEARTH_CHECK(compute_into(backend, graph, logits));
   if (weight_memory_ == WeightMemory::Mapped) HEARTH_CHECK(file_.check_unchanged());
-  logits.assign(out->as<const float>(), out->as<const float>() + out->elements());
   return {};
 }
 

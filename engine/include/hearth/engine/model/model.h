@@ -127,8 +127,9 @@ class Model {
   backend::Tensor* build_forward(backend::Graph& graph, const Batch& batch, const kv::KvCache& cache,
                                  LogitsRows rows) const;
 
-  // Runs build_forward on `backend` and copies the logits into `logits`
-  // (rows x n_vocab). Advances cache.used() past the batch.
+  // Runs build_forward on `backend` with the logits ending in `logits`
+  // (rows x n_vocab; after an error its contents are unspecified).
+  // Advances cache.used() past the batch.
   Status forward(backend::Backend& backend, kv::KvCache& cache, const Batch& batch, LogitsRows rows,
                  std::vector<float>& logits) const;
 
