@@ -100,6 +100,24 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (rank - static_cast<double>(lo));
 }
 
+LoadFigures median_figures(const std::vector<LoadFigures>& runs) {
+  const auto median = [&](auto field) {
+    std::vector<double> v;
+    for (const LoadFigures& r : runs) v.push_back(static_cast<double>(r.*field));
+    return percentile(std::move(v), 50);
+  };
+  LoadFigures m;
+  m.streams = runs.front().streams;
+  m.tokens = static_cast<int64_t>(std::llround(median(&LoadFigures::tokens)));
+  m.seconds = median(&LoadFigures::seconds);
+  m.agg_tps = median(&LoadFigures::agg_tps);
+  m.ttft_p50_ms = median(&LoadFigures::ttft_p50_ms);
+  m.ttft_p95_ms = median(&LoadFigures::ttft_p95_ms);
+  m.itl_p50_ms = median(&LoadFigures::itl_p50_ms);
+  m.itl_p95_ms = median(&LoadFigures::itl_p95_ms);
+  return m;
+}
+
 Result<LoadFigures> run_load(const LoadSpec& spec) {
   std::vector<StreamRecord> records(spec.prompts.size());
   const Clock::time_point start = Clock::now() + std::chrono::milliseconds(20);

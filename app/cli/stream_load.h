@@ -37,4 +37,9 @@ Result<LoadFigures> run_load(const LoadSpec& spec);
 // The p-th percentile (0..100) by linear interpolation between ranks; 0 when empty.
 double percentile(std::vector<double> values, double p);
 
+// Several runs of one level as one: each figure the median of the runs'
+// (bench-serve --repeat; on a busy machine one run of a few seconds moves
+// with whatever else ran then). `runs` must not be empty.
+LoadFigures median_figures(const std::vector<LoadFigures>& runs);
+
 }  // namespace hearth::cli

@@ -4,7 +4,8 @@
 // aggregate tokens/s and p50/p95 time to first token and inter-token latency
 // come from the clients' clocks. With --ref-server, the reference engine's
 // server (llama-server -np N -cb) runs the same load on the same file in the
-// same run, one level at a time.
+// same run, one level at a time. With --repeat N the levels run N rounds and
+// each figure is the median of the rounds'.
 #include <fmt/format.h>
 #include <hearth/server/http_server.h>
 #include <httplib.h>
@@ -158,7 +159,8 @@ Result<std::vector<int64_t>> parse_levels(const std::string& text) {
 }  // namespace
 
 int run_bench_serve(const std::vector<std::string>& argv) {
-  VerbSpec spec{"bench-serve", "--model M.gguf [--streams 1,2,4,8,16] [-p 256] [-n 128] [--ref-server PATH] [--json]",
+  VerbSpec spec{"bench-serve",
+                "--model M.gguf [--streams 1,2,4,8,16] [-p 256] [-n 128] [--repeat N] [--ref-server PATH] [--json]",
                 "The local API server under concurrent streaming clients: tok/s, TTFT and inter-token latency.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"streams", FlagKind::Value, "concurrency levels (default 1,2,4,8,16)", "", "LIST"},
@@ -166,6 +168,8 @@ int run_bench_serve(const std::vector<std::string>& argv) {
                  {"tokens", FlagKind::Value, "reply length of every stream (default 128)", "n", "N"},
                  {"stagger-ms", FlagKind::Value, "time between stream arrivals (default 50)", "", "MS"},
                  {"max-batch-tokens", FlagKind::Value, "tokens per forward pass (default 256)", "", "N"},
+                 {"repeat", FlagKind::Value,
+                  "rounds over the levels; each figure is the median of the rounds' (default 1)", "", "N"},
                  {"ref-server", FlagKind::Value, "the reference engine's llama-server, run on the same file", "", "PATH"},
                  {"json", FlagKind::Switch, "one JSON object on stdout", "", ""}}};
   for (auto& f : engine_flags()) spec.flags.push_back(f);
@@ -178,9 +182,10 @@ int run_bench_serve(const std::vector<std::string>& argv) {
   auto n_reply = args->get_int("tokens", 128, 1, 1 << 16);
   auto stagger = args->get_int("stagger-ms", 50, 0, 60000);
   auto batch = args->get_int("max-batch-tokens", 256, 1, 1 << 16);
+  auto repeat = args->get_int("repeat", 1, 1, 50);
   for (const Error* e : {levels.ok() ? nullptr : &levels.error(), n_prompt.ok() ? nullptr : &n_prompt.error(),
                          n_reply.ok() ? nullptr : &n_reply.error(), stagger.ok() ? nullptr : &stagger.error(),
-                         batch.ok() ? nullptr : &batch.error()}) {
+                         batch.ok() ? nullptr : &batch.error(), repeat.ok() ? nullptr : &repeat.error()}) {
     if (e) {
       std::fprintf(stderr, "bench-serve: %s\n", e->message.c_str());
       return kExitUsage;
@@ -223,70 +228,99 @@ int run_bench_serve(const std::vector<std::string>& argv) {
                         {"reply_tokens", shape.reply_tokens}, {"stagger_ms", shape.stagger_ms},
                         {"spec", runtime::to_string((*speculation)->mode)},
                         {"levels", nlohmann::json::array()}};
+  // Rounds over the levels (one level after another, so a slow moment of the
+  // machine falls on every level alike), each level's figures kept per round.
+  const size_t n_levels = levels->size();
+  std::vector<std::vector<LoadFigures>> hearth_runs(n_levels), reference_runs(n_levels);
+  std::vector<server::SpeculationTotals> drafts(n_levels);
+  for (int64_t round = 0; round < *repeat; ++round) {
+    for (size_t li = 0; li < n_levels; ++li) {
+      const int64_t level = (*levels)[li];
+      LoadSpec load;
+      load.prompts.assign(prompts->begin(), prompts->begin() + level);
+      load.max_tokens = static_cast<int32_t>(shape.reply_tokens);
+      load.stagger_ms = shape.stagger_ms;
+      {
+        auto backend = make_backend(*setup, codec->format(),
+                                    ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0,
+                                    speculator_factory(**speculation, *setup->model, n_ctx));
+        if (!backend.ok()) {
+          std::fprintf(stderr, "bench-serve: %s\n", backend.error().message.c_str());
+          return kExitBadInput;
+        }
+        server::ServerConfig sc;
+        sc.hosts = {"127.0.0.1"};
+        sc.port = 0;
+        sc.api_key = key;
+        sc.max_connections = static_cast<size_t>(level) + 8;
+        sc.write_timeout = std::chrono::seconds(120);
+        auto http = server::HttpServer::start(**backend, sc);
+        if (!http.ok()) {
+          std::fprintf(stderr, "bench-serve: %s\n", http.error().message.c_str());
+          return kExitBadInput;
+        }
+        load.port = (*http)->port();
+        load.api_key = key;
+        auto figures = run_load(load);
+        (*http)->stop();
+        if (!figures.ok()) {
+          std::fprintf(stderr, "bench-serve: hearth, %lld streams: %s\n", static_cast<long long>(level),
+                       figures.error().message.c_str());
+          return kExitBadInput;
+        }
+        print_row("hearth", *figures);
+        hearth_runs[li].push_back(*figures);
+        // With --spec: how much the drafts gave (every request has finished).
+        if (const server::SpeculationTotals d = (*backend)->speculation(); d.requests > 0) {
+          drafts[li].requests += d.requests;
+          drafts[li].drafted += d.drafted;
+          drafts[li].accepted += d.accepted;
+          std::fprintf(stderr, "  speculation: %lld drafted, %lld accepted (%.0f %%)\n",
+                       static_cast<long long>(d.drafted), static_cast<long long>(d.accepted),
+                       d.drafted > 0 ? 100.0 * static_cast<double>(d.accepted) / static_cast<double>(d.drafted) : 0.0);
+        }
+      }
+      if (args->has("ref-server")) {
+        ReferenceServer ref;
+        const auto log = std::filesystem::temp_directory_path() / fmt::format("bench-serve-ref-{}.log", level);
+        if (auto st = ref.start(*args->get("ref-server"), model_path, shape, static_cast<int>(level), log); !st.ok()) {
+          std::fprintf(stderr, "bench-serve: %s\n", st.error().message.c_str());
+          return kExitBadInput;
+        }
+        load.port = ref.port();
+        load.api_key.clear();
+        auto figures = run_load(load);
+        if (!figures.ok()) {
+          std::fprintf(stderr, "bench-serve: reference, %lld streams: %s\n", static_cast<long long>(level),
+                       figures.error().message.c_str());
+          return kExitBadInput;
+        }
+        print_row("reference", *figures);
+        reference_runs[li].push_back(*figures);
+      }
+    }
+  }
+  // Per level the median of the rounds, and with --repeat the rounds too.
+  const auto level_json = [&](const std::vector<LoadFigures>& runs, const char* who) {
+    const LoadFigures m = median_figures(runs);
+    nlohmann::json row = to_json(m);
+    if (runs.size() > 1) {
+      print_row(who, m);
+      row["runs"] = nlohmann::json::array();
+      for (const LoadFigures& r : runs) row["runs"].push_back(to_json(r));
+    }
+    return row;
+  };
+  if (*repeat > 1) std::fprintf(stderr, "median of %lld rounds:\n", static_cast<long long>(*repeat));
   if (args->has("ref-server")) out["reference"] = nlohmann::json::array();
-  for (const int64_t level : *levels) {
-    LoadSpec load;
-    load.prompts.assign(prompts->begin(), prompts->begin() + level);
-    load.max_tokens = static_cast<int32_t>(shape.reply_tokens);
-    load.stagger_ms = shape.stagger_ms;
-    {
-      auto backend = make_backend(*setup, codec->format(),
-                                  ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0,
-                                  speculator_factory(**speculation, *setup->model, n_ctx));
-      if (!backend.ok()) {
-        std::fprintf(stderr, "bench-serve: %s\n", backend.error().message.c_str());
-        return kExitBadInput;
-      }
-      server::ServerConfig sc;
-      sc.hosts = {"127.0.0.1"};
-      sc.port = 0;
-      sc.api_key = key;
-      sc.max_connections = static_cast<size_t>(level) + 8;
-      sc.write_timeout = std::chrono::seconds(120);
-      auto http = server::HttpServer::start(**backend, sc);
-      if (!http.ok()) {
-        std::fprintf(stderr, "bench-serve: %s\n", http.error().message.c_str());
-        return kExitBadInput;
-      }
-      load.port = (*http)->port();
-      load.api_key = key;
-      auto figures = run_load(load);
-      (*http)->stop();
-      if (!figures.ok()) {
-        std::fprintf(stderr, "bench-serve: hearth, %lld streams: %s\n", static_cast<long long>(level),
-                     figures.error().message.c_str());
-        return kExitBadInput;
-      }
-      print_row("hearth", *figures);
-      nlohmann::json row = to_json(*figures);
-      // With --spec: how much the drafts gave (every request has finished).
-      if (const server::SpeculationTotals drafts = (*backend)->speculation(); drafts.requests > 0) {
-        row["drafted"] = drafts.drafted;
-        row["accepted"] = drafts.accepted;
-        std::fprintf(stderr, "  speculation: %lld drafted, %lld accepted (%.0f %%)\n", static_cast<long long>(drafts.drafted),
-                    static_cast<long long>(drafts.accepted),
-                    drafts.drafted > 0 ? 100.0 * static_cast<double>(drafts.accepted) / static_cast<double>(drafts.drafted) : 0.0);
-      }
-      out["levels"].push_back(std::move(row));
+  for (size_t li = 0; li < n_levels; ++li) {
+    nlohmann::json row = level_json(hearth_runs[li], "hearth");
+    if (drafts[li].requests > 0) {
+      row["drafted"] = drafts[li].drafted;
+      row["accepted"] = drafts[li].accepted;
     }
-    if (args->has("ref-server")) {
-      ReferenceServer ref;
-      const auto log = std::filesystem::temp_directory_path() / fmt::format("bench-serve-ref-{}.log", level);
-      if (auto st = ref.start(*args->get("ref-server"), model_path, shape, static_cast<int>(level), log); !st.ok()) {
-        std::fprintf(stderr, "bench-serve: %s\n", st.error().message.c_str());
-        return kExitBadInput;
-      }
-      load.port = ref.port();
-      load.api_key.clear();
-      auto figures = run_load(load);
-      if (!figures.ok()) {
-        std::fprintf(stderr, "bench-serve: reference, %lld streams: %s\n", static_cast<long long>(level),
-                     figures.error().message.c_str());
-        return kExitBadInput;
-      }
-      print_row("reference", *figures);
-      out["reference"].push_back(to_json(*figures));
-    }
+    out["levels"].push_back(std::move(row));
+    if (args->has("ref-server")) out["reference"].push_back(level_json(reference_runs[li], "reference"));
   }
   if (args->has("json")) std::printf("%s\n", out.dump().c_str());
   return kExitOk;

@@ -1,11 +1,13 @@
 // hearth-cli bench as a user runs it: the JSON contract, the roofline
 // fraction against its own formula, the bytes per token against the
 // model file (read through the GGUF reader), both weight placements, and
-// a bad --weights value as a usage error.
+// a bad --weights value as a usage error. bench-serve's rounds: each
+// level's figures are the medians of its rounds'.
 #include <gtest/gtest.h>
 #include <hearth/engine/gguf/reader.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -69,6 +71,55 @@ TEST(CliBench, AnUnknownWeightPlacementIsAUsageError) {
   EXPECT_NE(slurp(err).find("--weights: weight memory 'hugepages' is not one of auto, mapped, copy"),
             std::string::npos)
       << slurp(err);
+}
+
+// Three rounds over two levels on loopback: every round's figures are kept,
+// and each level's are the middle of its three rounds' (sorted here, apart
+// from the code under test). One round keeps the contract's shape alone.
+TEST(CliBenchServe, RepeatReportsTheMedianOfItsRounds) {
+  const std::string model = data_path("models/stories260K.gguf");
+  const std::string out = ::testing::TempDir() + "bench-serve-repeat.json";
+  const std::string cmd = cli() + " bench-serve --model " + model +
+                          " --streams 1,2 -p 8 -n 4 --stagger-ms 0 --repeat 3 --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto j = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(j["levels"].size(), 2u);
+  for (size_t li = 0; li < 2; ++li) {
+    const auto& level = j["levels"][li];
+    const int streams = static_cast<int>(li) + 1;
+    EXPECT_EQ(level["streams"], streams);
+    for (const char* key : {"agg_tps", "ttft_p50_ms", "ttft_p95_ms", "itl_p50_ms", "itl_p95_ms"}) {
+      ASSERT_EQ(level["runs"].size(), 3u);
+      std::vector<double> values;
+      for (const auto& run : level["runs"]) {
+        EXPECT_EQ(run["streams"], streams);
+        EXPECT_EQ(run["tokens"], 4 * streams);
+        values.push_back(run[key].get<double>());
+      }
+      std::sort(values.begin(), values.end());
+      EXPECT_DOUBLE_EQ(level[key].get<double>(), values[1]) << key;
+    }
+    EXPECT_GT(level["agg_tps"].get<double>(), 0.0);
+  }
+
+  const std::string once = ::testing::TempDir() + "bench-serve-once.json";
+  const std::string cmd_once = cli() + " bench-serve --model " + model +
+                               " --streams 1 -p 8 -n 4 --stagger-ms 0 --json > " + once + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd_once.c_str()), 0) << cmd_once;
+  const auto single = nlohmann::json::parse(slurp(once));
+  ASSERT_EQ(single["levels"].size(), 1u);
+  EXPECT_FALSE(single["levels"][0].contains("runs"));
+  EXPECT_EQ(single["levels"][0]["tokens"], 4);
+}
+
+TEST(CliBenchServe, ZeroRoundsIsAUsageError) {
+  const std::string err = ::testing::TempDir() + "bench-serve-repeat0.err";
+  const std::string cmd = cli() + " bench-serve --model " + data_path("models/stories260K.gguf") +
+                          " --repeat 0 > /dev/null 2> " + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(slurp(err).find("--repeat: 0 is outside 1..50"), std::string::npos) << slurp(err);
 }
 
 }  // namespace
