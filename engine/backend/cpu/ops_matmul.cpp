@@ -212,7 +212,8 @@ void op_matmul_decode_group(std::span<const Node* const> nodes, ThreadPool& pool
   std::array<int64_t, kMaxDecodeGroup + 1> starts{};
   assert(nodes.size() < starts.size());
   for (size_t i = 0; i < nodes.size(); ++i) starts[i + 1] = starts[i] + nodes[i]->src[0]->ne[1];
-  for_guided_part_rows(pool, std::span(starts.data(), nodes.size() + 1), kDecodeRowGrain, [&](size_t i, int64_t r, int64_t n) {
+  const std::span<const int64_t> row_starts(starts.data(), nodes.size() + 1);
+  for_guided_part_rows(pool, row_starts, kDecodeRowGrain, [&](size_t i, int64_t r, int64_t n) {
     const Tensor* w = nodes[i]->src[0];
     const size_t rb = w->row_bytes();
     decode_kernels(*w, kt)->rows(cols, static_cast<const uint8_t*>(w->data) + static_cast<size_t>(r) * rb, rb, n,
@@ -269,7 +270,8 @@ void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, 
   std::array<int64_t, kMaxDecodeGroup + 1> starts{};
   assert(nodes.size() < starts.size());
   for (size_t i = 0; i < nodes.size(); ++i) starts[i + 1] = starts[i] + nodes[i]->src[0]->ne[1];
-  for_guided_part_rows(pool, std::span(starts.data(), nodes.size() + 1), kBatchRowGrain, [&](size_t i, int64_t r, int64_t n) {
+  const std::span<const int64_t> row_starts(starts.data(), nodes.size() + 1);
+  for_guided_part_rows(pool, row_starts, kBatchRowGrain, [&](size_t i, int64_t r, int64_t n) {
     const Tensor* w = nodes[i]->src[0];
     const quant::DecodeKernels& k = *decode_kernels(*w, kt);
     const size_t rb = w->row_bytes();
