@@ -156,6 +156,59 @@ Result<std::vector<int64_t>> parse_levels(const std::string& text) {
   return out;
 }
 
+// One level on Hearth's own server: the clients' figures and, with --spec,
+// what the drafts gave (every request has finished when the load returns).
+struct HearthLevel {
+  LoadFigures figures;
+  server::SpeculationTotals drafts;
+};
+
+Result<HearthLevel> run_hearth_level(EngineSetup& setup, const runtime::ChatFormat& format, const ServeShape& serve,
+                                     server::SpeculatorFactory speculators, const std::string& key, LoadSpec load) {
+  HEARTH_TRY(auto backend, make_backend(setup, format, serve, "bench", 0, std::move(speculators)));
+  server::ServerConfig sc;
+  sc.hosts = {"127.0.0.1"};
+  sc.port = 0;
+  sc.api_key = key;
+  sc.max_connections = static_cast<size_t>(serve.parallel) + 8;
+  sc.write_timeout = std::chrono::seconds(120);
+  HEARTH_TRY(auto http, server::HttpServer::start(*backend, sc));
+  load.port = http->port();
+  load.api_key = key;
+  auto figures = run_load(load);
+  http->stop();
+  if (!figures.ok()) {
+    return make_error(figures.error().code, fmt::format("hearth, {} streams: {}", load.prompts.size(),
+                                                        figures.error().message));
+  }
+  print_row("hearth", *figures);
+  HearthLevel out{*figures, backend->speculation()};
+  if (const server::SpeculationTotals& d = out.drafts; d.requests > 0) {
+    std::fprintf(stderr, "  speculation: %lld drafted, %lld accepted (%.0f %%)\n", static_cast<long long>(d.drafted),
+                 static_cast<long long>(d.accepted),
+                 d.drafted > 0 ? 100.0 * static_cast<double>(d.accepted) / static_cast<double>(d.drafted) : 0.0);
+  }
+  return out;
+}
+
+// The same load on the reference engine's server, started for this level.
+Result<LoadFigures> run_reference_level(const std::string& exe, const std::string& model_path, const BenchShape& shape,
+                                        LoadSpec load) {
+  const auto streams = static_cast<int>(load.prompts.size());
+  ReferenceServer ref;
+  const auto log = std::filesystem::temp_directory_path() / fmt::format("bench-serve-ref-{}.log", streams);
+  HEARTH_CHECK(ref.start(exe, model_path, shape, streams, log));
+  load.port = ref.port();
+  load.api_key.clear();
+  auto figures = run_load(load);
+  if (!figures.ok()) {
+    return make_error(figures.error().code, fmt::format("reference, {} streams: {}", streams,
+                                                        figures.error().message));
+  }
+  print_row("reference", *figures);
+  return *figures;
+}
+
 }  // namespace
 
 int run_bench_serve(const std::vector<std::string>& argv) {
@@ -240,63 +293,23 @@ int run_bench_serve(const std::vector<std::string>& argv) {
       load.prompts.assign(prompts->begin(), prompts->begin() + level);
       load.max_tokens = static_cast<int32_t>(shape.reply_tokens);
       load.stagger_ms = shape.stagger_ms;
-      {
-        auto backend = make_backend(*setup, codec->format(),
-                                    ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)}, "bench", 0,
-                                    speculator_factory(**speculation, *setup->model, n_ctx));
-        if (!backend.ok()) {
-          std::fprintf(stderr, "bench-serve: %s\n", backend.error().message.c_str());
-          return kExitBadInput;
-        }
-        server::ServerConfig sc;
-        sc.hosts = {"127.0.0.1"};
-        sc.port = 0;
-        sc.api_key = key;
-        sc.max_connections = static_cast<size_t>(level) + 8;
-        sc.write_timeout = std::chrono::seconds(120);
-        auto http = server::HttpServer::start(**backend, sc);
-        if (!http.ok()) {
-          std::fprintf(stderr, "bench-serve: %s\n", http.error().message.c_str());
-          return kExitBadInput;
-        }
-        load.port = (*http)->port();
-        load.api_key = key;
-        auto figures = run_load(load);
-        (*http)->stop();
-        if (!figures.ok()) {
-          std::fprintf(stderr, "bench-serve: hearth, %lld streams: %s\n", static_cast<long long>(level),
-                       figures.error().message.c_str());
-          return kExitBadInput;
-        }
-        print_row("hearth", *figures);
-        hearth_runs[li].push_back(*figures);
-        // With --spec: how much the drafts gave (every request has finished).
-        if (const server::SpeculationTotals d = (*backend)->speculation(); d.requests > 0) {
-          drafts[li].requests += d.requests;
-          drafts[li].drafted += d.drafted;
-          drafts[li].accepted += d.accepted;
-          std::fprintf(stderr, "  speculation: %lld drafted, %lld accepted (%.0f %%)\n",
-                       static_cast<long long>(d.drafted), static_cast<long long>(d.accepted),
-                       d.drafted > 0 ? 100.0 * static_cast<double>(d.accepted) / static_cast<double>(d.drafted) : 0.0);
-        }
+      auto ours = run_hearth_level(*setup, codec->format(), ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)},
+                                   speculator_factory(**speculation, *setup->model, n_ctx), key, load);
+      if (!ours.ok()) {
+        std::fprintf(stderr, "bench-serve: %s\n", ours.error().message.c_str());
+        return kExitBadInput;
       }
+      hearth_runs[li].push_back(ours->figures);
+      drafts[li].requests += ours->drafts.requests;
+      drafts[li].drafted += ours->drafts.drafted;
+      drafts[li].accepted += ours->drafts.accepted;
       if (args->has("ref-server")) {
-        ReferenceServer ref;
-        const auto log = std::filesystem::temp_directory_path() / fmt::format("bench-serve-ref-{}.log", level);
-        if (auto st = ref.start(*args->get("ref-server"), model_path, shape, static_cast<int>(level), log); !st.ok()) {
-          std::fprintf(stderr, "bench-serve: %s\n", st.error().message.c_str());
+        auto theirs = run_reference_level(*args->get("ref-server"), model_path, shape, load);
+        if (!theirs.ok()) {
+          std::fprintf(stderr, "bench-serve: %s\n", theirs.error().message.c_str());
           return kExitBadInput;
         }
-        load.port = ref.port();
-        load.api_key.clear();
-        auto figures = run_load(load);
-        if (!figures.ok()) {
-          std::fprintf(stderr, "bench-serve: reference, %lld streams: %s\n", static_cast<long long>(level),
-                       figures.error().message.c_str());
-          return kExitBadInput;
-        }
-        print_row("reference", *figures);
-        reference_runs[li].push_back(*figures);
+        reference_runs[li].push_back(*theirs);
       }
     }
   }
