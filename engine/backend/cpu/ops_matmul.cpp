@@ -51,15 +51,14 @@ int64_t prompt_tile_rows(int64_t rows, int threads) {
 }
 
 // Row ranges (decode, and prompts of one token tile), claimed from a shared
-// cursor in guided sizes: a
-// claim takes a quarter of what is left for two threads (an eighth for
-// four...), at least `min_claim` rows. The first ranges are long, so
-// each thread streams long contiguous stretches (the kernels' prefetch runs
-// ahead within a range, the hardware prefetchers see long streams); the
-// last ones are short, so the threads finish together, and a thread that
-// was interrupted leaves its share to the other. Claims are whole multiples
-// of `step` rows (16: an interleaved group; 32: a prompt tile); fn gets the
-// range and the claiming thread.
+// cursor in guided sizes: a claim takes a quarter of what is left for two
+// threads (an eighth for four...), at least `min_claim` rows. The first
+// ranges are long, so each thread streams long contiguous stretches (the
+// kernels' prefetch runs ahead within a range, the hardware prefetchers see
+// long streams); the last ones are short, so the threads finish together,
+// and a thread that was interrupted leaves its share to the other. Claims
+// are whole multiples of `step` rows (16: an interleaved group; 32: a prompt
+// tile); fn gets the range and the claiming thread.
 template <typename Fn>
 void for_guided_rows(ThreadPool& pool, int64_t rows, int64_t min_claim, int64_t step, const Fn& fn) {
   const int64_t threads = pool.size();
