@@ -95,6 +95,21 @@ void for_guided_part_rows(ThreadPool& pool, std::span<const int64_t> first, int6
   });
 }
 
+// Work items of tile_rows rows x kTileTokens tokens, token tiles innermost
+// (consecutive items share the weight tile, which stays in L2): fn(r0, nr,
+// t0, nt, thread) computes rows [r0, r0 + nr) x tokens [t0, t0 + nt).
+template <typename Fn>
+void for_tile_items(ThreadPool& pool, int64_t rows, int64_t tile_rows, int64_t n_tok, const Fn& fn) {
+  const int64_t row_tiles = (rows + tile_rows - 1) / tile_rows;
+  const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
+  pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t r0 = item / tok_tiles * tile_rows, t0 = item % tok_tiles * kTileTokens;
+      fn(r0, std::min(tile_rows, rows - r0), t0, std::min(kTileTokens, n_tok - t0), thread);
+    }
+  });
+}
+
 // Each part of the matmul scratch starts on a cache line.
 size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
@@ -383,8 +398,6 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     // The one-call GEMM (no prepared activations) converts its tokens again
     // in every call, so it keeps the largest items.
     const int64_t tile_rows = prefill_tiles ? prompt_tile_rows(rows, pool.size()) : kTileRows;
-    const int64_t row_tiles = (rows + tile_rows - 1) / tile_rows;
-    const int64_t tok_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
     if (n_tok <= kMaxRowsBatch) {
       // One token, or a few (a verify pass, a scheduler step) of a type
       // without decode kernels: the row dot per token, so each token gets
@@ -406,7 +419,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
           pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
         });
       }
-      if (tok_tiles == 1) {
+      if (n_tok <= kTileTokens) {
         // One token tile: rows in guided claims of whole 32-row tiles, so
         // the threads finish together instead of one waiting out the
         // other's last fixed-size item (in Qwen2.5-0.5B 256-token prompts,
@@ -417,27 +430,15 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
                   tiles + tile_bytes * static_cast<size_t>(thread));
         });
       } else {
-        pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
-          for (int64_t item = b; item < e; ++item) {
-            const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
-            const int64_t r0 = rt * tile_rows, t0 = tt * kTileTokens;
-            const int64_t nr = std::min(tile_rows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
-            pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
-                    tiles + tile_bytes * static_cast<size_t>(thread));
-          }
+        for_tile_items(pool, rows, tile_rows, n_tok, [&](int64_t r0, int64_t nr, int64_t t0, int64_t nt, int thread) {
+          pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
+                  tiles + tile_bytes * static_cast<size_t>(thread));
         });
       }
     } else {
-      // Token tiles outermost inside a row tile's neighbourhood: consecutive
-      // items share the weight tile, which stays in L2.
-      pool.parallel_for(row_tiles * tok_tiles, 1, [&](int64_t b, int64_t e, int thread) {
-        for (int64_t item = b; item < e; ++item) {
-          const int64_t rt = item / tok_tiles, tt = item % tok_tiles;
-          const int64_t r0 = rt * tile_rows, t0 = tt * kTileTokens;
-          const int64_t nr = std::min(tile_rows, rows - r0), nt = std::min(kTileTokens, n_tok - t0);
-          k.gemm(cols, rows_at(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
-                 static_cast<size_t>(rows));
-        }
+      for_tile_items(pool, rows, tile_rows, n_tok, [&](int64_t r0, int64_t nr, int64_t t0, int64_t nt, int thread) {
+        k.gemm(cols, rows_at(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
+               static_cast<size_t>(rows));
       });
     }
   }
