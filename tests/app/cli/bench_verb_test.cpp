@@ -35,6 +35,18 @@ uint64_t weight_bytes_per_token(const std::string& path) {
   return total;
 }
 
+// `hearth-cli ARGS` with stdout dropped: its exit status (-1 when it did
+// not exit) and what it wrote to stderr.
+struct Finished {
+  int status = -1;
+  std::string err;
+};
+Finished run_cli(const std::string& args, const std::string& name) {
+  const std::string err = ::testing::TempDir() + name + ".err";
+  const int raw = std::system((cli() + " " + args + " > /dev/null 2> " + err).c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(err)};
+}
+
 TEST(CliBench, JsonKeepsTheContractWithEitherWeightPlacement) {
   const std::string model = data_path("models/stories260K.gguf");
   for (const char* where : {"copy", "mapped"}) {
@@ -62,27 +74,29 @@ TEST(CliBench, JsonKeepsTheContractWithEitherWeightPlacement) {
 }
 
 TEST(CliBench, AnUnknownWeightPlacementIsAUsageError) {
-  const std::string err = ::testing::TempDir() + "bench-bad-weights.err";
-  const std::string cmd = cli() + " bench --model " + data_path("models/stories260K.gguf") +
-                          " -p 8 -n 8 --weights hugepages > /dev/null 2> " + err;
-  const int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
-  EXPECT_NE(slurp(err).find("--weights: weight memory 'hugepages' is not one of auto, mapped, copy"),
-            std::string::npos)
-      << slurp(err);
+  const Finished run = run_cli("bench --model " + data_path("models/stories260K.gguf") + " -p 8 -n 8 --weights hugepages",
+                               "bench-bad-weights");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("--weights: weight memory 'hugepages' is not one of auto, mapped, copy"), std::string::npos)
+      << run.err;
 }
 
 // Three rounds over two levels on loopback: every round's figures are kept,
 // and each level's are the middle of its three rounds' (sorted here, apart
 // from the code under test). One round keeps the contract's shape alone.
+// bench-serve on the story model, 8-token prompts and 4-token replies
+// arriving together, and its JSON (no levels when the run failed).
+nlohmann::json bench_serve_json(const std::string& args, const std::string& name) {
+  const std::string out = ::testing::TempDir() + name + ".json";
+  const std::string cmd = cli() + " bench-serve --model " + data_path("models/stories260K.gguf") +
+                          " -p 8 -n 4 --stagger-ms 0 --json " + args + " > " + out + " 2>/dev/null";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(status, 0) << cmd;
+  return status == 0 ? nlohmann::json::parse(slurp(out)) : nlohmann::json{{"levels", nlohmann::json::array()}};
+}
+
 TEST(CliBenchServe, RepeatReportsTheMedianOfItsRounds) {
-  const std::string model = data_path("models/stories260K.gguf");
-  const std::string out = ::testing::TempDir() + "bench-serve-repeat.json";
-  const std::string cmd = cli() + " bench-serve --model " + model +
-                          " --streams 1,2 -p 8 -n 4 --stagger-ms 0 --repeat 3 --json > " + out + " 2>/dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const auto j = nlohmann::json::parse(slurp(out));
+  const auto j = bench_serve_json("--streams 1,2 --repeat 3", "bench-serve-repeat");
   ASSERT_EQ(j["levels"].size(), 2u);
   for (size_t li = 0; li < 2; ++li) {
     const auto& level = j["levels"][li];
@@ -102,24 +116,17 @@ TEST(CliBenchServe, RepeatReportsTheMedianOfItsRounds) {
     EXPECT_GT(level["agg_tps"].get<double>(), 0.0);
   }
 
-  const std::string once = ::testing::TempDir() + "bench-serve-once.json";
-  const std::string cmd_once = cli() + " bench-serve --model " + model +
-                               " --streams 1 -p 8 -n 4 --stagger-ms 0 --json > " + once + " 2>/dev/null";
-  ASSERT_EQ(std::system(cmd_once.c_str()), 0) << cmd_once;
-  const auto single = nlohmann::json::parse(slurp(once));
+  const auto single = bench_serve_json("--streams 1", "bench-serve-once");
   ASSERT_EQ(single["levels"].size(), 1u);
   EXPECT_FALSE(single["levels"][0].contains("runs"));
   EXPECT_EQ(single["levels"][0]["tokens"], 4);
 }
 
 TEST(CliBenchServe, ZeroRoundsIsAUsageError) {
-  const std::string err = ::testing::TempDir() + "bench-serve-repeat0.err";
-  const std::string cmd = cli() + " bench-serve --model " + data_path("models/stories260K.gguf") +
-                          " --repeat 0 > /dev/null 2> " + err;
-  const int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
-  EXPECT_NE(slurp(err).find("--repeat: 0 is outside 1..50"), std::string::npos) << slurp(err);
+  const Finished run =
+      run_cli("bench-serve --model " + data_path("models/stories260K.gguf") + " --repeat 0", "bench-serve-repeat0");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("--repeat: 0 is outside 1..50"), std::string::npos) << run.err;
 }
 
 }  // namespace
