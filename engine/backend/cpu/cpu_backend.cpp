@@ -157,6 +157,7 @@ class CpuBackend final : public Backend {
     }
     const size_t conversion_capacity = matmul_scratch_.buffer.capacity();
     const size_t expert_capacity = matmul_scratch_.expert.capacity();
+    rope_tables_.clear();
     run_nodes(graph.nodes(), graph.output);
     if (matmul_scratch_.buffer.capacity() != conversion_capacity && conversion_capacity > 0) ++scratch_growths_;
     if (matmul_scratch_.expert.capacity() != expert_capacity && expert_capacity > 0) ++scratch_growths_;
@@ -246,7 +247,7 @@ class CpuBackend final : public Backend {
         break;
       case Op::Add: op_add(n, pool_); break;
       case Op::Scale: op_scale(n, pool_); break;
-      case Op::Rope: op_rope(n, pool_); break;
+      case Op::Rope: op_rope(n, pool_, rope_tables_); break;
       case Op::KvStore: op_kv_store(n, pool_, kernels_); break;
       case Op::Attention: op_attention(n, pool_, kernels_); break;
       case Op::SwiGlu: op_swiglu(n, pool_, kernels_); break;
@@ -284,6 +285,7 @@ class CpuBackend final : public Backend {
 
   void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
+  cpu::RopeTables rope_tables_;   // cos/sin of the running graph's positions
   cpu::MatmulScratch matmul_scratch_;  // converted activations, their kernel layouts, repacked weight tiles
   ActivationPlanner planner_;
   std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "rope_table.h"
 #include "thread_pool.h"
 
 namespace hearth::backend::cpu {
@@ -29,7 +30,7 @@ void op_layer_norm(const Node& n, ThreadPool& pool);
 void op_gelu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_slice_cols(const Node& n, ThreadPool& pool);
 void op_last_rows(const Node& n, ThreadPool& pool);
-void op_rope(const Node& n, ThreadPool& pool);
+void op_rope(const Node& n, ThreadPool& pool, RopeTables& tables);
 void op_kv_store(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 void op_attention(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 // Joins an attention sink (a logit with no value) to one row's online

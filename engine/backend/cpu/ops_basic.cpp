@@ -42,10 +42,21 @@ void op_get_rows(const Node& n, ThreadPool& pool) {
 
 namespace {
 
+// The row loops of RMS norm, compiled also for AVX2 and AVX-512 and picked
+// by the CPU at load time (GCC function multiversioning): this file is built
+// for baseline x86-64, where a double sum takes two values per instruction.
+// On Qwen2.5-0.5B the baseline loops were 2.3% of a 256-token prompt step
+// and 1.6% of an eight-stream decode step.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HEARTH_ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HEARTH_ROW_CLONES
+#endif
+
 // The sum of squares in double, as the reference engine sums it, but in
 // eight independent partial sums: one running sum is a chain of dependent
 // adds the compiler may not reorder, and it cost 2% of a prompt's time.
-double sum_of_squares(const float* x, int64_t n) {
+HEARTH_ROW_CLONES double sum_of_squares(const float* x, int64_t n) {
   constexpr int kParts = 8;
   double part[kParts] = {};
   int64_t i = 0;
@@ -56,6 +67,16 @@ double sum_of_squares(const float* x, int64_t n) {
   for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
   for (const double p : part) sum += p;
   return sum;
+}
+
+// y = x s w (w null: y = x s).
+HEARTH_ROW_CLONES void scale_row(const float* __restrict x, float s, const float* __restrict w, float* __restrict y,
+                                 int64_t n) {
+  if (w) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * w[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+  }
 }
 
 }  // namespace
@@ -71,12 +92,7 @@ void op_rms_norm(const Node& n, ThreadPool& pool) {
       const float* x = f32(n.src[0]) + g * group;
       float* y = f32(n.dst) + g * group;
       const double sum = sum_of_squares(x, group);
-      const float s = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(group)) + eps);
-      if (w) {
-        for (int64_t i = 0; i < group; ++i) y[i] = x[i] * s * w[i];
-      } else {
-        for (int64_t i = 0; i < group; ++i) y[i] = x[i] * s;
-      }
+      scale_row(x, 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(group)) + eps), w, y, group);
     }
   });
 }
@@ -314,19 +330,18 @@ void rotate_adjacent(const float* __restrict src, float* __restrict dst, const f
 
 // The planner never places a node's output over its input (their lifetimes
 // meet at the node), so source and destination rows never overlap.
-void op_rope(const Node& n, ThreadPool& pool) {
+void op_rope(const Node& n, ThreadPool& pool, RopeTables& tables) {
   const RopeParams& p = n.params.rope;
   const Tensor* x = n.src[0];
   const int32_t* pos = static_cast<const int32_t*>(n.src[1]->data);
   const int64_t width = x->ne[0];
   const int64_t heads = width / p.head_dim;
   const int64_t half = p.n_dims / 2;
-  pool.parallel_for(x->ne[1], 1, [&](int64_t b, int64_t e, int) {
-    std::vector<float> cs(static_cast<size_t>(p.n_dims));
-    float* c = cs.data();
-    float* s = cs.data() + half;
+  const float* pairs = tables.get(p, pos, x->ne[1], pool).data();
+  pool.parallel_for(x->ne[1], 16, [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) {
-      rope_cos_sin(p, pos[t], c, s);
+      const float* c = pairs + t * p.n_dims;
+      const float* s = c + half;
       for (int64_t h = 0; h < heads; ++h) {
         const float* src = f32(x) + t * width + h * p.head_dim;
         float* dst = f32(n.dst) + t * width + h * p.head_dim;
