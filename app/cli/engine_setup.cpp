@@ -99,7 +99,7 @@ Result<EngineSetup> setup_engine(const ParsedArgs& args, int64_t n_ctx) {
     request.gpu_matvec_path = *parsed;
   }
   // Only bench declares --profile; other verbs never have it set.
-  if (args.has("profile")) request.profiling = runtime::BackendProfiling::GpuTimestamps;
+  if (args.has("profile")) request.profiling = runtime::BackendProfiling::OpTimes;
   if (const auto layers = args.get("gpu-layers")) {
     if (backend != "vulkan") {
       return make_error(ErrorCode::InvalidArgument, "--gpu-layers needs --backend vulkan");

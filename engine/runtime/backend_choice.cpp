@@ -19,7 +19,7 @@ vulkan::VulkanConfig vulkan_config(const BackendRequest& request) {
   config.instance = request.vulkan_instance;
   config.preference.name = request.gpu_device;
   config.matvec_path = request.gpu_matvec_path;
-  config.profiling = request.profiling == BackendProfiling::GpuTimestamps ? vulkan::ProfilingMode::Timestamps
+  config.profiling = request.profiling == BackendProfiling::OpTimes ? vulkan::ProfilingMode::Timestamps
                                                                             : vulkan::ProfilingMode::Off;
   // Software devices (lavapipe) are slower than the CPU backend: only used
   // when the user asks for Vulkan by name.
@@ -29,7 +29,11 @@ vulkan::VulkanConfig vulkan_config(const BackendRequest& request) {
 }
 
 std::unique_ptr<backend::Backend> make_cpu(const BackendRequest& request) {
-  return backend::make_cpu_backend({request.cpu_threads, backend::KernelChoice::Fastest, request.cpu_max_level});
+  backend::CpuBackendOptions options;
+  options.threads = request.cpu_threads;
+  options.max_level = request.cpu_max_level;
+  options.time_ops = request.profiling == BackendProfiling::OpTimes;
+  return backend::make_cpu_backend(options);
 }
 
 unsigned cpu_threads(const BackendRequest& request) {

@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ops.h"
 #include "thread_pool.h"
@@ -90,7 +94,8 @@ class CpuBackend final : public Backend {
         kernels_(quant::select_kernels(quant::detect_cpu_features(), options.kernels == KernelChoice::Reference
                                                                           ? quant::KernelLevel::Scalar
                                                                           : options.max_level)),
-        observer_(options.observer) {}
+        observer_(options.observer),
+        time_ops_(options.time_ops) {}
 
   const char* name() const override { return "cpu"; }
 
@@ -115,6 +120,8 @@ class CpuBackend final : public Backend {
   }
 
   bool supports_sequence_batches() const override { return true; }
+
+  std::vector<std::pair<std::string, double>> op_timings() const override { return timings_; }
 
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
     auto buffer = std::make_unique<CpuBuffer>(bytes, usage, counters_);
@@ -185,48 +192,77 @@ class CpuBackend final : public Backend {
   // few-token products of the same input (Q, K, V; gate, up) run as one
   // group, and a prompt's SwiGLU runs inside the product that reads it.
   void run_nodes(const std::vector<Node>& nodes, const Tensor* output) {
-    std::array<const Node*, cpu::kMaxDecodeGroup> group{};
     matmul_scratch_.held = {};  // a new graph's tensors may sit where the last one's did
+    timings_.clear();
     for (size_t i = 0; i < nodes.size();) {
-      size_t n = 1;
-      group[0] = &nodes[i];
-      // Only a run of lone products keeps the converted input between them
-      // (MatmulScratch::Held); any other node may rewrite what it came from.
-      if (nodes[i].op != Op::MatMul) matmul_scratch_.held = {};
-      if (observer_) {
-        // One node at a time: the decode groups only batch what runs, and
-        // every product's input is still intact before its node runs.
-        if (nodes[i].op == Op::MatMul || nodes[i].op == Op::MatMulId) observer_->observe(nodes[i]);
-        run(nodes[i]);
-        ++i;
+      if (!time_ops_) {
+        i += run_at(nodes, i, output);
         continue;
       }
-      if (fuses_into_next(nodes, i, output)) {
-        const Node& act = nodes[i];
-        const cpu::InputRowFn rows = [&](int64_t t, float* row) { cpu::swiglu_row(act, t, row, kernels_); };
-        cpu::op_matmul(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
-        matmul_scratch_.held = {};  // the SwiGLU's output was never written
-        i += 2;
-        continue;
-      }
-      // One-token products (decode) or few-token ones (a scheduler step, a
-      // verify pass) of the same input.
-      const bool few = nodes[i].op == Op::MatMul && nodes[i].src[1]->ne[1] > 1;
-      while (n < group.size() && i + n < nodes.size() &&
-             (few ? cpu::can_share_rows_batch(nodes[i], nodes[i + n], kernels_)
-                  : cpu::can_share_decode(nodes[i], nodes[i + n], kernels_))) {
-        group[n] = &nodes[i + n];
-        ++n;
-      }
-      if (n > 1 && few) {
-        cpu::op_matmul_rows_batch(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
-      } else if (n > 1) {
-        cpu::op_matmul_decode_group(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
-      } else {
-        run(nodes[i]);
-      }
+      const auto start = std::chrono::steady_clock::now();
+      const size_t n = run_at(nodes, i, output);
+      timings_.emplace_back(op_label(nodes, i, n),
+                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       i += n;
     }
+  }
+
+  // Runs nodes[i] and the nodes that go with it; returns how many it ran.
+  size_t run_at(const std::vector<Node>& nodes, size_t i, const Tensor* output) {
+    // Only a run of lone products keeps the converted input between them
+    // (MatmulScratch::Held); any other node may rewrite what it came from.
+    if (nodes[i].op != Op::MatMul) matmul_scratch_.held = {};
+    if (observer_) {
+      // One node at a time: the decode groups only batch what runs, and
+      // every product's input is still intact before its node runs.
+      if (nodes[i].op == Op::MatMul || nodes[i].op == Op::MatMulId) observer_->observe(nodes[i]);
+      run(nodes[i]);
+      return 1;
+    }
+    if (fuses_into_next(nodes, i, output)) {
+      const Node& act = nodes[i];
+      const cpu::InputRowFn rows = [&](int64_t t, float* row) { cpu::swiglu_row(act, t, row, kernels_); };
+      cpu::op_matmul(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
+      matmul_scratch_.held = {};  // the SwiGLU's output was never written
+      return 2;
+    }
+    // One-token products (decode) or few-token ones (a scheduler step, a
+    // verify pass) of the same input.
+    std::array<const Node*, cpu::kMaxDecodeGroup> group{};
+    size_t n = 1;
+    group[0] = &nodes[i];
+    const bool few = nodes[i].op == Op::MatMul && nodes[i].src[1]->ne[1] > 1;
+    while (n < group.size() && i + n < nodes.size() &&
+           (few ? cpu::can_share_rows_batch(nodes[i], nodes[i + n], kernels_)
+                : cpu::can_share_decode(nodes[i], nodes[i + n], kernels_))) {
+      group[n] = &nodes[i + n];
+      ++n;
+    }
+    if (n > 1 && few) {
+      cpu::op_matmul_rows_batch(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
+    } else if (n > 1) {
+      cpu::op_matmul_decode_group(std::span(group.data(), n), pool_, kernels_, matmul_scratch_);
+    } else {
+      run(nodes[i]);
+    }
+    return n;
+  }
+
+  // A timing's label: the op, a product's weight type after it (the
+  // products' costs differ most by format), a SwiGLU run inside the product
+  // after it joined to that product's label.
+  static std::string op_label(const std::vector<Node>& nodes, size_t i, size_t n) {
+    const Node& first = nodes[i];
+    auto one = [](const Node& node) {
+      std::string label = to_string(node.op);
+      if (node.op == Op::MatMul || node.op == Op::MatMulId) {
+        label += ' ';
+        label += traits(node.src[0]->type).name;
+      }
+      return label;
+    };
+    if (first.op == Op::SwiGlu && n == 2) return one(first) + " + " + one(nodes[i + 1]);
+    return one(first);
   }
 
   void run(const Node& n) {
@@ -286,6 +322,8 @@ class CpuBackend final : public Backend {
   void note_scratch() { scratch_high_water_ = std::max(scratch_high_water_, memory_use().scratch_bytes); }
 
   cpu::RopeTables rope_tables_;   // cos/sin of the running graph's positions
+  bool time_ops_ = false;
+  std::vector<std::pair<std::string, double>> timings_;  // of the last graph, when time_ops_
   cpu::MatmulScratch matmul_scratch_;  // converted activations, their kernel layouts, repacked weight tiles
   ActivationPlanner planner_;
   std::unique_ptr<void, FreeDeleter> arena_;  // activations, placed by plan_activations

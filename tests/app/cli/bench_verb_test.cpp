@@ -73,6 +73,48 @@ TEST(CliBench, JsonKeepsTheContractWithEitherWeightPlacement) {
   }
 }
 
+// --profile on the CPU: wall time per op of the last repetition's steps,
+// one entry per node the backend ran (the story model's products are F32,
+// so none run as a group). The counts follow from the model's layer count
+// (read through the GGUF reader): per generation step, one attention, two
+// RoPEs and two RMS norms per layer, and the output norm.
+TEST(CliBench, ProfileOnTheCpuCountsEveryOpOfEveryStep) {
+  const std::string model = data_path("models/stories260K.gguf");
+  auto file = hearth::gguf::GgufFile::open(model);
+  ASSERT_TRUE(file.ok());
+  const auto arch = file->get_string("general.architecture");
+  ASSERT_TRUE(arch.ok());
+  const auto layers = file->get_uint(*arch + ".block_count");
+  ASSERT_TRUE(layers.ok());
+  const std::string out = ::testing::TempDir() + "bench-profile.json";
+  const std::string cmd = cli() + " bench --model " + model + " -p 8 -n 4 -r 1 --profile --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto j = nlohmann::json::parse(slurp(out));
+  ASSERT_TRUE(j.contains("profile"));
+  EXPECT_EQ(j["profile"]["clock"], "wall");
+  const auto& tg = j["profile"]["tg"];
+  ASSERT_EQ(tg["steps"], 4);
+  const auto count_of = [&](const char* op) -> int64_t {
+    for (const auto& o : tg["ops"]) {
+      if (o["op"] == op) return o["count"].get<int64_t>();
+    }
+    return 0;
+  };
+  const auto n = static_cast<int64_t>(*layers);
+  EXPECT_EQ(count_of("attention"), 4 * n);
+  EXPECT_EQ(count_of("rope"), 4 * 2 * n);
+  EXPECT_EQ(count_of("rms_norm"), 4 * (2 * n + 1));
+  EXPECT_GT(count_of("matmul F32"), 0);
+  double sum = 0;
+  for (const auto& o : tg["ops"]) {
+    EXPECT_GE(o["ms"].get<double>(), 0.0) << o["op"];
+    sum += o["ms"].get<double>();
+  }
+  // Each entry is a span inside its step's compute, so together they stay
+  // within the steps' wall time.
+  EXPECT_LE(sum, tg["wall_ms"].get<double>());
+}
+
 TEST(CliBench, AnUnknownWeightPlacementIsAUsageError) {
   const Finished run = run_cli("bench --model " + data_path("models/stories260K.gguf") + " -p 8 -n 8 --weights hugepages",
                                "bench-bad-weights");

@@ -5,7 +5,7 @@
 // backend ran it: the residual adds of one-token products are fused into
 // them, so a decode step dispatches no add at all).
 #include <gtest/gtest.h>
-#include <hearth/engine/backend/vulkan/profile.h>
+#include <hearth/engine/backend/op_profile.h>
 #include <hearth/engine/backend/vulkan/vulkan_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/model/model.h>
@@ -44,7 +44,7 @@ Step run_step(VulkanBackend& be, const model::Model& m, kv::KvCache& cache, std:
 
 void check_profile(const VulkanBackend& be, const Step& step, const char* phase) {
   const auto timings = be.last_timings();
-  const auto ops = summarize_timings(timings);
+  const auto ops = backend::summarize_timings(timings);
   ASSERT_EQ(ops.size(), step.nodes.size()) << phase;
   double sum = 0;
   for (const auto& o : ops) {
@@ -105,7 +105,7 @@ TEST(VulkanProfile, SummaryAddsUpByOp) {
   // Independent of the device: the summary of known spans.
   const std::vector<std::pair<std::string, double>> t = {
       {"matmul", 2.0}, {"add", 0.5}, {"matmul", 3.0}, {"rope", 0.25}, {"add", 0.25}};
-  const auto ops = summarize_timings(t);
+  const auto ops = backend::summarize_timings(t);
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0].op, "matmul");
   EXPECT_EQ(ops[0].count, 2u);
@@ -114,9 +114,9 @@ TEST(VulkanProfile, SummaryAddsUpByOp) {
   EXPECT_EQ(ops[1].count, 2u);
   EXPECT_DOUBLE_EQ(ops[1].ms, 0.75);
   EXPECT_EQ(ops[2].op, "rope");
-  std::vector<OpProfile> total;
-  accumulate(total, ops);
-  accumulate(total, ops);
+  std::vector<backend::OpProfile> total;
+  backend::accumulate(total, ops);
+  backend::accumulate(total, ops);
   EXPECT_EQ(total[0].count, 4u);
   EXPECT_DOUBLE_EQ(total[0].ms, 10.0);
 }

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hearth::backend {
 
@@ -84,6 +86,12 @@ class Backend {
   // Whether KvStore/Attention take a KvView with per-sequence block tables
   // (KvView::token_seq: several sequences in one forward pass).
   virtual bool supports_sequence_batches() const { return false; }
+  // The time in ms of each node of the last compute (or of each group of
+  // nodes the backend ran as one), in order, labelled with the op
+  // (op_profile.h sums them), where the backend was made to time them
+  // (hearth-cli bench --profile): GPU time on Vulkan, wall time on the CPU.
+  // Empty otherwise. Between graphs only.
+  virtual std::vector<std::pair<std::string, double>> op_timings() const { return {}; }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so

@@ -25,6 +25,9 @@ struct CpuBackendOptions {
   // Sees every MatMul/MatMulId input before the product runs (importance
   // collection); not owned, must outlive the backend. Null: no observer.
   MatmulObserver* observer = nullptr;
+  // Times every node (a group of products run as one counts once) for
+  // Backend::op_timings (hearth-cli bench --profile); off: no clock reads.
+  bool time_ops = false;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {});

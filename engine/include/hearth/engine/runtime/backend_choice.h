@@ -25,9 +25,10 @@ enum class BackendPreference {
   Vulkan,  // Vulkan, also on a software device (the user asked by name)
 };
 
-// GpuTimestamps: the Vulkan backend times every graph node with timestamp
-// queries (hearth-cli bench --profile); it costs a little, so it is off otherwise.
-enum class BackendProfiling { Off, GpuTimestamps };
+// OpTimes: the backend times every graph node (Backend::op_timings; hearth-cli
+// bench --profile), Vulkan with timestamp queries, the CPU with a clock read
+// around each node; it costs a little, so it is off otherwise.
+enum class BackendProfiling { Off, OpTimes };
 
 // How many model layers run on the GPU (partial offload: the first N on the
 // GPU, the rest on the CPU, see backend/split_backend.h).

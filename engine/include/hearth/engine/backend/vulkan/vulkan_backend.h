@@ -41,6 +41,7 @@ class VulkanBackend : public backend::Backend {
   // VulkanConfig::profiling is Timestamps. The spans do not overlap, so
   // their sum is at most the compute's duration.
   virtual std::vector<std::pair<std::string, double>> last_timings() const = 0;
+  std::vector<std::pair<std::string, double>> op_timings() const override { return last_timings(); }
 
  protected:
   VulkanBackend() = default;

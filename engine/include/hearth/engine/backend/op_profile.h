@@ -1,6 +1,7 @@
-// Per-op summary of a profiled compute: the per-node GPU times that
-// VulkanBackend::last_timings() returns, summed by op. hearth-cli bench
-// --profile prints it for prompt processing and generation.
+// Per-op summary of a profiled compute: the per-node times that
+// Backend::op_timings() returns (GPU time on Vulkan, wall time on the CPU),
+// summed by label. hearth-cli bench --profile prints it for prompt
+// processing and generation.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,12 @@
 #include <utility>
 #include <vector>
 
-namespace hearth::vulkan {
+namespace hearth::backend {
 
 struct OpProfile {
-  std::string op;      // the node's op name (to_string(backend::Op))
+  std::string op;      // the label: the node's op name (to_string(Op)), on the CPU with a product's weight type
   uint32_t count = 0;  // nodes of this op
-  double ms = 0;       // their summed GPU time
+  double ms = 0;       // their summed time
 };
 
 // Sums `timings` (label, ms) by label; the result is ordered by time, largest
@@ -24,4 +25,4 @@ std::vector<OpProfile> summarize_timings(std::span<const std::pair<std::string, 
 // Adds `more` into `into` by op (for several steps of generation).
 void accumulate(std::vector<OpProfile>& into, const std::vector<OpProfile>& more);
 
-}  // namespace hearth::vulkan
+}  // namespace hearth::backend

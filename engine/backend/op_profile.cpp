@@ -1,8 +1,8 @@
-#include "hearth/engine/backend/vulkan/profile.h"
+#include "hearth/engine/backend/op_profile.h"
 
 #include <algorithm>
 
-namespace hearth::vulkan {
+namespace hearth::backend {
 namespace {
 
 void sort_by_time(std::vector<OpProfile>& v) {
@@ -40,4 +40,4 @@ void accumulate(std::vector<OpProfile>& into, const std::vector<OpProfile>& more
   sort_by_time(into);
 }
 
-}  // namespace hearth::vulkan
+}  // namespace hearth::backend
