@@ -3,8 +3,10 @@
 // A transformer ropes Q and K in each of its layers, all with the graph's
 // one position input, and the cos/sin pairs (a powf, a cosf and a sinf per
 // pair) cost far more than the rotation itself: on Qwen2.5-0.5B they were
-// most of op_rope's time, 2.6% of a 256-token prompt step and 1.7% of an
-// eight-stream decode step, recomputed 48 times per position.
+// most of op_rope's time, which was 2.6% of a 256-token prompt step and
+// 1.3-1.6% of an eight-stream decode step, the pairs recomputed 48 times per
+// position. Tables are keyed by the positions' address: positions are graph
+// inputs, which no node writes.
 #pragma once
 
 #include <hearth/engine/backend/graph.h>
