@@ -14,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -22,11 +21,18 @@ namespace hearth::server {
 
 class ConnectionMonitor {
  public:
+  // The server's connected sockets, file descriptor -> peer ("addr|port"):
+  // by default read from /proc/self/fd (connections_on_port); a test passes
+  // its own to decide what a scan sees and when.
+  using Listing = std::function<std::map<int, std::string>()>;
   ConnectionMonitor(int port, std::chrono::milliseconds request_deadline);
+  ConnectionMonitor(Listing listing, std::chrono::milliseconds request_deadline);
   ~ConnectionMonitor();
   ConnectionMonitor(const ConnectionMonitor&) = delete;
   ConnectionMonitor& operator=(const ConnectionMonitor&) = delete;
 
+  // The peer key of `addr`:`port` as a Listing names it.
+  static std::string peer_key(const std::string& addr, int port);
   // A handler serves the request from `addr`:`port` (as cpp-httplib reports
   // the remote end): the deadline no longer applies, and `on_hangup` is
   // called once, from the monitor's thread, if the client closes.
@@ -44,18 +50,20 @@ class ConnectionMonitor {
   struct Watch {
     std::string peer;
     std::function<void()> on_hangup;
+    std::chrono::steady_clock::time_point since;  // when watch() was called
   };
   void loop();
   void scan();
 
-  int port_;
+  Listing listing_;
   std::chrono::milliseconds deadline_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<int, Conn> conns_;            // by file descriptor
   std::map<uint64_t, Watch> watches_;
-  std::set<std::string> served_;         // peers whose request reached a handler
+  // Peers whose request reached a handler, and when it did.
+  std::map<std::string, std::chrono::steady_clock::time_point> served_;
   uint64_t next_id_ = 1;
   int64_t expired_ = 0;
   std::thread thread_;
