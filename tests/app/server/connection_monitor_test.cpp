@@ -54,66 +54,69 @@ struct Listing {
   }
 };
 
+// One end of a socket pair is the server's connection the listing shows
+// (peer 127.0.0.1:40000), the other the client's.
+class ConnectionMonitorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int pair[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    server_end = pair[0];
+    client_end = pair[1];
+    listing.fd = server_end;
+    listing.peer = ConnectionMonitor::peer_key("127.0.0.1", 40000);
+  }
+  void TearDown() override {
+    if (server_end >= 0) close(server_end);
+    if (client_end >= 0) close(client_end);
+  }
+  int server_end = -1, client_end = -1;
+  Listing listing;
+  std::atomic<int> hangups{0};
+};
+
 // A request whose connection a scan's listing missed (accepted after it)
 // but whose handler started watching before the scan checked its watches
 // was taken as hung up, and cancelled with HTTP 499 as it began.
-TEST(ConnectionMonitor, AConnectionNewerThanTheListingHasNotHungUp) {
-  int pair[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  Listing listing;
-  listing.fd = pair[0];
-  listing.peer = ConnectionMonitor::peer_key("127.0.0.1", 40000);
-  std::atomic<int> hangups{0};
+TEST_F(ConnectionMonitorTest, AConnectionNewerThanTheListingHasNotHungUp) {
+  ConnectionMonitor monitor([&] { return listing.list(); }, kNoDeadline);
   {
-    ConnectionMonitor monitor([&] { return listing.list(); }, kNoDeadline);
-    {
-      std::unique_lock lock(listing.m);
-      ASSERT_TRUE(listing.cv.wait_for(lock, kLongWait, [&] { return listing.scans >= 1; }));
-    }
-    // The first scan has listed the sockets (without this one) and waits.
-    const uint64_t id = monitor.watch("127.0.0.1", 40000, [&] { ++hangups; });
-    {
-      std::lock_guard lock(listing.m);
-      listing.watched = true;
-    }
-    listing.cv.notify_all();
-    // That scan finishes, and two more see the open connection.
-    ASSERT_TRUE(listing.wait_scans(3));
-    EXPECT_EQ(hangups.load(), 0);
-    // The client goes away: a later scan must still tell.
-    {
-      std::lock_guard lock(listing.m);
-      listing.open = false;
-    }
-    ASSERT_TRUE(listing.wait_scans(2));
-    EXPECT_EQ(hangups.load(), 1);
-    monitor.unwatch(id);
+    std::unique_lock lock(listing.m);
+    ASSERT_TRUE(listing.cv.wait_for(lock, kLongWait, [&] { return listing.scans >= 1; }));
   }
-  close(pair[0]);
-  close(pair[1]);
+  // The first scan has listed the sockets (without this one) and waits.
+  const uint64_t id = monitor.watch("127.0.0.1", 40000, [&] { ++hangups; });
+  {
+    std::lock_guard lock(listing.m);
+    listing.watched = true;
+  }
+  listing.cv.notify_all();
+  // That scan finishes, and two more see the open connection.
+  ASSERT_TRUE(listing.wait_scans(3));
+  EXPECT_EQ(hangups.load(), 0);
+  // The client goes away: a later scan must still tell.
+  {
+    std::lock_guard lock(listing.m);
+    listing.open = false;
+  }
+  ASSERT_TRUE(listing.wait_scans(2));
+  EXPECT_EQ(hangups.load(), 1);
+  monitor.unwatch(id);
 }
 
 // The client closing its end of an open connection is a hang-up too (the
 // monitor polls the socket it lists).
-TEST(ConnectionMonitor, AClosedClientEndIsAHangup) {
-  int pair[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  Listing listing;
-  listing.fd = pair[0];
-  listing.peer = ConnectionMonitor::peer_key("127.0.0.1", 40001);
+TEST_F(ConnectionMonitorTest, AClosedClientEndIsAHangup) {
   listing.hold_first = false;
-  std::atomic<int> hangups{0};
-  {
-    ConnectionMonitor monitor([&] { return listing.list(); }, kNoDeadline);
-    const uint64_t id = monitor.watch("127.0.0.1", 40001, [&] { ++hangups; });
-    ASSERT_TRUE(listing.wait_scans(2));
-    EXPECT_EQ(hangups.load(), 0);
-    close(pair[1]);
-    ASSERT_TRUE(listing.wait_scans(2));
-    EXPECT_EQ(hangups.load(), 1);
-    monitor.unwatch(id);
-  }
-  close(pair[0]);
+  ConnectionMonitor monitor([&] { return listing.list(); }, kNoDeadline);
+  const uint64_t id = monitor.watch("127.0.0.1", 40000, [&] { ++hangups; });
+  ASSERT_TRUE(listing.wait_scans(2));
+  EXPECT_EQ(hangups.load(), 0);
+  close(client_end);
+  client_end = -1;
+  ASSERT_TRUE(listing.wait_scans(2));
+  EXPECT_EQ(hangups.load(), 1);
+  monitor.unwatch(id);
 }
 
 }  // namespace
