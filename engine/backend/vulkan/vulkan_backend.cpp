@@ -146,7 +146,7 @@ class VulkanBackendImpl final : public VulkanBackend {
     signature_.clear();  // the recording referenced them
   }
 
-  std::vector<std::pair<std::string, double>> last_timings() const override {
+  std::vector<std::pair<std::string, double>> op_timings() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& t : seq_->timings()) out.emplace_back(t.label, t.ms);
     return out;

@@ -43,7 +43,7 @@ Step run_step(VulkanBackend& be, const model::Model& m, kv::KvCache& cache, std:
 }
 
 void check_profile(const VulkanBackend& be, const Step& step, const char* phase) {
-  const auto timings = be.last_timings();
+  const auto timings = be.op_timings();
   const auto ops = backend::summarize_timings(timings);
   ASSERT_EQ(ops.size(), step.nodes.size()) << phase;
   double sum = 0;
@@ -98,7 +98,7 @@ TEST(VulkanProfile, NoTimingsWithoutProfiling) {
   ASSERT_TRUE(cache.ok()) << cache.error().message;
   const int32_t id = 3, p = 0;
   run_step(**be, **model, **cache, std::span(&id, 1), std::span(&p, 1));
-  EXPECT_TRUE((*be)->last_timings().empty());
+  EXPECT_TRUE((*be)->op_timings().empty());
 }
 
 TEST(VulkanProfile, SummaryAddsUpByOp) {

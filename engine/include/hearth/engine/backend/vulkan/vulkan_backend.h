@@ -36,12 +36,10 @@ class VulkanBackend : public backend::Backend {
   // Drops every uploaded weight (model unload); buffers allocated through
   // allocate() stay with their owners.
   virtual void release_weights() = 0;
-  // GPU time in ms of each graph node of the last compute, in node order,
-  // labelled with the node's op name (to_string(Op)); empty unless
-  // VulkanConfig::profiling is Timestamps. The spans do not overlap, so
-  // their sum is at most the compute's duration.
-  virtual std::vector<std::pair<std::string, double>> last_timings() const = 0;
-  std::vector<std::pair<std::string, double>> op_timings() const override { return last_timings(); }
+  // op_timings(): GPU time in ms of each graph node of the last compute, in
+  // node order, labelled with the node's op name (to_string(Op)); empty
+  // unless VulkanConfig::profiling is Timestamps. The spans do not overlap,
+  // so their sum is at most the compute's duration.
 
  protected:
   VulkanBackend() = default;
