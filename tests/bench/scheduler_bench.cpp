@@ -8,12 +8,16 @@
 // hold only decode tokens, over those steps' time) and step_ms (one such
 // step), cpu_ms_per_tok (process CPU time per decoded token, all threads:
 // less sensitive to other load on the machine). The target: decode_tok_s at 8 streams >= 3x that at 1.
+// HEARTH_BENCH_PROFILE=1 also times every op (CpuBackendOptions::time_ops)
+// and prints, per stream count, each op's wall time per decode step.
 #include <benchmark/benchmark.h>
 #include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/backend/op_profile.h>
 #include <hearth/engine/runtime/scheduler.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
@@ -46,6 +50,7 @@ Loaded& loaded() {
     const char* threads = std::getenv("HEARTH_BENCH_THREADS");
     backend::CpuBackendOptions o;
     o.threads = threads ? std::atoi(threads) : 2;
+    o.time_ops = std::getenv("HEARTH_BENCH_PROFILE") != nullptr;
     out.backend = backend::make_cpu_backend(o);
     return out;
   }();
@@ -84,6 +89,7 @@ void BM_SchedulerDecode(benchmark::State& state) {
   const auto n_vocab = static_cast<uint32_t>(l.model->hparams().n_vocab);
   double decode_s = 0, decode_cpu_s = 0;
   int64_t decode_tokens = 0, decode_steps = 0;
+  std::vector<backend::OpProfile> decode_ops;
   for (auto _ : state) {
     for (int32_t s = 0; s < streams; ++s) {
       runtime::SequenceRequest r;
@@ -111,6 +117,8 @@ void BM_SchedulerDecode(benchmark::State& state) {
         decode_cpu_s += c1 - c0;
         decode_tokens += static_cast<int64_t>(rep->sampled.size());
         ++decode_steps;
+        const auto timings = l.backend->op_timings();
+        backend::accumulate(decode_ops, backend::summarize_timings(timings));
       }
     }
   }
@@ -119,6 +127,13 @@ void BM_SchedulerDecode(benchmark::State& state) {
   // without the machine's other load.
   state.counters["cpu_ms_per_tok"] = decode_tokens > 0 ? 1000.0 * decode_cpu_s / static_cast<double>(decode_tokens) : 0;
   state.counters["step_ms"] = decode_steps > 0 ? 1000.0 * decode_s / static_cast<double>(decode_steps) : 0;
+  if (!decode_ops.empty() && decode_steps > 0) {
+    std::sort(decode_ops.begin(), decode_ops.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+    std::printf("%d streams, ms per decode step by op:\n", streams);
+    for (const backend::OpProfile& op : decode_ops) {
+      std::printf("  %-28s %8.3f\n", op.op.c_str(), op.ms / static_cast<double>(decode_steps));
+    }
+  }
 }
 
 BENCHMARK(BM_SchedulerDecode)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond);

@@ -4,8 +4,10 @@
 // 64-token prefill chunk ending there. The pool holds kLayers layers and the
 // iterations take them in turn, as a forward pass does, so a long context
 // is read from memory rather than from a cache that one layer would fit.
-// One thread, so the figure is the kernel's, not the thread pool's. Levels: avx512 (where the CPU has it) and
-// avx2, as --cpu-kernels caps them.
+// One thread, so the figure is the kernel's, not the thread pool's; the
+// decode also on two threads (".../decode/t2"), where a token of few KV
+// heads has its key chunks split across the threads. Levels: avx512 (where
+// the CPU has it) and avx2, as --cpu-kernels caps them.
 #include <benchmark/benchmark.h>
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/kv/kv_pool.h>
@@ -42,10 +44,10 @@ struct Setup {
   std::string error;
 };
 
-Setup make_setup(const Shape& s, quant::KernelLevel level, int64_t ctx, int64_t n_query) {
+Setup make_setup(const Shape& s, quant::KernelLevel level, int64_t ctx, int64_t n_query, int threads) {
   Setup st;
   CpuBackendOptions o;
-  o.threads = 1;
+  o.threads = threads;
   o.max_level = level;
   st.backend = make_cpu_backend(o);
   const int64_t blocks = (ctx + kv::kBlockTokens - 1) / kv::kBlockTokens;
@@ -86,14 +88,14 @@ Setup make_setup(const Shape& s, quant::KernelLevel level, int64_t ctx, int64_t 
   return st;
 }
 
-void BM_Attention(benchmark::State& state, Shape s, quant::KernelLevel level, int64_t n_query) {
+void BM_Attention(benchmark::State& state, Shape s, quant::KernelLevel level, int64_t n_query, int threads) {
   const std::vector<quant::KernelLevel> levels = quant::supported_levels(quant::detect_cpu_features());
   if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
     state.SkipWithError("this CPU lacks the kernel level");
     return;
   }
   const int64_t ctx = state.range(0);
-  Setup st = make_setup(s, level, ctx, n_query);
+  Setup st = make_setup(s, level, ctx, n_query, threads);
   if (!st.error.empty()) {
     state.SkipWithError(st.error.c_str());
     return;
@@ -126,7 +128,11 @@ void register_all() {
                                      std::pair{quant::KernelLevel::Avx2, "avx2"}}) {
       for (auto [n_query, kind] : {std::pair{int64_t{1}, "decode"}, std::pair{int64_t{64}, "prefill64"}}) {
         const std::string name = std::string("Attention/") + s.name + "/" + level_name + "/" + kind;
-        benchmark::RegisterBenchmark(name.c_str(), BM_Attention, s, level, n_query)->Arg(512)->Arg(4096);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Attention, s, level, n_query, 1)->Arg(512)->Arg(4096);
+        if (n_query == 1) {
+          benchmark::RegisterBenchmark((name + "/t2").c_str(), BM_Attention, s, level, n_query, 2)
+              ->Arg(512)->Arg(4096)->UseRealTime();
+        }
       }
     }
   }

@@ -201,7 +201,16 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{"f16_decode_group4_fast", DType::F16, KernelChoice::Fastest, 64, 32, 8, 100, 0, 0.0f, 1},
         AttentionCase{"f32_decode_group7_fast", DType::F32, KernelChoice::Fastest, 32, 14, 2, 90, 33, 2.0f, 1, true},
         AttentionCase{"f16_hd128_two_tokens_fast", DType::F16, KernelChoice::Fastest, 128, 8, 4, 70, 0, 0.0f, 2},
-        AttentionCase{"f16_group1_three_tokens_fast", DType::F16, KernelChoice::Fastest, 64, 4, 4, 66, 0, 0.0f, 3}),
+        AttentionCase{"f16_group1_three_tokens_fast", DType::F16, KernelChoice::Fastest, 64, 4, 4, 66, 0, 0.0f, 3},
+        // Contexts of several 512-key chunks (merged in order; a decode
+        // token with fewer items than threads has its chunks split across
+        // them): Qwen-like decode, a window with sinks and soft-capping
+        // ending mid-chunk, a Q8_0 cache, and a prefill whose tiles each
+        // cross chunks.
+        AttentionCase{"f16_decode_group7_long_fast", DType::F16, KernelChoice::Fastest, 64, 14, 2, 1300, 0, 0.0f, 1},
+        AttentionCase{"f32_window_sinks_long_fast", DType::F32, KernelChoice::Fastest, 32, 4, 1, 1100, 700, 2.0f, 2, true},
+        AttentionCase{"q8_0_decode_long_fast", DType::Q8_0, KernelChoice::Fastest, 64, 4, 2, 529, 0, 0.0f, 1},
+        AttentionCase{"f16_prefill_long_fast", DType::F16, KernelChoice::Fastest, 64, 8, 2, 560, 0, 0.0f, 560}),
     [](const auto& p) { return std::string(p.param.name); });
 
 // silu(g) * u with both kernel choices (the AVX-512 path where present),
