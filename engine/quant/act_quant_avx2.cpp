@@ -1,7 +1,8 @@
 // AVX2 activation quantizers (F32 -> Q8_0 / Q8_K), byte-identical to the
 // reference ones in ref_legacy.cpp: same scale, same rounding (roundf's
 // ties-away-from-zero for Q8_0, ties-to-even for Q8_K), same first-maximum
-// rule. Built with -mavx2 and -ffp-contract=off only.
+// rule (act_quant_scale.inc states it; here the search is vectorized). Built
+// with -mavx2 and -ffp-contract=off only.
 #include <immintrin.h>
 
 #include <cmath>
@@ -13,8 +14,6 @@
 
 namespace hearth::quant::detail {
 namespace {
-
-#include "act_quant_scale.inc"
 
 inline float hmax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -65,6 +64,33 @@ void quantize_q8_0_avx2(const float* x, void* dst, int64_t n) {
   }
 }
 
+// The first of the block's values whose magnitude is amax (> 0), with its
+// sign (the reference's rule: the largest magnitude sets the scale, its
+// first occurrence the sign), 8 values per compare.
+inline float first_of_magnitude_256(const float* x, float amax) {
+  const __m256 target = _mm256_set1_ps(amax);
+  for (int k = 0; k < kQK_K; k += 8) {
+    const int hit = _mm256_movemask_ps(_mm256_cmp_ps(abs8(_mm256_loadu_ps(x + k)), target, _CMP_EQ_OQ));
+    if (hit != 0) return x[k + __builtin_ctz(static_cast<unsigned>(hit))];
+  }
+  return amax;  // not reached: amax is one of the magnitudes
+}
+
+// Each 16 values' sum: vpsadbw sums 8 bytes at a time, taken unsigned (the
+// codes + 128, a sign flip), so each bsums entry is two of those sums less
+// 16 x 128. Exact, like the widening sum per 16 values it replaces.
+inline void q8_k_bsums(BlockQ8_K& b) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  alignas(32) uint64_t eights[kQK_K / 8];
+  for (int k = 0; k < kQK_K; k += 32) {
+    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + k)), flip);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(eights + k / 8), _mm256_sad_epu8(v, _mm256_setzero_si256()));
+  }
+  for (int j = 0; j < kQK_K / 16; ++j) {
+    b.bsums[j] = static_cast<int16_t>(static_cast<int>(eights[2 * j] + eights[2 * j + 1]) - 16 * 128);
+  }
+}
+
 void quantize_q8_k_avx2(const float* x, void* dst, int64_t n) {
   auto* b = static_cast<BlockQ8_K*>(dst);
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
@@ -75,7 +101,7 @@ void quantize_q8_k_avx2(const float* x, void* dst, int64_t n) {
       std::memset(&b[i], 0, sizeof(b[i]));
       continue;
     }
-    const float iscale = q8_k_iscale(x, kQK_K, amax);
+    const float iscale = -127.f / first_of_magnitude_256(x, amax);
     const __m256 is = _mm256_set1_ps(iscale);
     for (int k = 0; k < kQK_K; k += 32) {
       __m256i q[4];
@@ -86,15 +112,7 @@ void quantize_q8_k_avx2(const float* x, void* dst, int64_t n) {
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(b[i].qs + k), pack32(q[0], q[1], q[2], q[3]));
     }
-    for (int j = 0; j < kQK_K / 16; ++j) {
-      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].qs + 16 * j));
-      const __m256i w = _mm256_cvtepi8_epi16(q);
-      const __m256i s = _mm256_madd_epi16(w, _mm256_set1_epi16(1));
-      __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-      t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
-      t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
-      b[i].bsums[j] = static_cast<int16_t>(_mm_cvtsi128_si32(t));
-    }
+    q8_k_bsums(b[i]);
     b[i].d = 1 / iscale;
   }
 }

@@ -283,6 +283,33 @@ void BM_QuantizeFromF16(benchmark::State& state, DType type) {
   state.SetBytesProcessed(state.iterations() * rows * kRowLength * 2);
 }
 
+// The activation quantizers (F32 -> Q8_0 / Q8_K): every product's input goes
+// through one, once per token; a prompt's FFN down product quantizes
+// tokens x ffn-width values per layer. 64 rows of 4864 values (a
+// Qwen2.5-0.5B FFN) from cache. Bytes counted are F32 input bytes.
+void BM_QuantizeActivation(benchmark::State& state, DType act, KernelLevel level) {
+  const CpuFeatures f = detect_cpu_features();
+  const auto levels = supported_levels(f);
+  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+    state.SkipWithError("level not supported by this CPU");
+    return;
+  }
+  const KernelTable kt = select_kernels(f, level);
+  constexpr int64_t kRows = 64, kWidth = 4864;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 0.5f);
+  std::vector<float> x(static_cast<size_t>(kRows * kWidth));
+  for (auto& v : x) v = dist(rng);
+  const size_t rb = *row_bytes(act, kWidth);
+  std::vector<uint8_t> out(rb * kRows);
+  for (auto _ : state) {
+    for (int64_t r = 0; r < kRows; ++r) kt.quantize_activation(act, x.data() + r * kWidth, out.data() + r * rb, kWidth);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kRows * kWidth * 4);
+  state.SetLabel(std::string(to_string(level)));
+}
+
 void register_all() {
   const DType types[] = {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q4_1,
                          DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS, DType::Q3_K,
@@ -319,6 +346,13 @@ void register_all() {
       benchmark::RegisterBenchmark(("DecodeInterleavedMem/" + name).c_str(), BM_DecodeInterleaved, t, l,
                                    size_t{256} << 20)
           ->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Threads(2)->UseRealTime();
+    }
+  }
+  for (DType act : {DType::Q8_0, DType::Q8_K}) {
+    for (KernelLevel l : levels) {
+      benchmark::RegisterBenchmark(("QuantizeActivation/" + std::string(traits(act).name) + "/" +
+                                    std::string(to_string(l))).c_str(),
+                                   BM_QuantizeActivation, act, l);
     }
   }
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {

@@ -308,7 +308,7 @@ TEST_P(LevelTest, PrefillTilesMatchScalarVecDot) {
 TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> x(1024);
+  std::vector<float> x(1280);
   for (auto& v : x) v = dist(rng);
   // Exact rounding ties: with 127 as the block maximum d = 1, so k + 0.5
   // values must round away from zero (Q8_0) or to even (Q8_K: scale -1).
@@ -319,10 +319,12 @@ TEST_P(LevelTest, ActivationQuantizersMatchTheReference) {
   for (int j = 512; j < 768; ++j) x[static_cast<size_t>(j)] = 0.0f;  // an all-zero block
   x[900] = -50.0f;  // equal magnitudes: the first one sets the sign
   x[901] = 50.0f;
+  x[1278] = 90.0f;   // the largest magnitude twice in a block's last vector:
+  x[1279] = -90.0f;  // the first one sets the sign
   for (DType act : {DType::Q8_0, DType::Q8_K}) {
-    std::vector<uint8_t> got(*row_bytes(act, 1024)), want(got.size());
-    table_.quantize_activation(act, x.data(), got.data(), 1024);
-    ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1024).ok());
+    std::vector<uint8_t> got(*row_bytes(act, 1280)), want(got.size());
+    table_.quantize_activation(act, x.data(), got.data(), 1280);
+    ASSERT_TRUE(quantize_row(act, x.data(), want.data(), 1280).ok());
     EXPECT_EQ(got, want) << traits(act).name;
   }
 }
