@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -96,6 +97,88 @@ void softmax(std::vector<Candidate>& c, float temperature) {
   for (auto& x : c) x.p = static_cast<float>(x.p / sum);
 }
 
+// Four floats at a time in GCC's portable vector types (SSE2 on baseline
+// x86-64, NEON on ARM): the branch-free form the compiler would not
+// vectorize from scalar code.
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+
+// e^x for x <= 0, within a few ulp of std::exp: x = n ln2 + r with |r| <=
+// ln2 / 2, a degree-6 polynomial for e^r, and 2^n put into the exponent
+// bits. Below about -88 (and for -inf or NaN: a token a grammar rules out)
+// the result is exactly 0, so such a token is never drawn.
+inline F4 exp_nonpositive(F4 x) {
+  x = x > -104.0f ? x : -104.0f;  // NaN compares false: it becomes -104 too
+  // Round to nearest by adding and taking away 1.5 x 2^23.
+  constexpr float kRound = 12582912.0f;
+  const F4 n = (x * 1.44269504089f + kRound) - kRound;
+  F4 r = x - n * 0.693145751953125f;
+  r -= n * 1.428606765330187e-06f;
+  F4 p = r * (1.0f / 720) + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const I4 biased = __builtin_convertvector(n, I4) + 127;
+  const I4 bits = (biased > 0 ? biased : 0) << 23;  // 0: a zero scale
+  F4 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+// The largest logit, NaNs ignored (-inf when there is none).
+float finite_max(std::span<const float> logits) {
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  F4 m = {kNone, kNone, kNone, kNone};
+  size_t i = 0;
+  for (; i + 4 <= logits.size(); i += 4) {
+    F4 l;
+    std::memcpy(&l, logits.data() + i, sizeof l);
+    m = l > m ? l : m;
+  }
+  float best = std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+  for (; i < logits.size(); ++i) best = logits[i] > best ? logits[i] : best;
+  return best;
+}
+
+constexpr size_t kWeightBlock = 64;  // tokens per partial sum of softmax_weights
+
+// Each token's unnormalized probability e^((l - max) / T) into w (0 for a
+// NaN or -inf logit), the sum of each block of kWeightBlock tokens into
+// block_sums, and their total. Lane-wise float sums within a block (a
+// running double sum per token was an ordered chain that kept the loop at
+// a third of its speed).
+double softmax_weights(std::span<const float> logits, float max, float temperature, std::vector<float>& w,
+                       std::vector<double>& block_sums) {
+  const size_t n = logits.size();
+  w.resize(n + 4);  // room for a whole last vector
+  block_sums.clear();
+  const float inv_t = 1.0f / temperature;
+  double total = 0;
+  for (size_t b = 0; b < n; b += kWeightBlock) {
+    const size_t end = std::min(n, b + kWeightBlock);
+    F4 acc = {};
+    for (size_t i = b; i < end; i += 4) {
+      F4 l;
+      if (i + 4 <= end) {
+        std::memcpy(&l, logits.data() + i, sizeof l);
+      } else {
+        l = F4{} - std::numeric_limits<float>::infinity();  // past the end: weight 0
+        for (size_t j = 0; i + j < end; ++j) l[j] = logits[i + j];
+      }
+      const F4 e = exp_nonpositive((l - max) * inv_t);
+      std::memcpy(w.data() + i, &e, sizeof e);
+      acc += e;
+    }
+    const double sum = static_cast<double>((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    block_sums.push_back(sum);
+    total += sum;
+  }
+  w.resize(n);
+  return total;
+}
+
 }  // namespace
 
 std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top_k) {
@@ -136,6 +219,35 @@ std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top
   return c;
 }
 
+namespace {
+
+// The most likely tokens, sorted as top_candidates sorts them, with their
+// probabilities over the whole vocabulary at temperature 1, at least up to
+// where top-p and min-p cut (as many as sorting every token and cutting
+// would keep): the top k by a heap, k growing until the cut falls inside.
+// Sorting a 152k vocabulary for every token (OpenAI's default request:
+// top_p 1 or below, no top_k) took 13 ms, longer than a decode step.
+std::vector<Candidate> nucleus_candidates(std::span<const float> logits, float top_p, float min_p) {
+  const float max = finite_max(logits);
+  std::vector<float> w;
+  std::vector<double> block_sums;
+  const double sum = softmax_weights(logits, max, 1.0f, w, block_sums);
+  for (size_t k = 64;; k *= 8) {
+    const bool all = k >= logits.size();
+    std::vector<Candidate> c = top_candidates(logits, all ? 0 : static_cast<int32_t>(k));
+    double mass = 0;
+    for (auto& x : c) {
+      x.p = static_cast<float>(w[static_cast<size_t>(x.token)] / sum);
+      mass += x.p;
+    }
+    const bool p_cut = top_p >= 1.0f || mass >= top_p;
+    const bool min_cut = min_p <= 0.0f || c.back().p < min_p * c.front().p;
+    if (all || (p_cut && min_cut)) return c;
+  }
+}
+
+}  // namespace
+
 std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
   // A copy only when penalties change some logits: a vocabulary row is
   // 0.6 MB for a 152k vocabulary, and copying it into a fresh vector took
@@ -151,10 +263,16 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
     const int32_t best = argmax(logits);
     return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};
   }
-  std::vector<Candidate> c = top_candidates(logits, config_.top_k);
   // top-p and min-p look at the distribution before temperature, as in the
   // common sampler chains, so temperature only reshapes what survives.
-  softmax(c, 1.0f);
+  const bool whole_vocabulary = config_.top_k <= 0 || static_cast<size_t>(config_.top_k) >= logits.size();
+  std::vector<Candidate> c;
+  if (whole_vocabulary && (config_.top_p < 1.0f || config_.min_p > 0.0f)) {
+    c = nucleus_candidates(logits, config_.top_p, config_.min_p);
+  } else {
+    c = top_candidates(logits, config_.top_k);
+    softmax(c, 1.0f);
+  }
   if (config_.top_p < 1.0f) {
     double cum = 0;
     size_t keep = c.size();
@@ -177,8 +295,48 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
   return c;
 }
 
+bool Sampler::keeps_every_token(size_t vocabulary) const {
+  return config_.temperature > 0.0f && (config_.top_k <= 0 || static_cast<size_t>(config_.top_k) >= vocabulary) &&
+         config_.top_p >= 1.0f && config_.min_p <= 0.0f;
+}
+
+int32_t Sampler::draw_whole(std::span<const float> logits_in) {
+  std::vector<float> penalized;
+  std::span<const float> logits = logits_in;
+  if (penalizes()) {
+    penalized.assign(logits_in.begin(), logits_in.end());
+    apply_penalties(penalized);
+    logits = penalized;
+  }
+  const float max = finite_max(logits);
+  if (!(max > -std::numeric_limits<float>::infinity())) return draw(distribution(logits_in));  // no finite logit
+  const double sum = softmax_weights(logits, max, config_.temperature, weights_, block_sums_);
+  // The token where the running sum passes u x sum, in token order: the
+  // same distribution as a draw over sorted candidates, without the sort.
+  // Whole blocks are passed by the sums that made the total, so the block
+  // where the target falls is exact; within it, rounding may leave the
+  // running sum just under the target, and its last token with weight is
+  // taken.
+  const double target = rng_.uniform() * sum;
+  double cum = 0;
+  size_t block = 0;
+  while (block + 1 < block_sums_.size() && target >= cum + block_sums_[block]) cum += block_sums_[block++];
+  const size_t end = std::min(weights_.size(), (block + 1) * kWeightBlock);
+  int32_t last = -1;
+  for (size_t i = block * kWeightBlock; i < end; ++i) {
+    if (weights_[i] == 0.0f) continue;
+    cum += weights_[i];
+    last = static_cast<int32_t>(i);
+    if (target < cum) return last;
+  }
+  if (last >= 0) return last;
+  return static_cast<int32_t>(argmax(logits));
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
-  const int32_t token = draw(distribution(logits));
+  // The whole softmax needs no candidates: drawn in token order, it costs
+  // one pass instead of sorting the vocabulary.
+  const int32_t token = keeps_every_token(logits.size()) ? draw_whole(logits) : draw(distribution(logits));
   accept(token);
   return token;
 }

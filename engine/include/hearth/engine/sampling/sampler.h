@@ -94,11 +94,18 @@ class Sampler {
   // Whether apply_penalties would change anything (a penalty is set and a
   // token was seen).
   bool penalizes() const;
+  // Whether the chain keeps the whole vocabulary (no top-k, top-p or min-p
+  // cut, temperature above 0): sample() then draws without candidates.
+  bool keeps_every_token(size_t vocabulary) const;
+  // One draw from the whole softmax at the temperature, after penalties.
+  int32_t draw_whole(std::span<const float> logits);
   void apply_penalties(std::vector<float>& logits) const;
 
   SamplerConfig config_;
   Rng rng_;
   std::deque<int32_t> recent_;
+  std::vector<float> weights_;       // draw_whole's per-token weights and
+  std::vector<double> block_sums_;   // their block sums, kept between tokens
 };
 
 }  // namespace hearth::sampling
