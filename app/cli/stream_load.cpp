@@ -68,7 +68,7 @@ void run_stream(const LoadSpec& spec, size_t index, Clock::time_point start, Str
   req.path = "/v1/completions";
   req.headers = {{"Content-Type", "application/json"}};
   if (!spec.api_key.empty()) req.headers.emplace("Authorization", "Bearer " + spec.api_key);
-  req.body = nlohmann::json{{"prompt", spec.prompts[index]}, {"max_tokens", spec.max_tokens}, {"temperature", 0},
+  req.body = nlohmann::json{{"prompt", spec.prompts[index]}, {"max_tokens", spec.max_tokens}, {"temperature", spec.temperature},
                             {"ignore_eos", true}, {"stream", true}}
                  .dump();
   FrameClock frames(record);

@@ -18,6 +18,7 @@ struct LoadSpec {
   std::vector<std::vector<int32_t>> prompts;  // one per stream
   int32_t max_tokens = 128;       // each reply runs to it (ignore_eos)
   double stagger_ms = 50;         // stream i starts i * stagger_ms after the first
+  double temperature = 0;         // every request's; 0 is greedy
   int timeout_s = 600;
 };
 

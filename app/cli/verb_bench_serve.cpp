@@ -213,7 +213,8 @@ Result<LoadFigures> run_reference_level(const std::string& exe, const std::strin
 
 int run_bench_serve(const std::vector<std::string>& argv) {
   VerbSpec spec{"bench-serve",
-                "--model M.gguf [--streams 1,2,4,8,16] [-p 256] [-n 128] [--repeat N] [--ref-server PATH] [--json]",
+                "--model M.gguf [--streams 1,2,4,8,16] [-p 256] [-n 128] [--temperature T] [--repeat N] [--ref-server PATH] "
+                "[--json]",
                 "The local API server under concurrent streaming clients: tok/s, TTFT and inter-token latency.",
                 {{"model", FlagKind::Value, "model file", "m", "M.gguf"},
                  {"streams", FlagKind::Value, "concurrency levels (default 1,2,4,8,16)", "", "LIST"},
@@ -221,6 +222,8 @@ int run_bench_serve(const std::vector<std::string>& argv) {
                  {"tokens", FlagKind::Value, "reply length of every stream (default 128)", "n", "N"},
                  {"stagger-ms", FlagKind::Value, "time between stream arrivals (default 50)", "", "MS"},
                  {"max-batch-tokens", FlagKind::Value, "tokens per forward pass (default 256)", "", "N"},
+                 {"temperature", FlagKind::Value,
+                  "every request's temperature, nothing else of the sampler set (default 0: greedy)", "", "T"},
                  {"repeat", FlagKind::Value,
                   "rounds over the levels; each figure is the median of the rounds' (default 1)", "", "N"},
                  {"ref-server", FlagKind::Value, "the reference engine's llama-server, run on the same file", "", "PATH"},
@@ -236,9 +239,11 @@ int run_bench_serve(const std::vector<std::string>& argv) {
   auto stagger = args->get_int("stagger-ms", 50, 0, 60000);
   auto batch = args->get_int("max-batch-tokens", 256, 1, 1 << 16);
   auto repeat = args->get_int("repeat", 1, 1, 50);
+  auto temperature = args->get_double("temperature", 0.0, 0.0, 2.0);
   for (const Error* e : {levels.ok() ? nullptr : &levels.error(), n_prompt.ok() ? nullptr : &n_prompt.error(),
                          n_reply.ok() ? nullptr : &n_reply.error(), stagger.ok() ? nullptr : &stagger.error(),
-                         batch.ok() ? nullptr : &batch.error(), repeat.ok() ? nullptr : &repeat.error()}) {
+                         batch.ok() ? nullptr : &batch.error(), repeat.ok() ? nullptr : &repeat.error(),
+                         temperature.ok() ? nullptr : &temperature.error()}) {
     if (e) {
       std::fprintf(stderr, "bench-serve: %s\n", e->message.c_str());
       return kExitUsage;
@@ -279,6 +284,7 @@ int run_bench_serve(const std::vector<std::string>& argv) {
   nlohmann::json out = {{"model", std::filesystem::path(model_path).filename().string()},
                         {"threads", shape.threads}, {"prompt_tokens", shape.prompt_tokens},
                         {"reply_tokens", shape.reply_tokens}, {"stagger_ms", shape.stagger_ms},
+                        {"temperature", *temperature},
                         {"spec", runtime::to_string((*speculation)->mode)},
                         {"levels", nlohmann::json::array()}};
   // Rounds over the levels (one level after another, so a slow moment of the
@@ -293,6 +299,7 @@ int run_bench_serve(const std::vector<std::string>& argv) {
       load.prompts.assign(prompts->begin(), prompts->begin() + level);
       load.max_tokens = static_cast<int32_t>(shape.reply_tokens);
       load.stagger_ms = shape.stagger_ms;
+      load.temperature = *temperature;
       auto ours = run_hearth_level(*setup, codec->format(), ServeShape{n_ctx, level, *batch, static_cast<size_t>(level)},
                                    speculator_factory(**speculation, *setup->model, n_ctx), key, load);
       if (!ours.ok()) {

@@ -164,6 +164,19 @@ TEST(CliBenchServe, RepeatReportsTheMedianOfItsRounds) {
   EXPECT_EQ(single["levels"][0]["tokens"], 4);
 }
 
+// Sampled replies (every request's temperature, the whole softmax drawn)
+// still run to their length, and the JSON says which temperature ran.
+TEST(CliBenchServe, ATemperatureIsSentWithEveryRequest) {
+  const auto j = bench_serve_json("--streams 2 --temperature 1", "bench-serve-sampled");
+  ASSERT_EQ(j["levels"].size(), 1u);
+  EXPECT_EQ(j["temperature"], 1.0);
+  EXPECT_EQ(j["levels"][0]["tokens"], 8);
+  const Finished hot = run_cli("bench-serve --model " + data_path("models/stories260K.gguf") + " --temperature 3",
+                               "bench-serve-hot");
+  EXPECT_EQ(hot.status, 1);
+  EXPECT_NE(hot.err.find("--temperature"), std::string::npos) << hot.err;
+}
+
 TEST(CliBenchServe, ZeroRoundsIsAUsageError) {
   const Finished run =
       run_cli("bench-serve --model " + data_path("models/stories260K.gguf") + " --repeat 0", "bench-serve-repeat0");
