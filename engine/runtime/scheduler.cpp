@@ -498,26 +498,47 @@ Result<StepReport> Scheduler::step() {
     finish(s, *end, pool, im.reserved);
     return false;
   };
-  std::vector<Sequence*> done;
-  for (Part& part : parts) {
+  auto logits_row = [&](const Part& part, int64_t i) {
+    return std::span<const float>(im.logits.data() + static_cast<size_t>(part.first_row + i) * n_vocab, n_vocab);
+  };
+  // Each plain step's draw, on the backend's host threads: a draw touches
+  // only its own sequence (its sampler, its request's chooser), and one
+  // over a 152k vocabulary with OpenAI's default sampling (the whole
+  // softmax) takes about 0.3 ms, so eight in a row were a sixth of an
+  // eight-stream step. Verify passes draw in the loop below.
+  std::vector<size_t> plain;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Part& part = parts[i];
     if (part.first_row < 0) continue;
-    Sequence& s = *part.s;
-    auto row = [&](int64_t i) {
-      return std::span<const float>(im.logits.data() + static_cast<size_t>(part.first_row + i) * n_vocab, n_vocab);
-    };
+    const Sequence& s = *part.s;
     if (!s.req.choose) {
       const auto rows = static_cast<size_t>(1 + part.draft.tokens.size());
-      for (size_t i = 0; i < rows; ++i) {
-        float* r = im.logits.data() + (static_cast<size_t>(part.first_row) + i) * n_vocab;
+      for (size_t r = 0; r < rows; ++r) {
+        float* row = im.logits.data() + (static_cast<size_t>(part.first_row) + r) * n_vocab;
         for (int32_t t : s.req.masked_tokens) {
-          if (t >= 0 && static_cast<size_t>(t) < n_vocab) r[t] = -std::numeric_limits<float>::infinity();
+          if (t >= 0 && static_cast<size_t>(t) < n_vocab) row[t] = -std::numeric_limits<float>::infinity();
         }
       }
     }
+    if (part.draft.tokens.empty()) plain.push_back(i);
+  }
+  std::vector<int32_t> drawn(parts.size(), -1);
+  backend_.run_host_tasks(static_cast<int64_t>(plain.size()), [&](int64_t k) {
+    const size_t i = plain[static_cast<size_t>(k)];
+    Sequence& s = *parts[i].s;
+    const auto row = logits_row(parts[i], 0);
+    drawn[i] = s.req.choose ? s.req.choose(row, s.sampler) : s.sampler.sample(row);
+  });
+  std::vector<Sequence*> done;
+  for (size_t pi = 0; pi < parts.size(); ++pi) {
+    Part& part = parts[pi];
+    if (part.first_row < 0) continue;
+    Sequence& s = *part.s;
+    auto row = [&](int64_t i) { return logits_row(part, i); };
     report.sampled.push_back(s.id);
     const auto drafted = static_cast<int32_t>(part.draft.tokens.size());
     if (drafted == 0) {
-      const int32_t token = s.req.choose ? s.req.choose(row(0), s.sampler) : s.sampler.sample(row(0));
+      const int32_t token = drawn[pi];
       if (part.speculating) s.req.speculator->on_plain_step(step_ms);
       if (!emit(s, token, s.n_past)) done.push_back(&s);
       continue;

@@ -123,6 +123,12 @@ class CpuBackend final : public Backend {
 
   std::vector<std::pair<std::string, double>> op_timings() const override { return timings_; }
 
+  void run_host_tasks(int64_t n, const std::function<void(int64_t)>& task) override {
+    pool_.parallel_for(n, 1, [&](int64_t b, int64_t e, int) {
+      for (int64_t i = b; i < e; ++i) task(i);
+    });
+  }
+
   Result<std::unique_ptr<Buffer>> allocate(size_t bytes, BufferUsage usage) override {
     auto buffer = std::make_unique<CpuBuffer>(bytes, usage, counters_);
     if (!buffer->valid()) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -92,6 +93,13 @@ class Backend {
   // (hearth-cli bench --profile): GPU time on Vulkan, wall time on the CPU.
   // Empty otherwise. Between graphs only.
   virtual std::vector<std::pair<std::string, double>> op_timings() const { return {}; }
+  // Runs task(0) .. task(n - 1), each once, on the host, in any order and
+  // possibly at the same time (the CPU backend uses its threads, idle
+  // between graphs): work of independent items around a pass, such as each
+  // sequence's draw from its logits. Between graphs only.
+  virtual void run_host_tasks(int64_t n, const std::function<void(int64_t)>& task) {
+    for (int64_t i = 0; i < n; ++i) task(i);
+  }
 };
 
 // Checks the whole graph against a backend's supports() before running it, so
