@@ -248,17 +248,19 @@ std::vector<Candidate> nucleus_candidates(std::span<const float> logits, float t
 
 }  // namespace
 
-std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
+std::span<const float> Sampler::after_penalties(std::span<const float> logits, std::vector<float>& copy) const {
   // A copy only when penalties change some logits: a vocabulary row is
   // 0.6 MB for a 152k vocabulary, and copying it into a fresh vector took
   // 110 us of every token, several times the greedy draw itself.
+  if (!penalizes()) return logits;
+  copy.assign(logits.begin(), logits.end());
+  apply_penalties(copy);
+  return copy;
+}
+
+std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
   std::vector<float> penalized;
-  std::span<const float> logits = logits_in;
-  if (penalizes()) {
-    penalized.assign(logits_in.begin(), logits_in.end());
-    apply_penalties(penalized);
-    logits = penalized;
-  }
+  const std::span<const float> logits = after_penalties(logits_in, penalized);
   if (config_.temperature <= 0.0f) {
     const int32_t best = argmax(logits);
     return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};
@@ -302,12 +304,7 @@ bool Sampler::keeps_every_token(size_t vocabulary) const {
 
 int32_t Sampler::draw_whole(std::span<const float> logits_in) {
   std::vector<float> penalized;
-  std::span<const float> logits = logits_in;
-  if (penalizes()) {
-    penalized.assign(logits_in.begin(), logits_in.end());
-    apply_penalties(penalized);
-    logits = penalized;
-  }
+  const std::span<const float> logits = after_penalties(logits_in, penalized);
   const float max = finite_max(logits);
   if (!(max > -std::numeric_limits<float>::infinity())) return draw(distribution(logits_in));  // no finite logit
   const double sum = softmax_weights(logits, max, config_.temperature, weights_, block_sums_);

@@ -9,6 +9,7 @@
 #include <hearth/engine/quant/reference.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -179,19 +180,27 @@ void BM_DecodeBatch(benchmark::State& state, DType type, bool multi) {
   state.SetLabel(std::string(to_string(k.level)) + (multi ? " rows_multi" : " rows per token"));
 }
 
+// The kernel table of `level`, or nothing (the benchmark marked skipped)
+// where this CPU lacks the level.
+std::optional<KernelTable> table_for(benchmark::State& state, KernelLevel level) {
+  const CpuFeatures f = detect_cpu_features();
+  const auto levels = supported_levels(f);
+  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+    state.SkipWithError("level not supported by this CPU");
+    return std::nullopt;
+  }
+  return select_kernels(f, level);
+}
+
 // The interleaved decode kernels (weights repacked into 16-row groups at
 // load): `tokens` activation rows in one pass over a matrix of `bytes` (256
 // MiB: from memory, rows split across the benchmark threads; 64 KiB: from
 // cache), in the CPU backend's 64 KiB row blocks. Bytes counted as weight
 // bytes x tokens, comparable with DecodeBatch and DecodeMem.
 void BM_DecodeInterleaved(benchmark::State& state, DType type, KernelLevel level, size_t bytes) {
-  const CpuFeatures f = detect_cpu_features();
-  const auto levels = supported_levels(f);
-  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
-    state.SkipWithError("level not supported by this CPU");
-    return;
-  }
-  const KernelTable kt = select_kernels(f, level);
+  const auto table = table_for(state, level);
+  if (!table) return;
+  const KernelTable& kt = *table;
   const TypeKernels& k = kt.get(type);
   if (!k.interleaved.decode.rows) {
     state.SkipWithError("no interleaved decode kernel at this level");
@@ -288,13 +297,9 @@ void BM_QuantizeFromF16(benchmark::State& state, DType type) {
 // tokens x ffn-width values per layer. 64 rows of 4864 values (a
 // Qwen2.5-0.5B FFN) from cache. Bytes counted are F32 input bytes.
 void BM_QuantizeActivation(benchmark::State& state, DType act, KernelLevel level) {
-  const CpuFeatures f = detect_cpu_features();
-  const auto levels = supported_levels(f);
-  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
-    state.SkipWithError("level not supported by this CPU");
-    return;
-  }
-  const KernelTable kt = select_kernels(f, level);
+  const auto table = table_for(state, level);
+  if (!table) return;
+  const KernelTable& kt = *table;
   constexpr int64_t kRows = 64, kWidth = 4864;
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 0.5f);

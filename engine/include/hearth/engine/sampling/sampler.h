@@ -100,6 +100,8 @@ class Sampler {
   // One draw from the whole softmax at the temperature, after penalties.
   int32_t draw_whole(std::span<const float> logits);
   void apply_penalties(std::vector<float>& logits) const;
+  // `logits`, or (when penalties apply) `copy` filled with them penalized.
+  std::span<const float> after_penalties(std::span<const float> logits, std::vector<float>& copy) const;
 
   SamplerConfig config_;
   Rng rng_;
