@@ -265,6 +265,22 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
     const int32_t best = argmax(logits);
     return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};
   }
+  if (keeps_every_token(logits.size())) {
+    // Every token, in token order: the draws and the speculative rule need
+    // no order, and sorting 152k candidates took 13 ms.
+    const float max = finite_max(logits);
+    if (max > -std::numeric_limits<float>::infinity()) {
+      std::vector<float> w;
+      std::vector<double> block_sums;
+      const double inv_sum = 1.0 / softmax_weights(logits, max, config_.temperature, w, block_sums);
+      std::vector<Candidate> all;
+      all.reserve(logits.size());
+      for (size_t i = 0; i < logits.size(); ++i) {
+        all.push_back({static_cast<int32_t>(i), logits[i], static_cast<float>(w[i] * inv_sum)});
+      }
+      return all;
+    }
+  }
   // top-p and min-p look at the distribution before temperature, as in the
   // common sampler chains, so temperature only reshapes what survives.
   const bool whole_vocabulary = config_.top_k <= 0 || static_cast<size_t>(config_.top_k) >= logits.size();

@@ -5,7 +5,7 @@
 #include "hearth/engine/sampling/sampler.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <vector>
 
 namespace hearth::sampling {
 
@@ -41,15 +41,17 @@ Sampler::Verdict Sampler::verify(std::span<const float> logits, int32_t draft, s
   for (const auto& c : p) {
     if (c.token == draft) p_draft = c.p;
   }
-  std::unordered_map<int32_t, double> q_of;
+  // q by token, over the vocabulary (a drafter sampling the whole softmax
+  // gives every token; a hash map of them cost more than the draw).
+  std::vector<double> q_of(logits.size(), 0.0);
   double q_draft = 1.0;
   if (!q.empty()) {
-    q_of.reserve(q.size());
-    for (const auto& c : q) q_of[c.token] = c.p;
-    const auto it = q_of.find(draft);
-    q_draft = it == q_of.end() ? 0.0 : it->second;
-  } else {
-    q_of[draft] = 1.0;
+    for (const auto& c : q) {
+      if (c.token >= 0 && static_cast<size_t>(c.token) < q_of.size()) q_of[static_cast<size_t>(c.token)] = c.p;
+    }
+    q_draft = draft >= 0 && static_cast<size_t>(draft) < q_of.size() ? q_of[static_cast<size_t>(draft)] : 0.0;
+  } else if (draft >= 0 && static_cast<size_t>(draft) < q_of.size()) {
+    q_of[static_cast<size_t>(draft)] = 1.0;
   }
   // A draft the drafter could not have drawn (q = 0) is never accepted: the
   // ratio is undefined and the residual below is then p itself.
@@ -64,8 +66,7 @@ Sampler::Verdict Sampler::verify(std::span<const float> logits, int32_t draft, s
   residual.reserve(p.size());
   double sum = 0;
   for (const auto& c : p) {
-    const auto it = q_of.find(c.token);
-    const double r = c.p - (it == q_of.end() ? 0.0 : it->second);
+    const double r = c.p - q_of[static_cast<size_t>(c.token)];
     if (r > 0) {
       residual.push_back(Candidate{c.token, c.logit, static_cast<float>(r)});
       sum += r;

@@ -94,6 +94,19 @@ TEST(SamplerVocabulary, TopPAndMinPWithoutTopKKeepWhatSortingEveryTokenKeeps) {
   }
 }
 
+TEST(SamplerVocabulary, AChainKeepingEveryTokenListsThemInTokenOrder) {
+  const auto logits = peaked_logits(151936, 4);
+  const auto want = reference(logits, 0.8f, 1.0f, 0.0f);
+  std::vector<double> p(logits.size(), 0.0);
+  for (const auto& r : want) p[static_cast<size_t>(r.token)] = r.p;
+  const auto got = Sampler(whole(0.8f)).distribution(logits);
+  ASSERT_EQ(got.size(), logits.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].token, static_cast<int32_t>(i));
+    ASSERT_NEAR(got[i].p, p[i], 1e-5 * p[i] + 1e-12) << i;
+  }
+}
+
 TEST(SamplerVocabulary, TheWholeSoftmaxIsDrawnWithItsProbabilities) {
   // 40 likely tokens spread over a 5000-token vocabulary; the rest merge
   // into the chi-square's last cells.

@@ -85,7 +85,8 @@ class Sampler {
   void reset();
 
   // The distribution the draw uses (after the whole chain), sorted by
-  // decreasing probability; exposed for tests and for `--verbose` displays.
+  // decreasing probability, except for a chain that keeps every token
+  // (no top-k, top-p or min-p cut): then every token in token order.
   std::vector<Candidate> distribution(std::span<const float> logits) const;
 
   const SamplerConfig& config() const { return config_; }
