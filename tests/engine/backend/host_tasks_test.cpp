@@ -2,6 +2,7 @@
 // threads as on the default (one after another), the calls free to overlap.
 #include <gtest/gtest.h>
 #include <hearth/engine/backend/cpu_backend.h>
+#include <hearth/engine/backend/split_backend.h>
 
 #include <atomic>
 #include <mutex>
@@ -55,6 +56,13 @@ TEST(HostTasks, TheDefaultRunsThemInOrderOnTheCaller) {
   std::set<std::thread::id> threads;
   EXPECT_EQ(run_counts(serial, 9, &threads), std::vector<int>(9, 1));
   EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(HostTasks, ASplitRunsThemOnItsBackBackend) {
+  CpuBackendOptions o;
+  o.threads = 2;
+  SplitBackend split(std::make_unique<SerialOnly>(), make_cpu_backend(o), SplitPlacement{1});
+  EXPECT_EQ(run_counts(split, 300), std::vector<int>(300, 1));
 }
 
 }  // namespace

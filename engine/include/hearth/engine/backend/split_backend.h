@@ -58,6 +58,8 @@ class SplitBackend final : public Backend {
   // Both backends' memory, added up (growths and high-water marks too, so a
   // growth on either side shows).
   MemoryUse memory_use() const override;
+  // On the back backend (the host's: the CPU's threads).
+  void run_host_tasks(int64_t n, const std::function<void(int64_t)>& task) override { back_->run_host_tasks(n, task); }
 
   Backend& front() { return *front_; }
   Backend& back() { return *back_; }
