@@ -94,6 +94,30 @@ TEST(SamplerVocabulary, TopPAndMinPWithoutTopKKeepWhatSortingEveryTokenKeeps) {
   }
 }
 
+// A flat distribution (a high-entropy step: the nucleus under top-p 0.9
+// holds most of the vocabulary, past every heap) with logits on a grid of
+// 1/8, so most tokens tie with thousands of others and the order within a
+// tie (lower token first) decides where the cut falls.
+TEST(SamplerVocabulary, AFlatDistributionWithTiesIsCutWhereSortingEveryTokenCutsIt) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> spread(0.0f, 0.6f);
+  std::vector<float> logits(151936);
+  for (auto& x : logits) x = std::round(spread(rng) * 8.0f) / 8.0f;
+  struct Case {
+    float top_p, min_p, temperature;
+  };
+  for (const Case c : {Case{0.9f, 0.0f, 1.0f}, Case{0.95f, 0.0f, 0.8f}, Case{1.0f, 0.3f, 1.0f}, Case{0.7f, 0.2f, 1.2f}}) {
+    const auto want = reference(logits, c.temperature, c.top_p, c.min_p);
+    const auto got = Sampler(whole(c.temperature, c.top_p, c.min_p)).distribution(logits);
+    ASSERT_EQ(got.size(), want.size()) << c.top_p << " " << c.min_p;
+    ASSERT_GT(want.size(), 512u);  // past the heaps
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].token, want[i].token) << i;
+      EXPECT_NEAR(got[i].p, want[i].p, 1e-5 * want[i].p + 1e-9) << i;
+    }
+  }
+}
+
 TEST(SamplerVocabulary, AChainKeepingEveryTokenListsThemInTokenOrder) {
   const auto logits = peaked_logits(151936, 4);
   const auto want = reference(logits, 0.8f, 1.0f, 0.0f);

@@ -107,8 +107,16 @@ class Sampler {
   SamplerConfig config_;
   Rng rng_;
   std::deque<int32_t> recent_;
-  std::vector<float> weights_;       // draw_whole's per-token weights and
-  std::vector<double> block_sums_;   // their block sums, kept between tokens
+  // Buffers of the whole-vocabulary paths, kept between tokens: for a 152k
+  // vocabulary they are megabytes, and fresh ones cost their page faults
+  // and zeroing on every token. distribution() is const to its caller (it
+  // changes no draw state) and reuses them.
+  struct Scratch {
+    std::vector<float> weights;       // per-token softmax weights
+    std::vector<double> block_sums;   // their sums per block of tokens
+    std::vector<uint64_t> keys, spare;  // the radix sort's items
+  };
+  mutable Scratch scratch_;
 };
 
 }  // namespace hearth::sampling
