@@ -329,12 +329,19 @@ std::span<const float> Sampler::after_penalties(std::span<const float> logits, s
   return copy;
 }
 
-std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) const {
+std::vector<Candidate> Sampler::distribution(std::span<const float> logits) const {
+  std::vector<Candidate> out;
+  distribution_into(logits, out);
+  return out;
+}
+
+void Sampler::distribution_into(std::span<const float> logits_in, std::vector<Candidate>& out) const {
   std::vector<float> penalized;
   const std::span<const float> logits = after_penalties(logits_in, penalized);
   if (config_.temperature <= 0.0f) {
     const int32_t best = argmax(logits);
-    return {Candidate{best, logits[static_cast<size_t>(best)], 1.0f}};
+    out.assign(1, Candidate{best, logits[static_cast<size_t>(best)], 1.0f});
+    return;
   }
   if (keeps_every_token(logits.size())) {
     // Every token, in token order: the draws and the speculative rule need
@@ -343,12 +350,11 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
     if (max > -std::numeric_limits<float>::infinity()) {
       std::vector<float>& w = scratch_.weights;
       const double inv_sum = 1.0 / softmax_weights(logits, max, config_.temperature, w, scratch_.block_sums);
-      std::vector<Candidate> all;
-      all.reserve(logits.size());
+      out.resize(logits.size());
       for (size_t i = 0; i < logits.size(); ++i) {
-        all.push_back({static_cast<int32_t>(i), logits[i], static_cast<float>(w[i] * inv_sum)});
+        out[i] = {static_cast<int32_t>(i), logits[i], static_cast<float>(w[i] * inv_sum)};
       }
-      return all;
+      return;
     }
   }
   // top-p and min-p look at the distribution before temperature, as in the
@@ -381,7 +387,7 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits_in) c
     c.resize(keep);
   }
   softmax(c, config_.temperature);
-  return c;
+  out = std::move(c);
 }
 
 bool Sampler::keeps_every_token(size_t vocabulary) const {

@@ -88,6 +88,9 @@ class Sampler {
   // decreasing probability, except for a chain that keeps every token
   // (no top-k, top-p or min-p cut): then every token in token order.
   std::vector<Candidate> distribution(std::span<const float> logits) const;
+  // The same into `out`, whose storage is reused (a whole vocabulary's
+  // list is megabytes).
+  void distribution_into(std::span<const float> logits, std::vector<Candidate>& out) const;
 
   const SamplerConfig& config() const { return config_; }
 
@@ -115,6 +118,8 @@ class Sampler {
     std::vector<float> weights;       // per-token softmax weights
     std::vector<double> block_sums;   // their sums per block of tokens
     std::vector<uint64_t> keys, spare;  // the radix sort's items
+    std::vector<Candidate> p, residual;  // verify's target distribution and residual
+    std::vector<double> q_of;            // verify's drafter distribution by token
   };
   mutable Scratch scratch_;
 };
