@@ -118,6 +118,22 @@ TEST(SamplerVocabulary, AFlatDistributionWithTiesIsCutWhereSortingEveryTokenCuts
   }
 }
 
+// 600 tied tokens well above the rest: min-p 0.05 keeps exactly them, and
+// its cut lies at the first token far below (past where the mass
+// histogram looks), so the sampler must go on to sort every token.
+TEST(SamplerVocabulary, AMinPCutPastAGapIsFoundBySortingEveryToken) {
+  std::vector<float> logits(151936, 0.0f);
+  for (size_t i = 0; i < 600; ++i) logits[(i * 7919) % logits.size()] = 10.0f;
+  const auto want = reference(logits, 1.0f, 1.0f, 0.05f);
+  const auto got = Sampler(whole(1.0f, 1.0f, 0.05f)).distribution(logits);
+  ASSERT_EQ(want.size(), 600u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].token, want[i].token) << i;
+    EXPECT_NEAR(got[i].p, want[i].p, 1e-5 * want[i].p) << i;
+  }
+}
+
 TEST(SamplerVocabulary, AChainKeepingEveryTokenListsThemInTokenOrder) {
   const auto logits = peaked_logits(151936, 4);
   const auto want = reference(logits, 0.8f, 1.0f, 0.0f);
