@@ -54,55 +54,30 @@ Sampler::Verdict Sampler::verify(std::span<const float> logits, int32_t draft, s
   }
   const size_t n = logits.size();
   const bool in_vocabulary = draft >= 0 && static_cast<size_t>(draft) < n;
-  if (!q.empty() && in_token_order(p, n) && in_token_order(q, n)) {
-    // Both over the whole vocabulary in token order (a drafter and a target
-    // sampling the whole softmax): p and q are read by token where they
-    // lie, and the residual is drawn without being listed. Listing it, and
-    // q by token, cost 11-15 ms over a 152k vocabulary, most of it in the
-    // page faults of fresh megabyte buffers.
-    const double p_draft = in_vocabulary ? p[static_cast<size_t>(draft)].p : 0.0;
-    const double q_draft = in_vocabulary ? q[static_cast<size_t>(draft)].p : 0.0;
-    const double u = rng_.uniform();
-    if (q_draft > 0 && u * q_draft < p_draft) {
-      v.accepted = true;
-      v.token = draft;
-      accept(draft);
-      return v;
+  // Both over the whole vocabulary in token order (a drafter and a target
+  // sampling the whole softmax): p and q are read by token where they lie,
+  // and the residual is drawn without being listed. Listing it, and q by
+  // token, cost 11-15 ms over a 152k vocabulary, most of it in the page
+  // faults of fresh megabyte buffers.
+  const bool dense = !q.empty() && in_token_order(p, n) && in_token_order(q, n);
+  double p_draft = 0, q_draft = 1.0;
+  std::vector<double>& q_of = scratch_.q_of;  // q by token, where not dense
+  if (dense) {
+    p_draft = in_vocabulary ? p[static_cast<size_t>(draft)].p : 0.0;
+    q_draft = in_vocabulary ? q[static_cast<size_t>(draft)].p : 0.0;
+  } else {
+    for (const auto& c : p) {
+      if (c.token == draft) p_draft = c.p;
     }
-    double sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += std::max(0.0, static_cast<double>(p[i].p) - q[i].p);
-    if (sum <= 0) {
-      v.token = draw(p);  // p == q up to rounding, as below
-    } else {
-      const double target = rng_.uniform() * sum;
-      double cum = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double r = static_cast<double>(p[i].p) - q[i].p;
-        if (r <= 0) continue;
-        cum += r;
-        v.token = static_cast<int32_t>(i);
-        if (target < cum) break;
+    q_of.assign(n, 0.0);
+    if (!q.empty()) {
+      for (const auto& c : q) {
+        if (c.token >= 0 && static_cast<size_t>(c.token) < n) q_of[static_cast<size_t>(c.token)] = c.p;
       }
+      q_draft = in_vocabulary ? q_of[static_cast<size_t>(draft)] : 0.0;
+    } else if (in_vocabulary) {
+      q_of[static_cast<size_t>(draft)] = 1.0;
     }
-    accept(v.token);
-    return v;
-  }
-  double p_draft = 0;
-  for (const auto& c : p) {
-    if (c.token == draft) p_draft = c.p;
-  }
-  // q by token, over the vocabulary (a hash map of a whole softmax cost more
-  // than the draw).
-  std::vector<double>& q_of = scratch_.q_of;
-  q_of.assign(n, 0.0);
-  double q_draft = 1.0;
-  if (!q.empty()) {
-    for (const auto& c : q) {
-      if (c.token >= 0 && static_cast<size_t>(c.token) < n) q_of[static_cast<size_t>(c.token)] = c.p;
-    }
-    q_draft = in_vocabulary ? q_of[static_cast<size_t>(draft)] : 0.0;
-  } else if (in_vocabulary) {
-    q_of[static_cast<size_t>(draft)] = 1.0;
   }
   // A draft the drafter could not have drawn (q = 0) is never accepted: the
   // ratio is undefined and the residual below is then p itself.
@@ -113,6 +88,31 @@ Sampler::Verdict Sampler::verify(std::span<const float> logits, int32_t draft, s
     accept(draft);
     return v;
   }
+  v.token = dense ? draw_residual(p, q) : draw_residual(p, q_of);
+  accept(v.token);
+  return v;
+}
+
+int32_t Sampler::draw_residual(std::span<const Candidate> p, std::span<const Candidate> q) {
+  double sum = 0;
+  for (size_t i = 0; i < p.size(); ++i) sum += std::max(0.0, static_cast<double>(p[i].p) - q[i].p);
+  // p <= q everywhere means p == q (both sum to 1) up to rounding: the
+  // draft would have been accepted; draw from p.
+  if (sum <= 0) return draw(p);
+  const double target = rng_.uniform() * sum;
+  double cum = 0;
+  int32_t token = -1;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double r = static_cast<double>(p[i].p) - q[i].p;
+    if (r <= 0) continue;
+    cum += r;
+    token = p[i].token;
+    if (target < cum) break;
+  }
+  return token;
+}
+
+int32_t Sampler::draw_residual(std::span<const Candidate> p, std::span<const double> q_of) {
   std::vector<Candidate>& residual = scratch_.residual;
   residual.clear();
   double sum = 0;
@@ -123,16 +123,9 @@ Sampler::Verdict Sampler::verify(std::span<const float> logits, int32_t draft, s
       sum += r;
     }
   }
-  if (residual.empty() || sum <= 0) {
-    // p <= q everywhere means p == q (both sum to 1) up to rounding: the
-    // draft would have been accepted; draw from p.
-    v.token = draw(p);
-  } else {
-    for (auto& c : residual) c.p = static_cast<float>(c.p / sum);
-    v.token = draw(residual);
-  }
-  accept(v.token);
-  return v;
+  if (residual.empty() || sum <= 0) return draw(p);  // as above
+  for (auto& c : residual) c.p = static_cast<float>(c.p / sum);
+  return draw(residual);
 }
 
 }  // namespace hearth::sampling

@@ -103,6 +103,10 @@ class Sampler {
   bool keeps_every_token(size_t vocabulary) const;
   // One draw from the whole softmax at the temperature, after penalties.
   int32_t draw_whole(std::span<const float> logits);
+  // verify's draw from the normalized residual max(0, p - q): q listed in
+  // p's token order (both every token in token order), or q by token.
+  int32_t draw_residual(std::span<const Candidate> p, std::span<const Candidate> q);
+  int32_t draw_residual(std::span<const Candidate> p, std::span<const double> q_of);
   void apply_penalties(std::vector<float>& logits) const;
   // `logits`, or (when penalties apply) `copy` filled with them penalized.
   std::span<const float> after_penalties(std::span<const float> logits, std::vector<float>& copy) const;
