@@ -138,7 +138,6 @@ std::vector<Candidate> sorted_by_logit(std::span<const float> logits, const std:
   return c;
 }
 
-
 }  // namespace
 
 // The most likely tokens, sorted as top_candidates sorts them, with their

@@ -1,6 +1,7 @@
 // The whole vocabulary's softmax weights (vocabulary_weights.h).
 #include "vocabulary_weights.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
