@@ -117,7 +117,8 @@ class Sampler {
   // Buffers of the whole-vocabulary paths, kept between tokens: for a 152k
   // vocabulary they are megabytes, and fresh ones cost their page faults
   // and zeroing on every token. distribution() is const to its caller (it
-  // changes no draw state) and reuses them.
+  // changes no draw state) and reuses them, so one Sampler serves one thread
+  // at a time (each sequence has its own).
   struct Scratch {
     std::vector<float> weights;       // per-token softmax weights
     std::vector<double> block_sums;   // their sums per block of tokens
