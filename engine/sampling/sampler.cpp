@@ -144,7 +144,6 @@ std::vector<Candidate> top_candidates(std::span<const float> logits, int32_t top
   return c;
 }
 
-
 std::span<const float> Sampler::after_penalties(std::span<const float> logits, std::vector<float>& copy) const {
   // A copy only when penalties change some logits: a vocabulary row is
   // 0.6 MB for a 152k vocabulary, and copying it into a fresh vector took
