@@ -116,8 +116,10 @@ void BM_Attention(benchmark::State& state, Shape s, quant::KernelLevel level, in
     }
     next = (next + 1) % layers.size();
   }
-  // Cached positions each query head attended to, per second.
-  state.counters["keys/s"] = benchmark::Counter(static_cast<double>(n_query * s.heads * ctx) *
+  // Cached positions each query head attended to (those up to its own), per second.
+  double visible = 0;
+  for (const int32_t pos : st.query_pos) visible += static_cast<double>(pos + 1);
+  state.counters["keys/s"] = benchmark::Counter(visible * static_cast<double>(s.heads) *
                                                     static_cast<double>(state.iterations()),
                                                 benchmark::Counter::kIsRate);
 }
@@ -134,6 +136,12 @@ void register_all() {
               ->Arg(512)->Arg(4096)->UseRealTime();
         }
       }
+      // A whole prompt from position 0 (every query sees the keys up to
+      // its own), as a server's 256-token prompt step runs it.
+      const std::string prompt = std::string("Attention/") + s.name + "/" + level_name + "/prompt256";
+      benchmark::RegisterBenchmark(prompt.c_str(), BM_Attention, s, level, int64_t{256}, 1)->Arg(256);
+      benchmark::RegisterBenchmark((prompt + "/t2").c_str(), BM_Attention, s, level, int64_t{256}, 2)
+          ->Arg(256)->UseRealTime();
     }
   }
 }
