@@ -179,13 +179,25 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Whether nodes[i] is a SwiGLU whose output only the prompt-sized product
-  // right after it reads: then the product computes the rows itself.
+  // Few-token products (a scheduler step, a speculative verify pass, a
+  // prompt's last short chunk) go through the decode kernels, which give
+  // every token exactly the result a one-token pass gives it: greedy
+  // speculation then equals greedy decoding bit for bit.
+  bool few_token_product(const Node& n) const {
+    return n.op == Op::MatMul && n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_);
+  }
+
+  // Whether nodes[i] is a SwiGLU whose output only the product right after
+  // it reads (a prompt's, or a few tokens'): then the product computes the
+  // rows itself.
   bool fuses_into_next(const std::vector<Node>& nodes, size_t i, const Tensor* output) const {
     const Node& act = nodes[i];
     if (act.op != Op::SwiGlu || i + 1 >= nodes.size() || act.dst == output) return false;
     const Node& product = nodes[i + 1];
-    if (product.src[1] != act.dst || !cpu::takes_computed_input(product, kernels_)) return false;
+    if (product.src[1] != act.dst ||
+        !(cpu::takes_computed_input(product, kernels_) || few_token_product(product))) {
+      return false;
+    }
     for (size_t j = i + 2; j < nodes.size(); ++j) {
       for (const Tensor* s : nodes[j].src) {
         if (s == act.dst) return false;
@@ -228,7 +240,11 @@ class CpuBackend final : public Backend {
     if (fuses_into_next(nodes, i, output)) {
       const Node& act = nodes[i];
       const cpu::InputRowFn rows = [&](int64_t t, float* row) { cpu::swiglu_row(act, t, row, kernels_); };
-      cpu::op_matmul(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
+      if (few_token_product(nodes[i + 1])) {
+        cpu::op_matmul_rows_batch(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
+      } else {
+        cpu::op_matmul(nodes[i + 1], pool_, kernels_, matmul_scratch_, &rows);
+      }
       matmul_scratch_.held = {};  // the SwiGLU's output was never written
       return 2;
     }
@@ -277,11 +293,7 @@ class CpuBackend final : public Backend {
       case Op::GetRows: op_get_rows(n, pool_); break;
       case Op::RmsNorm: op_rms_norm(n, pool_); break;
       case Op::MatMul:
-        // Few-token products (a scheduler step, a speculative verify pass, a
-        // prompt's last short chunk) go through the decode kernels, which
-        // give every token exactly the result a one-token pass gives it:
-        // greedy speculation then equals greedy decoding bit for bit.
-        if (n.src[1]->ne[1] > 1 && cpu::is_rows_batch_matmul(n, kernels_)) {
+        if (few_token_product(n)) {
           cpu::op_matmul_rows_batch(n, pool_, kernels_, matmul_scratch_);
         } else {
           op_matmul(n, pool_, kernels_, matmul_scratch_);

@@ -88,7 +88,13 @@ bool takes_computed_input(const Node& n, const quant::KernelTable& kt);
 // verify pass (8 drafts) or a 16-stream step stays bit-identical per token.
 inline constexpr int64_t kMaxRowsBatch = 16;
 bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt);
-void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch);
+// With `computed_input`, each token's row is computed and converted in the
+// thread that converts it, as op_matmul's computed_input: a scheduler step's
+// SwiGLU then skips writing its rows and the product skips reading them back
+// (the other core had written half of each row: in an eight-stream decode of
+// Qwen2.5-0.5B the Q8_K conversion waited on those reads).
+void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch,
+                          const InputRowFn* computed_input = nullptr);
 // As can_share_decode, for few-token products (the same token count, more
 // than one): Q, K and V, or gate and up, of a scheduler step or a verify
 // pass convert each token's activation once and split their rows once.
@@ -97,7 +103,7 @@ bool can_share_rows_batch(const Node& first, const Node& next, const quant::Kern
 // first, at most kMaxDecodeGroup) as one range of rows split across the
 // threads; each token's results are those of op_matmul_rows_batch alone.
 void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
-                          MatmulScratch& scratch);
+                          MatmulScratch& scratch, const InputRowFn* computed_input = nullptr);
 
 // One-token products the multi-row decode kernels handle.
 bool is_decode_matmul(const Node& n, const quant::KernelTable& kt);

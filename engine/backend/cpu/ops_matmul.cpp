@@ -279,7 +279,8 @@ bool is_rows_batch_matmul(const Node& n, const quant::KernelTable& kt) {
 }
 
 void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, const quant::KernelTable& kt,
-                          MatmulScratch& scratch) {
+                          MatmulScratch& scratch, const InputRowFn* computed_input) {
+  assert(!computed_input || nodes.size() == 1);
   scratch.held = {};  // the buffer's front is rewritten in another layout
   const Node& first = *nodes.front();
   const Tensor* x = first.src[1];
@@ -295,9 +296,15 @@ void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, 
   const float* xd = static_cast<const float*>(x->data);
   // Each token's activation converted once for every product of the group.
   const auto convert = [&](int64_t b, int64_t e, int) {
+    std::vector<float> row(computed_input ? static_cast<size_t>(cols) : 0);
     for (int64_t t = b; t < e; ++t) {
       uint8_t* act = base + static_cast<size_t>(t) * per_token;
-      kt.quantize_activation(act_type, xd + t * cols, act, cols);
+      const float* in = xd + t * cols;
+      if (computed_input) {
+        (*computed_input)(t, row.data());
+        in = row.data();
+      }
+      kt.quantize_activation(act_type, in, act, cols);
       if (d0.prepare) d0.prepare(act, act + act_bytes, cols);
     }
   };
@@ -337,9 +344,10 @@ void op_matmul_rows_batch(std::span<const Node* const> nodes, ThreadPool& pool, 
   });
 }
 
-void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch) {
+void op_matmul_rows_batch(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, MatmulScratch& scratch,
+                          const InputRowFn* computed_input) {
   const Node* one[] = {&n};
-  op_matmul_rows_batch(one, pool, kt, scratch);
+  op_matmul_rows_batch(one, pool, kt, scratch, computed_input);
 }
 
 bool takes_computed_input(const Node& n, const quant::KernelTable& kt) {

@@ -465,6 +465,47 @@ TEST(MatMul, PromptProductsSharingAnInputAndAFusedSwiGluEqualTheUnfusedGraph) {
   }
 }
 
+// A few tokens' FFN (a scheduler step, a verify pass): the SwiGLU read only
+// by the down projection runs inside that product's conversion. Each
+// token's output must be bit for bit what a one-token pass gives it (which
+// runs the SwiGLU as its own op), the same with the fusion prevented (a
+// scale by 1 between), and within tolerance of the scalar reference.
+TEST(MatMul, FewTokenSwiGluInsideTheDownProductGivesEachTokenItsOneTokenPass) {
+  constexpr int64_t kCols = 256, kRows = 45, kFfn = 512, kTokens = 6;
+  const auto x = random_vec(static_cast<size_t>(kCols * kTokens), 95);
+  const std::vector<BiasedWeight> ffn = biased_weights({DType::Q5_0, DType::Q5_0}, kCols, kFfn, 96);
+  const std::vector<BiasedWeight> downs = biased_weights({DType::Q4_K, DType::Q6_K}, kFfn, kRows, 97);
+  const auto run = [&](KernelChoice choice, bool fusable, int64_t t0, int64_t tokens) {
+    auto be = make_cpu_backend(testing::cpu_options(2, choice));
+    Graph g;
+    Tensor* xt = g.input(DType::F32, {kCols, tokens, 1, 1}, const_cast<float*>(x.data() + t0 * kCols));
+    const auto weight = [&](const BiasedWeight& w, int64_t cols, int64_t rows) {
+      return g.input(w.type, {cols, rows, 1, 1}, const_cast<uint8_t*>(w.bytes.data()));
+    };
+    std::vector<Tensor*> products;
+    for (const BiasedWeight& down : downs) {
+      Tensor* act = g.swiglu(g.matmul(weight(ffn[0], kCols, kFfn), xt), g.matmul(weight(ffn[1], kCols, kFfn), xt));
+      products.push_back(g.matmul(weight(down, kFfn, kRows), fusable ? act : g.scale(act, 1.0f)));
+    }
+    g.output = weighted_sum(g, products);
+    EXPECT_TRUE(be->compute(g).ok());
+    return std::vector<float>(g.output->as<float>(), g.output->as<float>() + kRows * tokens);
+  };
+  const std::vector<float> fused = run(KernelChoice::Fastest, true, 0, kTokens);
+  const std::vector<float> apart = run(KernelChoice::Fastest, false, 0, kTokens);
+  const std::vector<float> reference = run(KernelChoice::Reference, false, 0, kTokens);
+  for (int64_t t = 0; t < kTokens; ++t) {
+    const std::vector<float> alone = run(KernelChoice::Fastest, true, t, 1);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const auto i = static_cast<size_t>(t * kRows + r);
+      ASSERT_EQ(std::memcmp(&fused[i], &alone[static_cast<size_t>(r)], sizeof(float)), 0)
+          << "token " << t << " row " << r << ": " << fused[i] << " vs " << alone[static_cast<size_t>(r)];
+      ASSERT_EQ(std::memcmp(&fused[i], &apart[i], sizeof(float)), 0) << "token " << t << " row " << r;
+      EXPECT_NEAR(fused[i], reference[i], 2e-3 * (1.0 + std::fabs(reference[i]))) << "token " << t << " row " << r;
+    }
+  }
+}
+
 TEST(Backend, RefusesWhatItDoesNotSupportNamingTheTensor) {
   auto be = make_cpu_backend(testing::cpu_options(1));
   EXPECT_TRUE(be->supports(Op::MatMul, DType::Q4_K));
