@@ -128,8 +128,8 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
 // Rows [r0, r0 + nr) of n_tok tokens' outputs (rows apart) plus their
 // biases, in the thread that just computed them: after the product, on
 // the calling thread, the biases of Qwen2.5-0.5B's Q, K and V were a
-// scalar loop the other thread waited out (0.7% of an eight-stream
-// decode's samples).
+// scalar loop the other thread waited out (0.7% of the samples of an
+// eight-stream decode, and of a 256-token prompt).
 void add_bias_rows(float* __restrict y, const float* __restrict bias, int64_t rows, int64_t r0, int64_t nr,
                    int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -362,6 +362,13 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
   const Tensor* x = n.src[1];
   const int64_t rows = w->ne[1], cols = w->ne[0], n_tok = x->ne[1];
   float* y = static_cast<float*>(n.dst->data);
+  const float* bias = n.src[2] ? static_cast<const float*>(n.src[2]->data) : nullptr;
+  // Tokens [t0, t0 + nt) of rows [r0, r0 + nr) plus their biases, by the
+  // thread that computed them (add_bias_rows; after a 256-token prompt's
+  // products, on the calling thread, they were 0.7% of its samples).
+  const auto add_biases = [&](int64_t r0, int64_t nr, int64_t t0, int64_t nt) {
+    if (bias) add_bias_rows(y + t0 * rows, bias, rows, r0, nr, nt);
+  };
   const MatmulScratch::Held held = scratch.held;
   scratch.held = {};
   if (is_decode_matmul(n, kt)) {
@@ -371,6 +378,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
   }
   if (!kt.supports(w->type)) {
     matmul_by_rows(n, pool);
+    if (bias) add_bias(y, bias, rows, n_tok);
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
@@ -435,6 +443,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
           const uint8_t* row = rows_at(r, 1, thread);
           for (int64_t t = 0; t < n_tok; ++t) y[t * rows + r] = k.vec_dot(cols, row, act + t * ab);
         }
+        add_biases(b, e - b, 0, n_tok);
       });
     } else if (prefill_tiles) {
       // Activations prepared once for every tile (in groups of tokens split
@@ -455,21 +464,23 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
         for_guided_rows(pool, rows, kPromptRowStep, kPromptRowStep, [&](int64_t b, int64_t e, int thread) {
           pf.gemm(cols, wdata + b * rb, rb, e - b, prepared, 0, n_tok, y + b, static_cast<size_t>(rows),
                   tiles + tile_bytes * static_cast<size_t>(thread));
+          add_biases(b, e - b, 0, n_tok);
         });
       } else {
         for_tile_items(pool, rows, tile_rows, n_tok, [&](int64_t r0, int64_t nr, int64_t t0, int64_t nt, int thread) {
           pf.gemm(cols, wdata + r0 * rb, rb, nr, prepared, t0, nt, y + t0 * rows + r0, static_cast<size_t>(rows),
                   tiles + tile_bytes * static_cast<size_t>(thread));
+          add_biases(r0, nr, t0, nt);
         });
       }
     } else {
       for_tile_items(pool, rows, tile_rows, n_tok, [&](int64_t r0, int64_t nr, int64_t t0, int64_t nt, int thread) {
         k.gemm(cols, rows_at(r0, nr, thread), rb, nr, act + t0 * ab, ab, nt, y + t0 * rows + r0,
                static_cast<size_t>(rows));
+        add_biases(r0, nr, t0, nt);
       });
     }
   }
-  if (n.src[2]) add_bias(y, static_cast<const float*>(n.src[2]->data), rows, n_tok);
 }
 
 }  // namespace hearth::backend::cpu
