@@ -79,11 +79,22 @@ int free_port() {
 // The reference engine's server for one level, stopped when this goes away.
 class ReferenceServer {
  public:
+  static constexpr std::chrono::seconds kStopWait{10};
+  // Asked to stop, then killed if it has not exited within kStopWait: the
+  // reference server sometimes stays up after SIGTERM, and waiting for it
+  // hung a whole run.
   ~ReferenceServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + kStopWait;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   Status start(const std::string& exe, const std::string& model, const BenchShape& shape, int streams,
