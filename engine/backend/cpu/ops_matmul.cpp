@@ -119,12 +119,6 @@ void for_tile_items(ThreadPool& pool, int64_t rows, int64_t tile_rows, int64_t n
 // Each part of the matmul scratch starts on a cache line.
 size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-void add_bias(float* y, const float* bias, int64_t rows, int64_t n_tok) {
-  for (int64_t t = 0; t < n_tok; ++t) {
-    for (int64_t r = 0; r < rows; ++r) y[t * rows + r] += bias[r];
-  }
-}
-
 // Rows [r0, r0 + nr) of n_tok tokens' outputs (rows apart) plus their
 // biases, in the thread that just computed them: after the product, on
 // the calling thread, the biases of Qwen2.5-0.5B's Q, K and V were a
@@ -378,7 +372,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
   }
   if (!kt.supports(w->type)) {
     matmul_by_rows(n, pool);
-    if (bias) add_bias(y, bias, rows, n_tok);
+    if (bias) add_bias_rows(y, bias, rows, 0, rows, n_tok);
   } else {
     const quant::TypeKernels& k = kt.get(w->type);
     const size_t ab = static_cast<size_t>(cols / traits(k.act_type).block_elements) * traits(k.act_type).block_bytes;
