@@ -19,6 +19,10 @@ void op_get_rows(const Node& n, ThreadPool& pool);
 void op_rms_norm(const Node& n, ThreadPool& pool);
 void op_add(const Node& n, ThreadPool& pool);
 void op_scale(const Node& n, ThreadPool& pool);
+// Rows [r0, r0 + nr) of n_tok tokens' outputs (`rows` apart) plus their
+// biases: a product's claims add them to the rows they just computed.
+void add_bias_rows(float* __restrict y, const float* __restrict bias, int64_t rows, int64_t r0, int64_t nr,
+                   int64_t n_tok);
 void op_swiglu(const Node& n, ThreadPool& pool, const quant::KernelTable& kt);
 // Row t of op_swiglu's output into `row`, with the same kernel: the op's own
 // values wherever the row width is a multiple of 16 (ops_basic.cpp).

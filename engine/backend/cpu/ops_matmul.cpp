@@ -119,19 +119,6 @@ void for_tile_items(ThreadPool& pool, int64_t rows, int64_t tile_rows, int64_t n
 // Each part of the matmul scratch starts on a cache line.
 size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// Rows [r0, r0 + nr) of n_tok tokens' outputs (rows apart) plus their
-// biases, in the thread that just computed them: after the product, on
-// the calling thread, the biases of Qwen2.5-0.5B's Q, K and V were a
-// scalar loop the other thread waited out (0.7% of the samples of an
-// eight-stream decode, and of a 256-token prompt).
-void add_bias_rows(float* __restrict y, const float* __restrict bias, int64_t rows, int64_t r0, int64_t nr,
-                   int64_t n_tok) {
-  for (int64_t t = 0; t < n_tok; ++t) {
-    float* __restrict out = y + t * rows + r0;
-    for (int64_t r = 0; r < nr; ++r) out[r] += bias[r0 + r];
-  }
-}
-
 // Types the kernel table does not cover: convert rows to floats.
 void matmul_by_rows(const Node& n, ThreadPool& pool) {
   const Tensor* w = n.src[0];
