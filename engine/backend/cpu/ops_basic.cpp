@@ -42,11 +42,12 @@ void op_get_rows(const Node& n, ThreadPool& pool) {
 
 namespace {
 
-// The row loops of RMS norm, compiled also for AVX2 and AVX-512 and picked
-// by the CPU at load time (GCC function multiversioning): this file is built
-// for baseline x86-64, where a double sum takes two values per instruction.
-// On Qwen2.5-0.5B the baseline loops were 2.3% of a 256-token prompt step
-// and 1.6% of an eight-stream decode step.
+// The row loops of RMS norm (and a product's bias add, below), compiled
+// also for AVX2 and AVX-512 and picked by the CPU at load time (GCC function
+// multiversioning): this file is built for baseline x86-64, where a double
+// sum takes two values per instruction. On Qwen2.5-0.5B the baseline loops
+// were 2.3% of a 256-token prompt step and 1.6% of an eight-stream decode
+// step.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define HEARTH_ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -111,8 +112,8 @@ void op_add(const Node& n, ThreadPool& pool) {
 // vectorizer (engine/backend/CMakeLists.txt). Scalar, the biases of a
 // 256-token prompt's Q projection (Qwen2.5-0.5B) took about 120 us of its
 // 560.
-void add_bias_rows(float* __restrict y, const float* __restrict bias, int64_t rows, int64_t r0, int64_t nr,
-                   int64_t n_tok) {
+HEARTH_ROW_CLONES void add_bias_rows(float* __restrict y, const float* __restrict bias, int64_t rows, int64_t r0,
+                                     int64_t nr, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t) {
     float* __restrict out = y + t * rows + r0;
     const float* __restrict b = bias + r0;
