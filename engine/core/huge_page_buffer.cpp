@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,6 +30,20 @@ Result<HugePageBuffer> HugePageBuffer::allocate(uint64_t size) {
   out.mapped_bytes_ = length;
   (void)::madvise(out.data_, length, MADV_HUGEPAGE);
   return out;
+}
+
+void fault_in(void* begin, uint64_t bytes) {
+  if (begin == nullptr || bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(begin);
+  const uintptr_t first = start & ~(page - 1), end = start + bytes;
+#ifdef MADV_POPULATE_WRITE
+  if (::madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  for (uintptr_t at = start; at < end; at = (at & ~(page - 1)) + page) {
+    volatile uint8_t* byte = reinterpret_cast<volatile uint8_t*>(at);
+    *byte = *byte;
+  }
 }
 
 HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept { *this = std::move(other); }

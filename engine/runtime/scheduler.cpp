@@ -85,6 +85,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(const model::Model& model, 
   pc.head_dim = hp.head_dim;
   pc.type = config.kv_type;
   pc.max_seq_positions = config.n_ctx;
+  pc.first_pass_positions = config.max_batch_tokens;
   // The size the memory estimate shows (kv::estimate_parallel_memory).
   HEARTH_TRY(pc.n_blocks, kv::parallel_pool_blocks(config.n_ctx, config.parallel));
   HEARTH_TRY(s->pool_, kv::KvPool::create(backend, pc));

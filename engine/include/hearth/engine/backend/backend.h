@@ -55,6 +55,13 @@ class Buffer {
   virtual size_t size() const = 0;
   virtual BufferUsage usage() const = 0;
   virtual void* host_data() = 0;
+  // Maps [offset, offset + bytes) now, keeping its contents, where memory is
+  // faulted in on first touch (the host's): the first pass writing there then
+  // takes no page faults. A no-op for memory the backend manages otherwise.
+  virtual void fault_in(size_t offset, size_t bytes) {
+    (void)offset;
+    (void)bytes;
+  }
 };
 
 class Backend {

@@ -29,6 +29,11 @@ struct KvPoolConfig {
   // Positions one sequence may reach (the length of its block table, rounded
   // up to whole blocks).
   int64_t max_seq_positions = 0;
+  // Positions of the first pass (the scheduler's tokens per step): their
+  // blocks, the first ones allocate() hands out, are mapped in every layer's
+  // K and V when the pool is made, so a first request's prompt takes no page
+  // faults there (0: none).
+  int64_t first_pass_positions = 0;
 };
 
 // 2 (K and V) * n_layer * n_head_kv * row_bytes(head_dim) * n_blocks * kBlockTokens:
