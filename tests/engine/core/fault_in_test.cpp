@@ -3,36 +3,27 @@
 // not, so each check below fails if fault_in does nothing.
 #include <gtest/gtest.h>
 #include <hearth/core/huge_page_buffer.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <vector>
+
+#include "resident_pages.h"
 
 namespace hearth {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
+using testing::page_bytes;
+using testing::resident_pages;
 
-// How many of the pages of [p, p + bytes) are resident (p page-aligned).
-size_t resident_pages(uint8_t* p, uint64_t bytes) {
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> flags((bytes + page - 1) / page);
-  EXPECT_EQ(::mincore(p, bytes, flags.data()), 0);
-  size_t n = 0;
-  for (unsigned char f : flags) n += f & 1u;
-  return n;
-}
+constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 TEST(FaultIn, MapsEveryPageOfTheRangeAndNothingBeyondItsHugePages) {
   auto buf = HugePageBuffer::allocate(8 * kMiB);
   ASSERT_TRUE(buf.ok()) << buf.error().message;
   uint8_t* p = buf->data();
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   ASSERT_EQ(resident_pages(p, 8 * kMiB), 0u) << "fresh anonymous memory starts unmapped";
   // An unaligned start: the page holding it is mapped too.
   fault_in(p + 2 * kMiB + 1, 2 * kMiB - 1);
-  EXPECT_EQ(resident_pages(p + 2 * kMiB, 2 * kMiB), 2 * kMiB / page);
+  EXPECT_EQ(resident_pages(p + 2 * kMiB, 2 * kMiB), 2 * kMiB / page_bytes());
   EXPECT_EQ(resident_pages(p + 6 * kMiB, 2 * kMiB), 0u) << "another huge page, never asked for";
 }
 

@@ -8,28 +8,20 @@
 #include <hearth/engine/backend/cpu_backend.h>
 #include <hearth/engine/kv/kv_cache.h>
 #include <hearth/engine/kv/kv_pool.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <vector>
+
+#include "../core/resident_pages.h"
 
 namespace hearth::runtime {
 namespace {
 
-constexpr size_t kMiB = size_t{1} << 20;
+using hearth::testing::page_bytes;
+using hearth::testing::resident_pages;
 
-// Resident pages of [p, p + bytes), p page-aligned.
-size_t resident_pages(uint8_t* p, size_t bytes) {
-  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> flags((bytes + page - 1) / page);
-  EXPECT_EQ(::mincore(p, bytes, flags.data()), 0);
-  size_t n = 0;
-  for (unsigned char f : flags) n += f & 1u;
-  return n;
-}
-size_t pages(size_t bytes) { return bytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
+constexpr size_t kMiB = size_t{1} << 20;
+size_t pages(size_t bytes) { return bytes / page_bytes(); }
 
 // Eight KV heads of 128 F16 values: 256 bytes a row, so 256 positions are
 // 512 KiB of each layer's K (and of its V), and 16384 positions 32 MiB.
@@ -92,7 +84,7 @@ size_t resident_bytes() {
   unsigned long size = 0, resident = 0;
   const int got = std::fscanf(f, "%lu %lu", &size, &resident);
   std::fclose(f);
-  return got == 2 ? resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE)) : 0;
+  return got == 2 ? resident * page_bytes() : 0;
 }
 
 TEST(FirstPassPages, CpuScratchIsMappedWhenReserved) {
