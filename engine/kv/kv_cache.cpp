@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "first_blocks.h"
+
 namespace hearth::kv {
 
 Result<uint64_t> kv_cache_bytes(const KvCacheConfig& config) {
@@ -68,19 +70,13 @@ Result<std::unique_ptr<KvCache>> KvCache::create(backend::Backend& backend, cons
     HEARTH_TRY(auto buffer, seg_owner->allocate(seg_bytes, backend::BufferUsage::KvCache));
     c.segments_.push_back(std::move(buffer));
   }
-  // The blocks the first pass writes (n_batch positions from position 0,
-  // the first blocks of every layer's K and V), mapped now: on the CPU a
-  // fresh server's first request had spent about a sixth of its prompt
-  // clearing these pages (docs/performance.md).
+  // The first pass writes n_batch positions from position 0.
   if (config.n_batch > 0) {
     for (size_t l = 0; l < c.layer_blocks_.size(); ++l) {
       const int64_t blocks = c.layer_blocks_[l];
-      const int64_t first_blocks = std::min(blocks, allocated_positions(config.n_batch) / kBlockTokens);
-      const size_t block_bytes = static_cast<size_t>(config.n_head_kv * kBlockTokens) * c.row_bytes_;
-      const size_t half = static_cast<size_t>(blocks) * block_bytes;
-      backend::Buffer& seg = *c.segments_[c.layer_segment_[l]];
-      seg.fault_in(c.layer_offset_[l], static_cast<size_t>(first_blocks) * block_bytes);
-      seg.fault_in(c.layer_offset_[l] + half, static_cast<size_t>(first_blocks) * block_bytes);
+      const size_t half = static_cast<size_t>(blocks * config.n_head_kv * kBlockTokens) * c.row_bytes_;
+      fault_in_first_blocks(*c.segments_[c.layer_segment_[l]], c.layer_offset_[l], half, blocks, config.n_batch,
+                            config.n_head_kv, c.row_bytes_);
     }
   }
   return cache;

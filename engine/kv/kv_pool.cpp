@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
+
+#include "first_blocks.h"
 
 namespace hearth::kv {
 
@@ -56,14 +57,10 @@ Result<std::unique_ptr<KvPool>> KvPool::create(backend::Backend& backend, const 
   // Block 0 is handed out first, then 1, 2, ...
   for (int64_t b = config.n_blocks - 1; b >= 0; --b) pool->free_.push_back(static_cast<int32_t>(b));
   if (config.first_pass_positions > 0) {
-    const int64_t first_blocks =
-        std::min(config.n_blocks, allocated_positions(config.first_pass_positions) / kBlockTokens);
-    const size_t first_bytes = static_cast<size_t>(first_blocks * config.n_head_kv * kBlockTokens) * pool->row_bytes_;
     for (const Segment& seg : pool->segments_) {
       for (int64_t l = 0; l < seg.n_layer; ++l) {
-        const size_t k = static_cast<size_t>(l) * layer_bytes;
-        seg.buffer->fault_in(k, first_bytes);
-        seg.buffer->fault_in(k + pool->half_bytes_, first_bytes);
+        fault_in_first_blocks(*seg.buffer, static_cast<size_t>(l) * layer_bytes, pool->half_bytes_, config.n_blocks,
+                              config.first_pass_positions, config.n_head_kv, pool->row_bytes_);
       }
     }
   }
