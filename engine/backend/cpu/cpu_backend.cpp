@@ -143,9 +143,8 @@ class CpuBackend final : public Backend {
 
   Status reserve_scratch(const ScratchReservation& r) override {
     if (r.activation_bytes > arena_bytes_) HEARTH_CHECK(set_arena(r.activation_bytes));
-    if (r.conversion_bytes > matmul_scratch_.buffer.capacity()) matmul_scratch_.buffer.reserve(static_cast<size_t>(r.conversion_bytes));
-    // Zero-filled now rather than by the first product that needs it (its
-    // pages faulted in inside a first request's prompt).
+    // Sized and zero-filled now rather than by the first product that needs
+    // it (its pages faulted in inside a first request's prompt).
     if (r.conversion_bytes > matmul_scratch_.buffer.size()) matmul_scratch_.buffer.resize(static_cast<size_t>(r.conversion_bytes));
     if (r.expert_bytes > matmul_scratch_.expert.capacity()) matmul_scratch_.expert.reserve(static_cast<size_t>(r.expert_bytes));
     note_scratch();

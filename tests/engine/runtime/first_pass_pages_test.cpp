@@ -27,6 +27,13 @@ size_t pages(size_t bytes) { return bytes / page_bytes(); }
 // 512 KiB of each layer's K (and of its V), and 16384 positions 32 MiB.
 constexpr int64_t kHeads = 8, kHeadDim = 128, kRow = 256;
 
+// The first 256 positions of a layer's K and of its V are resident.
+void expect_first_pass_resident(const backend::KvView& v, int64_t layer) {
+  const size_t first = 256 * kHeads * kRow;
+  EXPECT_EQ(resident_pages(v.k, first), pages(first)) << "layer " << layer << " K";
+  EXPECT_EQ(resident_pages(v.v, first), pages(first)) << "layer " << layer << " V";
+}
+
 TEST(FirstPassPages, KvCacheMapsTheFirstPassOfEveryLayersKAndV) {
   auto be = backend::make_cpu_backend({.threads = 1});
   kv::KvCacheConfig c;
@@ -38,12 +45,11 @@ TEST(FirstPassPages, KvCacheMapsTheFirstPassOfEveryLayersKAndV) {
   c.n_batch = 256;
   auto cache = kv::KvCache::create(*be, c);
   ASSERT_TRUE(cache.ok()) << cache.error().message;
-  const size_t first = 256 * kHeads * kRow, half = 16384 * kHeads * kRow;
+  const size_t half = 16384 * kHeads * kRow;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const backend::KvView v = (*cache)->layer_view(l);
     ASSERT_NE(v.k, nullptr);
-    EXPECT_EQ(resident_pages(v.k, first), pages(first)) << "layer " << l << " K";
-    EXPECT_EQ(resident_pages(v.v, first), pages(first)) << "layer " << l << " V";
+    expect_first_pass_resident(v, l);
     // The second half of the layer's K: 16 MiB past the first pass's pages.
     EXPECT_EQ(resident_pages(v.k + half / 2, half / 2), 0u) << "layer " << l << " K, positions 8192 on";
   }
@@ -61,12 +67,11 @@ TEST(FirstPassPages, KvPoolMapsTheBlocksItHandsOutFirst) {
   c.first_pass_positions = 256;
   auto pool = kv::KvPool::create(*be, c);
   ASSERT_TRUE(pool.ok()) << pool.error().message;
-  const size_t first = 256 * kHeads * kRow, half = 16384 * kHeads * kRow;
+  const size_t half = 16384 * kHeads * kRow;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const backend::KvView v = (*pool)->layer_view(l, nullptr, nullptr);
     ASSERT_NE(v.k, nullptr);
-    EXPECT_EQ(resident_pages(v.k, first), pages(first)) << "layer " << l << " K";
-    EXPECT_EQ(resident_pages(v.v, first), pages(first)) << "layer " << l << " V";
+    expect_first_pass_resident(v, l);
     EXPECT_EQ(resident_pages(v.v + half / 2, half / 2), 0u) << "layer " << l << " V, blocks 256 on";
   }
   // And those are the blocks a first sequence gets.
