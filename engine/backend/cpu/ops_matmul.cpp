@@ -394,18 +394,35 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     const auto* prepare_fn = reinterpret_cast<const void*>(pf.prepare);
     const bool same_prepared = same_act && prefill_tiles && held.prepare == prepare_fn;
     const float* xd = static_cast<const float*>(x->data);
-    if (computed_input) {
-      pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
-        const auto row = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(cols));
-        for (int64_t t = b; t < e; ++t) {
-          (*computed_input)(t, row.get());
-          kt.quantize_activation(k.act_type, row.get(), act + t * ab, cols);
+    // Tokens [b, e) in the kernel's activation format.
+    const auto convert = [&](int64_t b, int64_t e, float* row) {
+      for (int64_t t = b; t < e; ++t) {
+        const float* in = xd + t * cols;
+        if (computed_input) {
+          (*computed_input)(t, row);
+          in = row;
+        }
+        kt.quantize_activation(k.act_type, in, act + t * ab, cols);
+      }
+    };
+    const auto row_buffer = [&] {
+      return computed_input ? std::make_unique_for_overwrite<float[]>(static_cast<size_t>(cols)) : nullptr;
+    };
+    const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
+    // Prompt tiles take each group of tokens to the prepared form while its
+    // converted rows are still in the thread's cache, in one pass.
+    const bool convert_and_prepare = prefill_tiles && !same_act;
+    if (convert_and_prepare) {
+      pool.parallel_for(groups, 2, [&](int64_t b, int64_t e, int) {
+        const auto row = row_buffer();
+        for (int64_t g = b; g < e; ++g) {
+          const int64_t c0 = g * quant::kPrefillColGroup, c1 = std::min(n_tok, c0 + quant::kPrefillColGroup);
+          convert(c0, c1, row.get());
+          pf.prepare(cols, act, ab, c0, c1 - c0, prepared);
         }
       });
     } else if (!same_act) {
-      pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) {
-        for (int64_t t = b; t < e; ++t) kt.quantize_activation(k.act_type, xd + t * cols, act + t * ab, cols);
-      });
+      pool.parallel_for(n_tok, 4, [&](int64_t b, int64_t e, int) { convert(b, e, row_buffer().get()); });
     }
     scratch.held = {x, k.act_type, prefill_tiles ? prepare_fn : nullptr};
     const size_t rb = w->row_bytes();
@@ -433,8 +450,7 @@ void op_matmul(const Node& n, ThreadPool& pool, const quant::KernelTable& kt, Ma
     } else if (prefill_tiles) {
       // Activations prepared once for every tile (in groups of tokens split
       // across the threads), then the tiles.
-      const int64_t groups = (n_tok + quant::kPrefillColGroup - 1) / quant::kPrefillColGroup;
-      if (!same_prepared) {
+      if (!same_prepared && !convert_and_prepare) {
         pool.parallel_for(groups, 4, [&](int64_t b, int64_t e, int) {
           const int64_t c0 = b * quant::kPrefillColGroup;
           pf.prepare(cols, act, ab, c0, std::min(n_tok, e * quant::kPrefillColGroup) - c0, prepared);
