@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -220,6 +221,29 @@ Result<LoadFigures> run_reference_level(const std::string& exe, const std::strin
   return *figures;
 }
 
+// How a level scales against the first: the ratio of the two medians'
+// aggregate tok/s, and with several rounds each round's ratio (the two
+// levels ran minutes apart at most, so a slow stretch of the machine falls
+// on both) and their median, which moves less with the machine than the
+// ratio of the medians.
+nlohmann::json scaling_json(const std::vector<LoadFigures>& base, const std::vector<LoadFigures>& level,
+                            const char* who) {
+  const double ratio = median_figures(level).agg_tps / median_figures(base).agg_tps;
+  nlohmann::json out = {{"base_streams", base.front().streams}, {"agg_tps_ratio", ratio}};
+  std::string line = fmt::format("{:<9}  {:2d} streams   {:5.2f}x the aggregate of {}", who, level.front().streams, ratio,
+                                 base.front().streams);
+  if (level.size() > 1) {
+    std::vector<double> rounds;
+    for (size_t i = 0; i < level.size(); ++i) rounds.push_back(level[i].agg_tps / base[i].agg_tps);
+    out["round_ratios"] = rounds;
+    out["round_ratio_median"] = percentile(rounds, 50);
+    const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
+    line += fmt::format(" (rounds {:.2f}-{:.2f}, median {:.2f})", *lo, *hi, percentile(rounds, 50));
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+  return out;
+}
+
 }  // namespace
 
 int run_bench_serve(const std::vector<std::string>& argv) {
@@ -352,6 +376,12 @@ int run_bench_serve(const std::vector<std::string>& argv) {
     }
     out["levels"].push_back(std::move(row));
     if (args->has("ref-server")) out["reference"].push_back(level_json(reference_runs[li], "reference"));
+  }
+  for (size_t li = 1; li < n_levels; ++li) {
+    out["levels"][li]["scaling"] = scaling_json(hearth_runs[0], hearth_runs[li], "hearth");
+    if (args->has("ref-server")) {
+      out["reference"][li]["scaling"] = scaling_json(reference_runs[0], reference_runs[li], "reference");
+    }
   }
   if (args->has("json")) std::printf("%s\n", out.dump().c_str());
   return kExitOk;

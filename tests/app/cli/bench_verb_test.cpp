@@ -157,6 +157,23 @@ TEST(CliBenchServe, RepeatReportsTheMedianOfItsRounds) {
     }
     EXPECT_GT(level["agg_tps"].get<double>(), 0.0);
   }
+  // The second level against the first: the ratio of the medians, each
+  // round's own ratio (its two levels' aggregates), and the rounds' middle.
+  const auto& scaling = j["levels"][1]["scaling"];
+  EXPECT_EQ(scaling["base_streams"], 1);
+  EXPECT_DOUBLE_EQ(scaling["agg_tps_ratio"].get<double>(),
+                   j["levels"][1]["agg_tps"].get<double>() / j["levels"][0]["agg_tps"].get<double>());
+  ASSERT_EQ(scaling["round_ratios"].size(), 3u);
+  std::vector<double> ratios;
+  for (size_t r = 0; r < 3; ++r) {
+    const double expected =
+        j["levels"][1]["runs"][r]["agg_tps"].get<double>() / j["levels"][0]["runs"][r]["agg_tps"].get<double>();
+    EXPECT_DOUBLE_EQ(scaling["round_ratios"][r].get<double>(), expected) << r;
+    ratios.push_back(expected);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_DOUBLE_EQ(scaling["round_ratio_median"].get<double>(), ratios[1]);
+  EXPECT_FALSE(j["levels"][0].contains("scaling"));
 
   const auto single = bench_serve_json("--streams 1", "bench-serve-once");
   ASSERT_EQ(single["levels"].size(), 1u);
