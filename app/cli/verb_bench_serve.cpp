@@ -235,10 +235,11 @@ nlohmann::json scaling_json(const std::vector<LoadFigures>& base, const std::vec
   if (level.size() > 1) {
     std::vector<double> rounds;
     for (size_t i = 0; i < level.size(); ++i) rounds.push_back(level[i].agg_tps / base[i].agg_tps);
-    out["round_ratios"] = rounds;
-    out["round_ratio_median"] = percentile(rounds, 50);
+    const double middle = percentile(rounds, 50);
     const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
-    line += fmt::format(" (rounds {:.2f}-{:.2f}, median {:.2f})", *lo, *hi, percentile(rounds, 50));
+    line += fmt::format(" (rounds {:.2f}-{:.2f}, median {:.2f})", *lo, *hi, middle);
+    out["round_ratios"] = std::move(rounds);
+    out["round_ratio_median"] = middle;
   }
   std::fprintf(stderr, "%s\n", line.c_str());
   return out;
