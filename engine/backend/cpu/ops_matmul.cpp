@@ -6,7 +6,6 @@
 // tile) work items so each weight block is unpacked once per group of tokens.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <memory>
@@ -16,6 +15,7 @@
 #include <hearth/engine/quant/interleave.h>
 
 #include "ops.h"
+#include "row_claims.h"
 #include "weight_rows.h"
 
 namespace hearth::backend::cpu {
@@ -55,34 +55,6 @@ int64_t prompt_tile_rows(int64_t rows, int threads) {
   const int64_t items = static_cast<int64_t>(threads) * kItemsPerThread;
   const int64_t want = (rows + items - 1) / items;
   return std::clamp<int64_t>((want + kRowStep - 1) / kRowStep * kRowStep, kRowStep, kTileRows);
-}
-
-// Row ranges (decode, and prompts of one token tile), claimed from a shared
-// cursor in guided sizes: a claim takes a quarter of what is left for two
-// threads (an eighth for four...), at least `min_claim` rows. The first
-// ranges are long, so each thread streams long contiguous stretches (the
-// kernels' prefetch runs ahead within a range, the hardware prefetchers see
-// long streams); the last ones are short, so the threads finish together,
-// and a thread that was interrupted leaves its share to the other. Claims
-// are whole multiples of `step` rows (16: an interleaved group; 32: a prompt
-// tile); fn gets the range and the claiming thread.
-template <typename Fn>
-void for_guided_rows(ThreadPool& pool, int64_t rows, int64_t min_claim, int64_t step, const Fn& fn) {
-  const int64_t threads = pool.size();
-  std::atomic<int64_t> cursor{0};
-  pool.parallel_for(threads, 1, [&](int64_t, int64_t, int thread) {
-    int64_t b = cursor.load(std::memory_order_relaxed);
-    for (;;) {
-      int64_t e = 0;
-      do {
-        if (b >= rows) return;
-        const int64_t share = (rows - b) / (2 * threads);
-        e = std::min(rows, b + std::max(min_claim, (share + step - 1) / step * step));
-      } while (!cursor.compare_exchange_weak(b, e, std::memory_order_relaxed));
-      fn(b, e, thread);
-      b = cursor.load(std::memory_order_relaxed);
-    }
-  });
 }
 
 // The rows of several products as one range (product i owns rows
