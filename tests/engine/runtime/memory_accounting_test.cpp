@@ -126,7 +126,8 @@ TEST_P(MemoryAccounting, EstimateEqualsWhatTheCpuBackendAllocates) {
 // layers): the estimate counts their rings, and that is what the session
 // allocates, also when the rings are rounded up to the whole context.
 TEST(MemoryAccountingWindowed, EstimateEqualsWhatTheCpuBackendAllocates) {
-  const std::string path = testing::write_windowed_model(testing::WindowedModelSpec{}, "accounting");
+  const auto file = testing::write_windowed_model(testing::WindowedModelSpec{}, "accounting");
+  const std::string& path = file.path();
   auto loaded = model::Model::load(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const model::Model& m = **loaded;

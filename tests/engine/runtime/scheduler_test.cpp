@@ -108,7 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, SequencePass, ::testing::ValuesIn(kFixtureCas
 // Gemma 2 with a sliding window of 24 on its even layers: the pool holds all
 // positions and the kernel masks the window; 64 positions cross it.
 TEST(SequencePassWindowed, SlidingWindowLogitsMatchTheSinglePass) {
-  const std::string path = write_windowed_model(WindowedModelSpec{}, "sched");
+  const auto file = write_windowed_model(WindowedModelSpec{}, "sched");
+  const std::string& path = file.path();
   auto m = model::Model::load(path);
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto be = backend::make_cpu_backend({1});

@@ -25,7 +25,8 @@ constexpr int32_t kWindow = 24;
 class SlidingWindow : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = write_windowed_model(WindowedModelSpec{}, "gemma2");
+    file_ = write_windowed_model(WindowedModelSpec{}, "gemma2");
+    path_ = file_.path();
     auto m = model::Model::load(path_);
     ASSERT_TRUE(m.ok()) << m.error().message;
     model_ = std::move(*m);
@@ -57,6 +58,7 @@ class SlidingWindow : public ::testing::Test {
     return logits;
   }
 
+  WindowedModelFile file_;
   std::string path_;
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<backend::Backend> backend_;

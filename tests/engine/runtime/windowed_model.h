@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hearth::runtime::testing {
@@ -25,7 +26,34 @@ struct WindowedModelSpec {
   int window = 24;  // even layers; odd layers are global
 };
 
-inline std::string write_windowed_model(const WindowedModelSpec& sp, const std::string& name) {
+// The written file, removed when this goes away: the file name carries the
+// process id (below), so files left behind would pile up run after run.
+class WindowedModelFile {
+ public:
+  WindowedModelFile() = default;
+  explicit WindowedModelFile(std::string path) : path_(std::move(path)) {}
+  WindowedModelFile(WindowedModelFile&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  WindowedModelFile& operator=(WindowedModelFile&& other) noexcept {
+    if (this != &other) {
+      remove();
+      path_ = std::exchange(other.path_, {});
+    }
+    return *this;
+  }
+  WindowedModelFile(const WindowedModelFile&) = delete;
+  WindowedModelFile& operator=(const WindowedModelFile&) = delete;
+  ~WindowedModelFile() { remove(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  // A model loaded from the file keeps its mapping after the unlink.
+  void remove() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  std::string path_;
+};
+
+inline WindowedModelFile write_windowed_model(const WindowedModelSpec& sp, const std::string& name) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<std::pair<gguf::TensorSpec, std::vector<uint8_t>>> tensors;
@@ -75,7 +103,7 @@ inline std::string write_windowed_model(const WindowedModelSpec& sp, const std::
       ::testing::TempDir() + "hearth-windowed-" + name + "-" + std::to_string(::getpid()) + ".gguf";
   auto st = gguf::GgufWriter::write_file(path, md, tensors);
   EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
-  return path;
+  return WindowedModelFile(path);
 }
 
 }  // namespace hearth::runtime::testing

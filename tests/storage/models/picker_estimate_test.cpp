@@ -83,8 +83,8 @@ TEST(PickerEstimate, EqualsTheEngineEstimateAndAllocationForEveryFixtureModel) {
 // A model with sliding-window layers: the picker counts their rings (window
 // + one batch) from the header, as the session allocates them.
 TEST(PickerEstimate, CountsSlidingWindowRings) {
-  const std::string path =
-      runtime::testing::write_windowed_model(runtime::testing::WindowedModelSpec{}, "picker");
+  const auto file = runtime::testing::write_windowed_model(runtime::testing::WindowedModelSpec{}, "picker");
+  const std::string& path = file.path();
   check_model(path, {64u, 300u, 1000u});
   auto imported = describe_gguf(path);
   ASSERT_TRUE(imported.ok());

@@ -155,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, VulkanSequencePass, ::testing::ValuesIn(kFixt
 // single-sequence pass (whose rings the Vulkan sliding-window tests hold to
 // the CPU).
 TEST(VulkanSequencePassWindowed, SlidingWindowLogitsMatchTheSinglePass) {
-  const std::string path = runtime::testing::write_windowed_model(runtime::testing::WindowedModelSpec{}, "vksched");
+  const auto file = runtime::testing::write_windowed_model(runtime::testing::WindowedModelSpec{}, "vksched");
+  const std::string& path = file.path();
   auto m = model::Model::load(path);
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto be = VulkanBackend::create(testing::test_config());

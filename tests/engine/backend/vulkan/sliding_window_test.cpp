@@ -40,7 +40,8 @@ class VulkanRings : public ::testing::Test {
     // logical blocks, so a table entry that maps one of them wrongly (say,
     // onto the block being written) changes the logits.
     spec_.window = 40;
-    path_ = runtime::testing::write_windowed_model(spec_, "vulkan-rings");
+    file_ = runtime::testing::write_windowed_model(spec_, "vulkan-rings");
+    path_ = file_.path();
     auto m = model::Model::load(path_);
     ASSERT_TRUE(m.ok()) << m.error().message;
     model_ = std::move(*m);
@@ -110,6 +111,7 @@ class VulkanRings : public ::testing::Test {
   }
 
   runtime::testing::WindowedModelSpec spec_{};
+  runtime::testing::WindowedModelFile file_;
   std::string path_;
   std::unique_ptr<model::Model> model_;
 };
