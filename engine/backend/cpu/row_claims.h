@@ -8,11 +8,11 @@
 //
 // Claims from one shared cursor (what this replaced) interleaved the
 // threads' ranges: each new range started cold and each thread's prefetch
-// ran on into rows the other thread then read. With shares, Qwen2.5-0.5B
-// Q4_K_M on two threads decoded one stream 5-10% faster (`hearth-cli bench
-// -n 128`) and eight streams' step fell from 14.0 to 13.0 ms
-// (`bench_scheduler`), three alternated runs each; 256-token prompts were
-// unchanged.
+// ran on into rows the other thread then read. With shares, on two threads
+// one stream decoded 5-10% faster (`hearth-cli bench -n 128`, Qwen2.5-0.5B
+// and the 1B shape, Q4_K_M, avx512 and avx2) and eight streams' step fell
+// from 14.8 to 13.85 ms (`bench_scheduler`, medians of five alternated
+// rounds); 256-token prompts were unchanged (docs/many-streams.md).
 #pragma once
 
 #include <algorithm>
