@@ -32,12 +32,26 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("compare-job-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+// A test's own folder, removed when the test ends: its name carries the
+// process id, so folders left behind would pile up run after run.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : dir_(fs::path(::testing::TempDir()) / ("compare-job-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
 
 // Open descriptors of files already unlinked (the base's distribution store).
 int deleted_files_open() {
@@ -76,7 +90,8 @@ Result<int64_t> run_to_end(CompareJob& job) {
 }
 
 TEST(CompareJob, FiguresMatchTheReferenceOnTheFixtureLevels) {
-  const auto work = scratch("text");
+  const ScratchDir scratch_dir("text");
+  const fs::path& work = scratch_dir.path();
   auto job = CompareJob::create(text_options(work));
   ASSERT_TRUE(job.ok()) << job.error().message;
   auto steps = run_to_end(**job);
@@ -126,7 +141,8 @@ TEST(CompareJob, FiguresMatchTheReferenceOnTheFixtureLevels) {
 }
 
 TEST(CompareJob, AMadeLevelIsQuantizedKeptAndCompared) {
-  const auto work = scratch("make");
+  const ScratchDir scratch_dir("make");
+  const fs::path& work = scratch_dir.path();
   const fs::path models = work / "models";
   fs::create_directories(models);
   JobOptions o = text_options(work / "tmp");
@@ -160,7 +176,8 @@ TEST(CompareJob, AMadeLevelIsQuantizedKeptAndCompared) {
 }
 
 TEST(CompareJob, CancellingRemovesTheTemporaryFiles) {
-  const auto work = scratch("cancel");
+  const ScratchDir scratch_dir("cancel");
+  const fs::path& work = scratch_dir.path();
   const int deleted_before = deleted_files_open();
   auto job = CompareJob::create(text_options(work));
   ASSERT_TRUE(job.ok());
@@ -174,7 +191,8 @@ TEST(CompareJob, CancellingRemovesTheTemporaryFiles) {
 }
 
 TEST(CompareJob, RefusesBadChoices) {
-  const auto work = scratch("bad");
+  const ScratchDir scratch_dir("bad");
+  const fs::path& work = scratch_dir.path();
   JobOptions o = text_options(work);
   o.levels.clear();
   EXPECT_FALSE(CompareJob::create(o).ok());  // one level
