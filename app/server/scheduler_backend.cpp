@@ -16,7 +16,9 @@ struct SchedulerBackend::Job {
   uint64_t id;
   GenerationRequest request;
   GenerationCallbacks callbacks;
-  // Used on the scheduler's stepping thread only.
+  // Used by one thread at a time, within the scheduler's steps: the chooser
+  // by the sequence's draw (a host thread of the backend), the text by its
+  // events (the stepping thread).
   TokenChooser chooser;
   ReplyText text;
   TokenChoice last;      // the choice whose Token event comes next

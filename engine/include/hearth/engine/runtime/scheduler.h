@@ -64,7 +64,9 @@ struct SequenceRequest {
   // Chooses each token from the sequence's row of logits in place of a plain
   // draw (a grammar's mask, log-probabilities); it draws with the sequence's
   // own sampler so penalties and seeds stay per sequence. Empty: the sampler
-  // draws. Runs on the stepping thread.
+  // draws. Runs during the step on one of the backend's host threads (the
+  // stepping thread or a pool worker, run_host_tasks), beside other
+  // sequences' draws but never beside another call for this sequence.
   std::function<int32_t(std::span<const float> logits, sampling::Sampler& sampler)> choose;
   // Speculative decoding for this sequence (null: off). Used only when
   // `choose` is empty (a grammar or log-probabilities need every token
