@@ -4,7 +4,9 @@
 // never comes leaves its share to the others.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -44,7 +46,6 @@ TEST(RowClaims, EveryRowOnceInWholeStepsAcrossManyJobs) {
 TEST(RowClaims, OwnersWalkTheirSharesFrontToBackThenTakeFromTheBack) {
   // Two shares of 100 units; thread 0 claims alone first.
   RowShares shares(200, 2);
-  std::vector<Claim> own;
   int64_t b = 0, e = 0;
   int64_t next = 0;
   while (shares.claim_front(0, 2, b, e)) {
