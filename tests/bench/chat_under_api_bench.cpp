@@ -3,9 +3,12 @@
 // API clients streaming (each decoded in the API's batch), through the real
 // EngineService, the real HTTP server on loopback and the real model.
 //
-//   HEARTH_BENCH_MODEL=model.gguf bench_chat_under_api [--threads N] [--tokens N]
+//   HEARTH_BENCH_MODEL=model.gguf bench_chat_under_api [--threads N] [--tokens N] [--repeat N]
 //
-// Prints one JSON object. Speculation is off on both sides, so both replies
+// With --repeat, the two replies run N rounds (one right after the other in
+// each, so a slow stretch of the machine falls on both sides of that round's
+// ratio); each figure is the median of the rounds', tps_ratio the median of
+// the rounds' ratios, and "runs" lists every round. Prints one JSON object. Speculation is off on both sides, so both replies
 // measure plain decoding. A measurement, not a test: it asserts nothing.
 #include <QCoreApplication>
 #include <QSignalSpy>
@@ -15,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -59,11 +63,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "set HEARTH_BENCH_MODEL to a GGUF file\n");
     return 2;
   }
-  int threads = 2, tokens = 64;
+  int threads = 2, tokens = 64, rounds = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--threads") threads = std::atoi(argv[i + 1]);
     if (flag == "--tokens") tokens = std::atoi(argv[i + 1]);
+    if (flag == "--repeat") rounds = std::max(1, std::atoi(argv[i + 1]));
   }
   QTemporaryDir dir;
   EngineService service(hearth::app::make_default_chat_engine());
@@ -81,8 +86,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the model did not load\n");
     return 1;
   }
-  const Reply idle = chat_once(service, 1, tokens);
-
   ui::LocalApiRequest api;
   api.enabled = true;
   api.host = QStringLiteral("127.0.0.1");
@@ -97,42 +100,73 @@ int main(int argc, char** argv) {
   }
   const int port = last.url.section(QLatin1Char(':'), 2).section(QLatin1Char('/'), 0, 0).toInt();
   const std::string token = last.token.toStdString();
-  constexpr int kClients = 4;
-  std::atomic<int> started{0};
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      httplib::Client c("127.0.0.1", port);
-      c.set_read_timeout(600, 0);
-      httplib::Request req = hearth::testing::streamed_completion(token, "Once upon a time", 900, i);
-      bool counted = false;
-      req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
-        if (!counted) {
-          counted = true;
-          ++started;
-        }
-        return !stop.load();
-      };
-      (void)c.send(req);
-    });
+
+  // Each round: a reply with the API idle, then one beside four streaming
+  // API clients, back to back, so both see the same stretch of the machine.
+  std::vector<Reply> idle, busy;
+  int64_t yielded = 0, pending_after = 0;
+  for (int round = 0; round < rounds; ++round) {
+    idle.push_back(chat_once(service, 1 + 2 * round, tokens));
+    constexpr int kClients = 4;
+    std::atomic<int> started{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < kClients; ++i) {
+      clients.emplace_back([&, i] {
+        httplib::Client c("127.0.0.1", port);
+        c.set_read_timeout(600, 0);
+        httplib::Request req = hearth::testing::streamed_completion(token, "Once upon a time", 900, i);
+        bool counted = false;
+        req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+          if (!counted) {
+            counted = true;
+            ++started;
+          }
+          return !stop.load();
+        };
+        (void)c.send(req);
+      });
+    }
+    while (started.load() < kClients) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto api_before = service.local_api_status();
+    busy.push_back(chat_once(service, 2 + 2 * round, tokens));
+    const auto api_after = service.local_api_status();
+    stop = true;
+    for (auto& t : clients) t.join();
+    yielded += api_after.yielded_steps - api_before.yielded_steps;
+    pending_after = api_after.pending;
   }
-  while (started.load() < kClients) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto api_before = service.local_api_status();
-  const Reply busy = chat_once(service, 2, tokens);
-  const auto api_after = service.local_api_status();
-  stop = true;
-  for (auto& t : clients) t.join();
   service.configure_local_api(ui::LocalApiRequest{});
 
-  const json out = {{"model", model},
-                    {"threads", threads},
-                    {"chat_tokens", tokens},
-                    {"idle", {{"tps", idle.tps}, {"ttft_ms", idle.ttft_ms}, {"tokens", idle.tokens}}},
-                    {"api_4_streams", {{"tps", busy.tps}, {"ttft_ms", busy.ttft_ms}, {"tokens", busy.tokens}}},
-                    {"tps_ratio", idle.tps > 0 ? busy.tps / idle.tps : 0.0},
-                    {"api_steps_yielded", api_after.yielded_steps - api_before.yielded_steps},
-                    {"api_pending_after", api_after.pending}};
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  auto figures = [&](const std::vector<Reply>& r) {
+    std::vector<double> tps, ttft;
+    for (const Reply& x : r) {
+      tps.push_back(x.tps);
+      ttft.push_back(x.ttft_ms);
+    }
+    return json{{"tps", median(tps)}, {"ttft_ms", median(ttft)}, {"tokens", r.empty() ? 0 : r.back().tokens}};
+  };
+  std::vector<double> ratios;
+  json per_round = json::array();
+  for (int round = 0; round < rounds; ++round) {
+    const auto r = static_cast<size_t>(round);
+    ratios.push_back(idle[r].tps > 0 ? busy[r].tps / idle[r].tps : 0.0);
+    per_round.push_back({{"idle_tps", idle[r].tps}, {"api_4_streams_tps", busy[r].tps}, {"tps_ratio", ratios.back()}});
+  }
+  json out = {{"model", model},
+              {"threads", threads},
+              {"chat_tokens", tokens},
+              {"rounds", rounds},
+              {"idle", figures(idle)},
+              {"api_4_streams", figures(busy)},
+              {"tps_ratio", median(ratios)},
+              {"api_steps_yielded", yielded},
+              {"api_pending_after", pending_after}};
+  if (rounds > 1) out["runs"] = per_round;
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }
