@@ -8,8 +8,9 @@
 // With --repeat, the two replies run N rounds (one right after the other in
 // each, so a slow stretch of the machine falls on both sides of that round's
 // ratio); each figure is the median of the rounds', tps_ratio the median of
-// the rounds' ratios, and "runs" lists every round. Prints one JSON object. Speculation is off on both sides, so both replies
-// measure plain decoding. A measurement, not a test: it asserts nothing.
+// the rounds' ratios, and "runs" lists every round. Prints one JSON object.
+// Speculation is off on both sides, so both replies measure plain decoding.
+// A measurement, not a test: it asserts nothing.
 #include <QCoreApplication>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "../app/api_stream_request.h"
+#include "cli/stream_load.h"
 #include "engine_service/engine_service.h"
 
 namespace {
@@ -138,10 +140,7 @@ int main(int argc, char** argv) {
   }
   service.configure_local_api(ui::LocalApiRequest{});
 
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
+  auto median = [](std::vector<double> v) { return hearth::cli::percentile(std::move(v), 50); };
   auto figures = [&](const std::vector<Reply>& r) {
     std::vector<double> tps, ttft;
     for (const Reply& x : r) {
